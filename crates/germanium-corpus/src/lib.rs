@@ -1,0 +1,1 @@
+//! Reads `//::` annotations of corpus files and compares them with Germanium's reports.

@@ -1,0 +1,1 @@
+//! Runs the stages of Germanium over one input file and collects a report.

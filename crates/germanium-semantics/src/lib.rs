@@ -1,0 +1,2 @@
+//! Semantic analysis of a parsed Viper program: name resolution, type checking and
+//! consistency rules.

@@ -1,0 +1,41 @@
+//! Errors reported to the user, identified as in Viper (`error.id` or `error.id:reason.id`).
+
+use crate::span::Span;
+
+/// Identifiers of the errors found before verification.
+pub mod ids {
+    pub const PARSER: &str = "parser.error";
+    pub const TYPECHECKER: &str = "typechecker.error";
+    pub const CONSISTENCY: &str = "consistency.error";
+    /// A construct the verifier does not support yet (never silently verified).
+    pub const UNSUPPORTED: &str = "internal:feature.unsupported";
+    pub const INTERNAL: &str = "internal";
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// `error.id` or `error.id:reason.id`, e.g. `assert.failed:assertion.false`.
+    pub id: String,
+    /// The offending node.
+    pub span: Span,
+    /// Human-readable text following Viper's wording.
+    pub message: String,
+}
+
+impl Diagnostic {
+    pub fn new(id: impl Into<String>, span: Span, message: impl Into<String>) -> Self {
+        Diagnostic { id: id.into(), span, message: message.into() }
+    }
+
+    pub fn parser(span: Span, message: impl Into<String>) -> Self {
+        Self::new(ids::PARSER, span, message)
+    }
+
+    pub fn typechecker(span: Span, message: impl Into<String>) -> Self {
+        Self::new(ids::TYPECHECKER, span, message)
+    }
+
+    pub fn consistency(span: Span, message: impl Into<String>) -> Self {
+        Self::new(ids::CONSISTENCY, span, message)
+    }
+}

@@ -1,0 +1,12 @@
+//! Germanium's syntax layer: source files and positions, diagnostics, the Viper lexer and
+//! parser, the syntax tree, `define` macro expansion and import loading.
+//!
+//! Architecture invariant: this crate knows nothing about types, verification or the solver,
+//! and never prints; problems are returned as [`Diagnostic`]s.
+
+pub mod ast;
+pub mod diagnostic;
+pub mod span;
+
+pub use diagnostic::Diagnostic;
+pub use span::{FileId, LineCol, SourceFile, SourceMap, Span};
