@@ -10,3 +10,10 @@ pub mod span;
 
 pub use diagnostic::Diagnostic;
 pub use span::{FileId, LineCol, SourceFile, SourceMap, Span};
+pub mod loader;
+pub mod macros;
+pub mod parser;
+
+pub use loader::load_program;
+pub use macros::expand_macros;
+pub use parser::parse_file;
