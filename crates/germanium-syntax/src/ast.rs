@@ -324,6 +324,9 @@ pub enum StmtKind {
     Block(Block),
     /// A statement macro's name used without arguments, e.g. `A` alone on a line.
     MacroRef(Ident),
+    /// A `define` inside a method body (visible in the whole method). Only in parsed
+    /// programs: [`crate::expand_macros`] removes these.
+    Define(Box<MacroDef>),
 }
 
 #[derive(Clone, Debug, PartialEq)]
