@@ -1,1 +1,116 @@
-//! Runs the stages of Germanium over one input file and collects a report.
+//! Runs the stages of Germanium over one input file and collects a report: load (read and
+//! parse the file and its imports) → expand macros → check (resolve names, types and
+//! consistency rules) → verify.
+//!
+//! The stages run on a thread with a large stack, because parsing and checking recurse and
+//! deep but legal programs must not overflow; a panic in any stage becomes an `internal`
+//! diagnostic with result [`Outcome::Error`], so no file's result is ever lost.
+//!
+//! Architecture invariant: the driver never prints; it returns [`FileReport`]s.
+
+mod pipeline;
+mod unsupported;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use germanium_syntax::ast::Program;
+use germanium_syntax::{Diagnostic, SourceMap};
+
+pub use pipeline::run_file;
+
+/// What to do with each file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Parse and type-check only.
+    Check,
+    /// Parse, type-check and verify.
+    Verify,
+}
+
+/// Settings shared by all files of one run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub mode: Mode,
+    /// Directories searched, in order, for `import <...>` after the built-in library.
+    pub import_paths: Vec<PathBuf>,
+    /// The Z3 executable for verification (`None`: `Z3_EXE`, then `z3` on the `PATH`).
+    pub z3: Option<PathBuf>,
+    /// Time limit per verification query.
+    pub timeout: Option<Duration>,
+    /// Where to write the SMT-LIB queries sent to the solver.
+    pub smt_log: Option<PathBuf>,
+    /// Stack size of the thread running the front end.
+    pub stack_size: usize,
+}
+
+/// Big enough for programs nested thousands of levels deep.
+pub const DEFAULT_STACK_SIZE: usize = 256 * 1024 * 1024;
+
+impl Options {
+    pub fn new(mode: Mode) -> Self {
+        Options {
+            mode,
+            import_paths: Vec::new(),
+            z3: None,
+            timeout: None,
+            smt_log: None,
+            stack_size: DEFAULT_STACK_SIZE,
+        }
+    }
+}
+
+/// The verdict on one file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every check that was asked for was carried out and succeeded.
+    Verified,
+    /// The program has errors (parse, type, consistency or verification errors).
+    Failed,
+    /// Germanium could not finish (internal fault, unsupported feature, no solver); the reason
+    /// is among the diagnostics with id `internal` or `internal:...`.
+    Error,
+}
+
+impl Outcome {
+    /// The word used in machine output: `verified`, `failed`, `error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Verified => "verified",
+            Outcome::Failed => "failed",
+            Outcome::Error => "error",
+        }
+    }
+}
+
+/// How far the pipeline got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stage {
+    Load,
+    ExpandMacros,
+    Check,
+    Verify,
+}
+
+/// Everything known about one file after a run.
+#[derive(Debug)]
+pub struct FileReport {
+    pub path: PathBuf,
+    pub result: Outcome,
+    /// In the order the stages reported them.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The main file and everything it imported; spans in `diagnostics` point into it.
+    pub sources: SourceMap,
+    /// The program as far as it was built (after macro expansion if that stage was reached);
+    /// `None` only if loading itself failed with a panic.
+    pub program: Option<Program>,
+    /// The last stage that ran.
+    pub stage: Stage,
+    pub time: Duration,
+}
+
+impl FileReport {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}

@@ -1,0 +1,237 @@
+//! The stage sequence, on its own thread, with panics turned into diagnostics.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use germanium_syntax::ast::{NodeIdGen, Program};
+use germanium_syntax::diagnostic::ids;
+use germanium_syntax::{Diagnostic, FileId, SourceMap, Span};
+
+use crate::{FileReport, Mode, Options, Outcome, Stage};
+
+/// Runs the pipeline on `path` and reports. Never panics (unless no thread can be spawned and
+/// even the fallback fails, which would mean the process is out of memory).
+pub fn run_file(path: &Path, options: &Options) -> FileReport {
+    let started = Instant::now();
+    let owned_path = path.to_path_buf();
+    let owned_options = options.clone();
+    let spawned = std::thread::Builder::new()
+        .name("germanium-front-end".into())
+        .stack_size(options.stack_size)
+        .spawn(move || {
+            guarded(&owned_path, |sources| {
+                run_stages(&owned_path, &owned_options, sources)
+            })
+        });
+    let mut report = match spawned {
+        Ok(handle) => match handle.join() {
+            Ok(report) => report,
+            // `guarded` catches panics, so this is only reached if reporting the
+            // panic itself panicked.
+            Err(payload) => internal_failure(path, SourceMap::new(), &*payload),
+        },
+        Err(err) => {
+            let mut sources = SourceMap::new();
+            let span = main_file_span(&mut sources, path);
+            FileReport {
+                path: path.to_path_buf(),
+                result: Outcome::Error,
+                diagnostics: vec![Diagnostic::new(
+                    ids::INTERNAL,
+                    span,
+                    format!("could not start the front-end thread: {err}"),
+                )],
+                sources,
+                program: None,
+                stage: Stage::Load,
+                time: Default::default(),
+            }
+        }
+    };
+    report.time = started.elapsed();
+    report
+}
+
+/// Runs `stages`, turning a panic into an `internal` report that keeps the files loaded so far.
+fn guarded(path: &Path, stages: impl FnOnce(&mut SourceMap) -> FileReport) -> FileReport {
+    let mut sources = SourceMap::new();
+    let outcome = catch_unwind(AssertUnwindSafe(|| stages(&mut sources)));
+    match outcome {
+        Ok(report) => report,
+        Err(payload) => internal_failure(path, sources, &*payload),
+    }
+}
+
+/// What the stages produce; turned into a [`FileReport`] by the caller.
+struct StagesDone {
+    program: Program,
+    diagnostics: Vec<Diagnostic>,
+    stage: Stage,
+}
+
+fn run_stages(path: &Path, options: &Options, sources: &mut SourceMap) -> FileReport {
+    let done = front_end_and_verify(path, options, sources);
+    let result = outcome_of(&done.diagnostics);
+    FileReport {
+        path: path.to_path_buf(),
+        result,
+        diagnostics: done.diagnostics,
+        sources: std::mem::take(sources),
+        program: Some(done.program),
+        stage: done.stage,
+        time: Default::default(),
+    }
+}
+
+fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap) -> StagesDone {
+    let mut ids = NodeIdGen::default();
+    let (mut program, diagnostics) =
+        germanium_syntax::load_program(path, &options.import_paths, sources, &mut ids);
+    if !diagnostics.is_empty() {
+        return StagesDone {
+            program,
+            diagnostics,
+            stage: Stage::Load,
+        };
+    }
+    let diagnostics = germanium_syntax::expand_macros(&mut program, &mut ids);
+    if !diagnostics.is_empty() {
+        return StagesDone {
+            program,
+            diagnostics,
+            stage: Stage::ExpandMacros,
+        };
+    }
+    let (_semantics, diagnostics) = germanium_semantics::check_program(&program, ids.count());
+    if !diagnostics.is_empty() || options.mode == Mode::Check {
+        return StagesDone {
+            program,
+            diagnostics,
+            stage: Stage::Check,
+        };
+    }
+    // No verifier yet: say so for every member that has something to verify.
+    let diagnostics = crate::unsupported::members_to_verify(&program);
+    StagesDone {
+        program,
+        diagnostics,
+        stage: Stage::Verify,
+    }
+}
+
+/// `Error` if any diagnostic is internal (Germanium could not finish), else `Failed` if there
+/// are any, else `Verified`.
+fn outcome_of(diagnostics: &[Diagnostic]) -> Outcome {
+    let is_internal = |d: &Diagnostic| d.id == ids::INTERNAL || d.id.starts_with("internal:");
+    if diagnostics.iter().any(is_internal) {
+        Outcome::Error
+    } else if diagnostics.is_empty() {
+        Outcome::Verified
+    } else {
+        Outcome::Failed
+    }
+}
+
+fn internal_failure(
+    path: &Path,
+    mut sources: SourceMap,
+    payload: &(dyn std::any::Any + Send),
+) -> FileReport {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string());
+    let span = main_file_span(&mut sources, path);
+    FileReport {
+        path: path.to_path_buf(),
+        result: Outcome::Error,
+        diagnostics: vec![Diagnostic::new(
+            ids::INTERNAL,
+            span,
+            format!("internal error (please report it): {message}"),
+        )],
+        sources,
+        program: None,
+        stage: Stage::Load,
+        time: Default::default(),
+    }
+}
+
+/// An empty span at the start of the main file, adding an empty entry for it to `sources`
+/// if loading never got that far.
+fn main_file_span(sources: &mut SourceMap, path: &Path) -> Span {
+    let first = sources.files().next().map(|(id, _)| id);
+    let file = first.unwrap_or_else(|| sources.add(PathBuf::from(path), String::new()));
+    debug_assert_eq!(file, FileId(0));
+    Span::new(file, 0, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcome_prefers_error_over_failed() {
+        let span = Span::default();
+        let parse = Diagnostic::parser(span, "x");
+        let unsupported = Diagnostic::new(ids::UNSUPPORTED, span, "x");
+        assert_eq!(outcome_of(&[]), Outcome::Verified);
+        assert_eq!(outcome_of(&[parse.clone()]), Outcome::Failed);
+        assert_eq!(outcome_of(&[parse, unsupported]), Outcome::Error);
+    }
+
+    #[test]
+    fn a_missing_file_is_a_positioned_parser_error() {
+        let report = run_file(
+            Path::new("/nonexistent/germanium/x.vpr"),
+            &Options::new(Mode::Check),
+        );
+        assert_eq!(report.result, Outcome::Failed);
+        assert_eq!(report.diagnostics.len(), 1);
+        assert_eq!(report.diagnostics[0].id, ids::PARSER);
+        assert_eq!(report.sources.start(report.diagnostics[0].span).line, 1);
+    }
+
+    #[test]
+    fn a_panic_becomes_an_internal_error_with_the_sources_kept() {
+        let mut sources = SourceMap::new();
+        sources.add("main.vpr".into(), "method m()".into());
+        let payload: Box<dyn std::any::Any + Send> = Box::new("boom");
+        let report = internal_failure(Path::new("main.vpr"), sources, &*payload);
+        assert_eq!(report.result, Outcome::Error);
+        assert_eq!(report.diagnostics[0].id, "internal");
+        assert!(report.diagnostics[0].message.contains("boom"));
+        assert_eq!(report.sources.files().count(), 1);
+    }
+
+    #[test]
+    fn panics_in_a_stage_are_caught_and_keep_the_sources() {
+        let report = guarded(Path::new("x.vpr"), |sources| {
+            sources.add("x.vpr".into(), "method m() {}".into());
+            panic!("stage failed")
+        });
+        assert_eq!(report.result, Outcome::Error);
+        assert!(report.diagnostics[0].message.contains("stage failed"));
+        assert_eq!(report.sources.get(FileId(0)).text, "method m() {}");
+    }
+
+    #[test]
+    fn the_front_end_thread_has_a_large_stack() {
+        fn depth(n: u64) -> u64 {
+            let pad = [n; 64];
+            if n == 0 {
+                0
+            } else {
+                1 + depth(std::hint::black_box(pad)[0] - 1)
+            }
+        }
+        // ~600 bytes per frame * 100k frames: far beyond the 8 MiB default, within 256 MiB.
+        let handle = std::thread::Builder::new()
+            .stack_size(crate::DEFAULT_STACK_SIZE)
+            .spawn(|| depth(100_000))
+            .unwrap();
+        assert_eq!(handle.join().unwrap(), 100_000);
+    }
+}
