@@ -1,1 +1,90 @@
-fn main() {}
+//! `germanium verify|check [OPTIONS] FILE...`: runs the driver on each file (in parallel) and
+//! prints the reports in input order. Exit status: 0 every file verified, 1 some file has
+//! errors, 2 usage error or Germanium could not finish some file.
+
+mod args;
+mod output;
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::mpsc;
+
+use clap::Parser;
+use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use germanium_driver::{FileReport, Outcome};
+use rayon::prelude::*;
+
+use args::{Cli, Format};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let (mode, args) = cli.command.mode_and_args();
+    if let Some(missing) = args.files.iter().find(|f| !f.is_file()) {
+        eprintln!("germanium: error: `{}` is not a readable file", missing.display());
+        return ExitCode::from(2);
+    }
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(jobs) = args.jobs {
+        pool = pool.num_threads(jobs.into());
+    }
+    let pool = match pool.build() {
+        Ok(pool) => pool,
+        Err(err) => {
+            eprintln!("germanium: error: cannot start worker threads: {err}");
+            return ExitCode::from(2);
+        }
+    };
+
+    // Workers send (input index, report); reports are printed as soon as all earlier ones are.
+    let (sender, receiver) = mpsc::channel::<(usize, FileReport)>();
+    let files = args.files.clone();
+    let options = args.options(mode);
+    pool.spawn(move || {
+        files.par_iter().enumerate().for_each_with(sender, |sender, (index, file)| {
+            let _ = sender.send((index, germanium_driver::run_file(file, &options)));
+        });
+    });
+
+    let color = if std::io::stdout().is_terminal() { ColorChoice::Auto } else { ColorChoice::Never };
+    let mut stdout = StandardStream::stdout(color);
+    let mut waiting = BTreeMap::new();
+    let mut next = 0;
+    let mut worst = Outcome::Verified;
+    for (index, report) in receiver {
+        waiting.insert(index, report);
+        while let Some(report) = waiting.remove(&next) {
+            worst = worse(worst, report.result);
+            let written = match args.format {
+                Format::Json => writeln!(stdout, "{}", output::json::render(&report)),
+                Format::Human => output::human::write_report(&mut stdout, &report),
+            };
+            if written.is_err() {
+                return ExitCode::from(2); // stdout closed
+            }
+            next += 1;
+        }
+    }
+    if next != args.files.len() {
+        eprintln!("germanium: error: a worker thread died before reporting");
+        return ExitCode::from(2);
+    }
+    match worst {
+        Outcome::Verified => ExitCode::SUCCESS,
+        Outcome::Failed => ExitCode::from(1),
+        Outcome::Error => ExitCode::from(2),
+    }
+}
+
+fn worse(a: Outcome, b: Outcome) -> Outcome {
+    let rank = |o| match o {
+        Outcome::Verified => 0,
+        Outcome::Failed => 1,
+        Outcome::Error => 2,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
+}

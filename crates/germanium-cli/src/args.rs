@@ -1,0 +1,116 @@
+//! The command line, as clap derives it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use germanium_driver::{Mode, Options};
+
+/// Germanium: a verifier for the Viper intermediate verification language.
+#[derive(Debug, Parser)]
+#[command(name = "germanium", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Parse, type-check and verify each FILE (verification is not implemented yet: members
+    /// with something to verify are reported as `internal:feature.unsupported`).
+    Verify(RunArgs),
+    /// Parse and type-check each FILE.
+    Check(RunArgs),
+}
+
+impl Command {
+    pub fn mode_and_args(&self) -> (Mode, &RunArgs) {
+        match self {
+            Command::Verify(args) => (Mode::Verify, args),
+            Command::Check(args) => (Mode::Check, args),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// rustc-style diagnostics and a summary line per file.
+    Human,
+    /// One JSON object per file and line (JSON Lines).
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The Viper files to process; several are processed in parallel, reported in this order.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+
+    /// A directory searched for `import <...>` after the built-in library (repeatable; searched
+    /// in the order given).
+    #[arg(long = "import-path", value_name = "DIR")]
+    pub import_paths: Vec<PathBuf>,
+
+    /// The Z3 executable used for verification (default: $Z3_EXE, then `z3` on the PATH).
+    #[arg(long, value_name = "PATH")]
+    pub z3: Option<PathBuf>,
+
+    /// Time limit per solver query, in seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<u64>,
+
+    /// Write every SMT-LIB query sent to the solver to FILE.
+    #[arg(long = "smt-log", value_name = "FILE")]
+    pub smt_log: Option<PathBuf>,
+
+    /// Number of files processed at once (default: one per CPU).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+}
+
+impl RunArgs {
+    pub fn options(&self, mode: Mode) -> Options {
+        let mut options = Options::new(mode);
+        options.import_paths = self.import_paths.clone();
+        options.z3 = self.z3.clone();
+        options.timeout = self.timeout.map(std::time::Duration::from_secs);
+        options.smt_log = self.smt_log.clone();
+        options
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn options_are_parsed() {
+        let cli = Cli::try_parse_from([
+            "germanium", "check", "--format", "json", "--import-path", "a", "--import-path", "b",
+            "--timeout", "5", "-j", "3", "x.vpr", "y.vpr",
+        ])
+        .unwrap();
+        let (mode, args) = cli.command.mode_and_args();
+        assert_eq!(mode, Mode::Check);
+        assert_eq!(args.format, Format::Json);
+        assert_eq!(args.import_paths, [PathBuf::from("a"), PathBuf::from("b")]);
+        assert_eq!(args.files.len(), 2);
+        assert_eq!(args.jobs, Some(3));
+        assert_eq!(args.options(mode).timeout, Some(std::time::Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn files_are_required_and_jobs_positive() {
+        assert!(Cli::try_parse_from(["germanium", "verify"]).is_err());
+        assert!(Cli::try_parse_from(["germanium", "verify", "-j", "0", "x.vpr"]).is_err());
+    }
+}

@@ -1,0 +1,73 @@
+//! Default output: rustc-style diagnostics (source line, caret under the span, the error id as
+//! the code) followed by a one-line summary per file.
+
+use std::io;
+
+use codespan_reporting::diagnostic::{Diagnostic as Rendered, Label};
+use codespan_reporting::files::SimpleFiles;
+use codespan_reporting::term::{self, termcolor::WriteColor};
+use germanium_driver::{FileReport, Outcome};
+
+/// Writes all diagnostics of `report`, then its summary line.
+pub fn write_report(out: &mut dyn WriteColor, report: &FileReport) -> io::Result<()> {
+    let mut files = SimpleFiles::new();
+    for (_, file) in report.sources.files() {
+        files.add(file.path.display().to_string(), file.text.as_str());
+    }
+    let config = term::Config::default();
+    for diagnostic in &report.diagnostics {
+        let text_len = report.sources.get(diagnostic.span.file).text.len();
+        let start = (diagnostic.span.start as usize).min(text_len);
+        let end = (diagnostic.span.end as usize).clamp(start, text_len);
+        let rendered = Rendered::error()
+            .with_code(diagnostic.id.clone())
+            .with_message(&diagnostic.message)
+            .with_labels(vec![Label::primary(diagnostic.span.file.0 as usize, start..end)]);
+        term::emit(out, &config, &files, &rendered)
+            .map_err(|err| io::Error::new(io::ErrorKind::Other, err.to_string()))?;
+    }
+    writeln!(out, "{}", summary(report))
+}
+
+/// `path: verified (3 ms)`, `path: failed with 2 errors (3 ms)`, ...
+pub fn summary(report: &FileReport) -> String {
+    let count = report.diagnostics.len();
+    let errors = if count == 1 { "1 error".to_string() } else { format!("{count} errors") };
+    let verdict = match report.result {
+        Outcome::Verified => "verified".to_string(),
+        Outcome::Failed => format!("failed with {errors}"),
+        Outcome::Error => format!("could not be fully checked ({errors})"),
+    };
+    format!("{}: {verdict} ({} ms)", report.path.display(), report.time.as_millis())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codespan_reporting::term::termcolor::NoColor;
+    use germanium_driver::Stage;
+    use germanium_syntax::{Diagnostic, SourceMap, Span};
+
+    #[test]
+    fn shows_code_line_caret_and_summary() {
+        let mut sources = SourceMap::new();
+        let file = sources.add("t.vpr".into(), "method m()\n{ var x: Bool := 1 }\n".into());
+        let report = FileReport {
+            path: "t.vpr".into(),
+            result: Outcome::Failed,
+            diagnostics: vec![Diagnostic::typechecker(Span::new(file, 28, 29), "expected Bool")],
+            sources,
+            program: None,
+            stage: Stage::Check,
+            time: std::time::Duration::from_millis(7),
+        };
+        let mut out = NoColor::new(Vec::new());
+        write_report(&mut out, &report).unwrap();
+        let text = String::from_utf8(out.into_inner()).unwrap();
+        assert!(text.contains("error[typechecker.error]: expected Bool"), "{text}");
+        assert!(text.contains("┌─ t.vpr:2:18"), "{text}");
+        assert!(text.contains("{ var x: Bool := 1 }"), "{text}");
+        assert!(text.contains("^"), "{text}");
+        assert!(text.ends_with("t.vpr: failed with 1 error (7 ms)\n"), "{text}");
+    }
+}

@@ -1,0 +1,89 @@
+//! `--format json`: one JSON object per file on its own line, as fixed by `spec/cli.md`.
+//! Fields may be added but never renamed or dropped.
+
+use germanium_driver::FileReport;
+use serde::Serialize;
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    file: String,
+    result: &'a str,
+    errors: Vec<JsonError<'a>>,
+    time_ms: u128,
+}
+
+#[derive(Serialize)]
+struct JsonError<'a> {
+    id: &'a str,
+    line: u32,
+    column: u32,
+    end_line: u32,
+    end_column: u32,
+    message: &'a str,
+    /// The file the error is in: the input file or one it imports (an addition to the spec).
+    file: String,
+}
+
+/// The JSON line for one report (without the trailing newline).
+pub fn render(report: &FileReport) -> String {
+    let errors = report
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let start = report.sources.start(d.span);
+            let end = report.sources.end(d.span);
+            JsonError {
+                id: &d.id,
+                line: start.line,
+                column: start.column,
+                end_line: end.line,
+                end_column: end.column,
+                message: &d.message,
+                file: report.sources.get(d.span.file).path.display().to_string(),
+            }
+        })
+        .collect();
+    let json = JsonReport {
+        file: report.path.display().to_string(),
+        result: report.result.as_str(),
+        errors,
+        time_ms: report.time.as_millis(),
+    };
+    serde_json::to_string(&json).expect("serialising plain data cannot fail")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use germanium_driver::{Outcome, Stage};
+    use germanium_syntax::{Diagnostic, SourceMap, Span};
+
+    #[test]
+    fn has_the_documented_shape() {
+        let mut sources = SourceMap::new();
+        let file = sources.add("t.vpr".into(), "method m()\n{ assert x.f == 2 }\n".into());
+        let report = FileReport {
+            path: "t.vpr".into(),
+            result: Outcome::Failed,
+            diagnostics: vec![Diagnostic::new(
+                "assert.failed:assertion.false",
+                Span::new(file, 20, 28),
+                "Assert might fail.",
+            )],
+            sources,
+            program: None,
+            stage: Stage::Verify,
+            time: std::time::Duration::from_millis(41),
+        };
+        let value: serde_json::Value = serde_json::from_str(&render(&report)).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({
+                "file": "t.vpr", "result": "failed", "time_ms": 41,
+                "errors": [{"id": "assert.failed:assertion.false", "line": 2, "column": 10,
+                            "end_line": 2, "end_column": 18, "message": "Assert might fail.",
+                            "file": "t.vpr"}]
+            })
+        );
+    }
+}

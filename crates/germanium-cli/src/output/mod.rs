@@ -1,0 +1,4 @@
+//! Printing reports: one module per `--format`.
+
+pub mod human;
+pub mod json;
