@@ -1,20 +1,45 @@
 //! Semantic analysis of a parsed Viper program: name resolution, type checking and
 //! consistency rules.
 //!
+//! The phases follow Viper's: name analysis errors (unknown or duplicate identifiers)
+//! suppress type errors, and the consistency rules only run on well-typed programs.
+//!
 //! Architecture invariant: this crate never touches the file system, the solver or stdout.
+
+mod check_expr;
+mod check_members;
+mod check_stmt;
+mod checker;
+mod consistency;
+mod declarations;
+pub mod semantics;
+pub mod types;
+pub mod visit;
 
 use germanium_syntax::ast::Program;
 use germanium_syntax::Diagnostic;
 
-/// What semantic analysis learned about a program, for the verification back ends
-/// (placeholder: the type checker fills this in).
-#[derive(Debug, Default)]
-pub struct Semantics {}
+pub use semantics::*;
+pub use types::Type;
 
 /// Resolves names, type-checks and applies the consistency rules to a program whose macros
 /// are expanded. `node_count` is the number of [`germanium_syntax::ast::NodeId`]s in use.
 /// Returns `typechecker.error` / `consistency.error` diagnostics at the offending nodes.
 pub fn check_program(program: &Program, node_count: usize) -> (Semantics, Vec<Diagnostic>) {
-    let _ = (program, node_count);
-    (Semantics::default(), Vec::new())
+    let mut checker = checker::Checker::new(node_count);
+    checker.register_globals(program);
+    checker.collect_signatures(program);
+    checker.check_members(program);
+    if !checker.name_errors.is_empty() {
+        let errors = std::mem::take(&mut checker.name_errors);
+        return (checker.sem, errors);
+    }
+    if !checker.type_errors.is_empty() {
+        let errors = std::mem::take(&mut checker.type_errors);
+        return (checker.sem, errors);
+    }
+    let mut consistency = consistency::Consistency::new(&checker.sem);
+    consistency.check_program(program);
+    let errors = consistency.errors;
+    (checker.sem, errors)
 }

@@ -1,0 +1,404 @@
+//! Viper's consistency rules, checked on well-typed programs: where wildcards, `old`,
+//! labels, permission introspection and impure assertions may occur, trigger coverage,
+//! proof-script restrictions, recursion in specifications and backend types.
+
+use std::collections::{HashMap, HashSet};
+
+use germanium_syntax::ast::*;
+use germanium_syntax::{Diagnostic, Span};
+
+use crate::semantics::{CallTarget, Semantics, VarId, VarKind};
+use crate::types::Type;
+use crate::visit;
+
+/// Where an expression occurs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Place {
+    MethodPre,
+    MethodPost,
+    /// A statement or invariant in a method body.
+    MethodBody,
+    FunctionSpec,
+    FunctionBody,
+    PredicateBody,
+    Axiom,
+    Decreases,
+}
+
+struct Ctx<'a> {
+    place: Place,
+    labels: Option<&'a HashSet<String>>,
+    /// Inside a magic wand or a package proof script (`old[lhs]` and `lhs` allowed).
+    in_wand: bool,
+}
+
+pub(crate) struct Consistency<'a> {
+    sem: &'a Semantics,
+    pub errors: Vec<Diagnostic>,
+}
+
+const BACKEND_KEYS: [&str; 2] = ["SMTLIB", "Boogie"];
+
+impl<'a> Consistency<'a> {
+    pub fn new(sem: &'a Semantics) -> Self {
+        Consistency { sem, errors: Vec::new() }
+    }
+
+    fn error(&mut self, span: Span, msg: impl Into<String>) {
+        self.errors.push(Diagnostic::consistency(span, msg));
+    }
+
+    fn impure(&self, e: &Expr) -> bool {
+        matches!(self.sem.type_of(e.id), Some(Type::Impure | Type::Wand))
+    }
+
+    pub fn check_program(&mut self, program: &Program) {
+        self.recursion_in_specs(program);
+        for item in &program.items {
+            match &item.kind {
+                ItemKind::Domain(d) => {
+                    if let Some(keys) = &d.interpretation {
+                        if keys.iter().any(|(k, _)| !BACKEND_KEYS.contains(&k.name.as_str())) {
+                            self.error(item.span, "backend type interpretations may only use the keys SMTLIB and Boogie");
+                        }
+                    }
+                    for a in &d.axioms {
+                        self.expr(&a.body, &Ctx { place: Place::Axiom, labels: None, in_wand: false });
+                    }
+                }
+                ItemKind::Adt(a) => {
+                    if a.constructors.is_empty() {
+                        self.error(item.span, "an ADT needs at least one constructor");
+                    }
+                }
+                ItemKind::Function(f) => {
+                    let spec = Ctx { place: Place::FunctionSpec, labels: None, in_wand: false };
+                    for e in f.contract.requires.iter().chain(&f.contract.ensures) {
+                        self.expr(e, &spec);
+                    }
+                    self.decreases(&f.contract.decreases);
+                    if let Some(b) = &f.body {
+                        self.expr(b, &Ctx { place: Place::FunctionBody, labels: None, in_wand: false });
+                    }
+                }
+                ItemKind::Predicate(p) => {
+                    if let Some(b) = &p.body {
+                        self.expr(b, &Ctx { place: Place::PredicateBody, labels: None, in_wand: false });
+                    }
+                }
+                ItemKind::Method(m) => self.method(m),
+                _ => {}
+            }
+        }
+    }
+
+    fn decreases(&mut self, ds: &[Decreases]) {
+        if ds.len() > 1 {
+            self.error(ds[0].span, "at most one decreases clause is allowed");
+        }
+        let ctx = Ctx { place: Place::Decreases, labels: None, in_wand: false };
+        for e in visit::decreases_exprs(ds) {
+            self.expr(e, &ctx);
+        }
+    }
+
+    fn method(&mut self, m: &Method) {
+        let mut labels = HashSet::new();
+        if let Some(b) = &m.body {
+            let mut dups = Vec::new();
+            visit::walk_stmts(b, &mut |s| {
+                if let StmtKind::Label(l, _) = &s.kind {
+                    if !labels.insert(l.name.clone()) {
+                        dups.push(l.span);
+                    }
+                }
+            });
+            for span in dups {
+                self.error(span, "duplicate label");
+            }
+        }
+        let returns: HashSet<VarId> =
+            self.sem.methods.get(&m.name.name).map(|i| i.returns.iter().copied().collect()).unwrap_or_default();
+        for pre in &m.contract.requires {
+            self.expr(pre, &Ctx { place: Place::MethodPre, labels: Some(&labels), in_wand: false });
+            let mut uses_return = None;
+            visit::walk_expr(pre, &mut |x| {
+                if let ExprKind::Ident(_) = x.kind {
+                    if self.sem.idents.get(x.id.0 as usize).copied().flatten().is_some_and(|v| returns.contains(&v)) {
+                        uses_return.get_or_insert(x.span);
+                    }
+                }
+            });
+            if let Some(span) = uses_return {
+                self.error(span, "return variables may not be used in preconditions");
+            }
+        }
+        for post in &m.contract.ensures {
+            self.expr(post, &Ctx { place: Place::MethodPost, labels: Some(&labels), in_wand: false });
+        }
+        self.decreases(&m.contract.decreases);
+        if let Some(b) = &m.body {
+            self.block(b, &labels, None);
+        }
+    }
+
+    /// `script` holds the variables declared in the innermost enclosing package proof script.
+    fn block(&mut self, b: &Block, labels: &HashSet<String>, script: Option<&mut HashSet<VarId>>) {
+        let mut script = script;
+        for s in &b.stmts {
+            self.stmt(s, labels, script.as_deref_mut());
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt, labels: &HashSet<String>, mut script: Option<&mut HashSet<VarId>>) {
+        let in_script = script.is_some();
+        let ctx = Ctx { place: Place::MethodBody, labels: Some(labels), in_wand: in_script };
+        for e in visit::stmt_exprs(s) {
+            self.expr(e, &ctx);
+        }
+        match &s.kind {
+            StmtKind::VarDecl(vars, _) => {
+                if let Some(set) = script.as_deref_mut() {
+                    for i in 0..vars.len() {
+                        if let Some(v) = self.sem.binders.get(&(s.id, i)) {
+                            set.insert(*v);
+                        }
+                    }
+                }
+            }
+            StmtKind::Assign(targets, _) => {
+                let mut seen = HashSet::new();
+                for t in targets {
+                    match &t.kind {
+                        ExprKind::Ident(id) => {
+                            let var = self.sem.idents.get(t.id.0 as usize).copied().flatten();
+                            if let Some(v) = var {
+                                if self.sem.var(v).kind == VarKind::Param {
+                                    self.error(s.span, format!("cannot assign to method argument {}", id.name));
+                                }
+                                if let Some(set) = script.as_deref() {
+                                    if !set.contains(&v) {
+                                        self.error(s.span, "proof scripts may only assign to their own local variables");
+                                    }
+                                }
+                                if !seen.insert(v) {
+                                    self.error(s.span, format!("duplicate assignment target {}", id.name));
+                                }
+                            }
+                        }
+                        ExprKind::FieldAccess(..) if in_script => {
+                            self.error(s.span, "field assignments are not allowed in proof scripts");
+                        }
+                        _ => {}
+                    }
+                }
+                if in_script && matches!(self.sem.call(s.id), Some(CallTarget::Method(_))) {
+                    self.error(s.span, "method calls are not allowed in proof scripts");
+                }
+            }
+            StmtKind::New(..) | StmtKind::Call(..) if in_script => {
+                self.error(s.span, "this statement is not allowed in proof scripts");
+            }
+            StmtKind::Goto(l) => {
+                if !labels.contains(&l.name) {
+                    self.error(s.span, format!("undefined label {}", l.name));
+                }
+                if in_script {
+                    self.error(s.span, "goto is not allowed in proof scripts");
+                }
+            }
+            StmtKind::If { then, otherwise, .. } => {
+                self.block(then, labels, script.as_deref_mut());
+                if let Some(o) = otherwise {
+                    self.block(o, labels, script.as_deref_mut());
+                }
+            }
+            StmtKind::While { body, decreases, .. } => {
+                if in_script {
+                    self.error(s.span, "loops are not allowed in proof scripts");
+                }
+                if decreases.len() > 1 {
+                    self.error(decreases[0].span, "at most one decreases clause is allowed");
+                }
+                self.block(body, labels, script.as_deref_mut());
+            }
+            StmtKind::Block(b) => self.block(b, labels, script.as_deref_mut()),
+            StmtKind::Package(_, Some(b)) => {
+                let mut own = HashSet::new();
+                self.block(b, labels, Some(&mut own));
+            }
+            _ => {}
+        }
+    }
+
+    /// All expression-level rules.
+    fn expr(&mut self, e: &Expr, ctx: &Ctx) {
+        match &e.kind {
+            ExprKind::Wildcard => self.error(e.span, "wildcard may only be used as the permission amount of acc"),
+            ExprKind::Acc(loc, amount) => {
+                self.expr(loc, ctx);
+                if let Some(a) = amount {
+                    if !matches!(a.kind, ExprKind::Wildcard) {
+                        self.expr(a, ctx);
+                    }
+                }
+                return;
+            }
+            ExprKind::Quantifier { kind, vars, triggers, body } => {
+                let names: Vec<String> = vars.iter().map(|v| v.name.name.clone()).collect();
+                for t in triggers {
+                    let covered = names.iter().all(|n| {
+                        t.exprs.iter().any(|x| crate::check_expr::mentions_any(x, std::slice::from_ref(n)))
+                    });
+                    if t.exprs.is_empty() || !covered {
+                        self.error(e.span, "a trigger must mention all quantified variables");
+                    }
+                }
+                if *kind == QuantifierKind::Exists && self.impure(body) {
+                    self.error(e.span, "existential quantifiers must be pure");
+                }
+            }
+            ExprKind::Binary(BinaryOp::Or | BinaryOp::Iff, l, r) => {
+                if self.impure(l) || self.impure(r) {
+                    self.error(e.span, "impure assertions may not occur under a disjunction or equivalence");
+                }
+            }
+            ExprKind::Unary(UnaryOp::Not, a) => {
+                if self.impure(a) {
+                    self.error(e.span, "impure assertions may not be negated");
+                }
+            }
+            ExprKind::Let(_, v, _) => {
+                if self.impure(v) {
+                    self.error(e.span, "let may only bind pure expressions");
+                }
+            }
+            ExprKind::Unfolding(_, body) | ExprKind::Applying(_, body) => {
+                if self.impure(body) {
+                    self.error(e.span, "the body of unfolding and applying must be pure");
+                }
+            }
+            ExprKind::Binary(BinaryOp::Wand, l, r) => {
+                if ctx.place == Place::PredicateBody {
+                    self.error(e.span, "magic wands are not allowed in predicate bodies");
+                }
+                let inner = Ctx { place: ctx.place, labels: ctx.labels, in_wand: true };
+                self.expr(l, &inner);
+                self.expr(r, &inner);
+                return;
+            }
+            ExprKind::Old(label, _) => self.old(e, label.as_ref(), ctx),
+            ExprKind::Lhs(_) => {
+                if !ctx.in_wand {
+                    self.error(e.span, "lhs may only be used in magic wands");
+                }
+            }
+            ExprKind::Perm(_) | ExprKind::Forperm { .. } => {
+                if matches!(ctx.place, Place::FunctionBody | Place::PredicateBody | Place::Axiom) {
+                    self.error(e.span, "permission introspection is not allowed here");
+                }
+            }
+            ExprKind::InhaleExhale(..) => {
+                if matches!(ctx.place, Place::FunctionBody | Place::Decreases | Place::Axiom) {
+                    self.error(e.span, "inhale-exhale expressions are only allowed in specifications");
+                }
+            }
+            ExprKind::FieldAccess(..) | ExprKind::Asserting(..) => {
+                if ctx.place == Place::Axiom {
+                    self.error(e.span, "axioms must not depend on the heap");
+                }
+            }
+            _ => {}
+        }
+        if ctx.place == Place::Axiom && matches!(e.kind, ExprKind::Unfolding(..)) {
+            self.error(e.span, "axioms must not depend on the heap");
+        }
+        for c in visit::children(e) {
+            self.expr(c, ctx);
+        }
+    }
+
+    fn old(&mut self, e: &Expr, label: Option<&Ident>, ctx: &Ctx) {
+        match ctx.place {
+            Place::MethodBody | Place::MethodPost | Place::MethodPre => {}
+            _ => {
+                self.error(e.span, "old expressions are only allowed in methods");
+                return;
+            }
+        }
+        let Some(l) = label else {
+            if ctx.place == Place::MethodPre {
+                self.error(e.span, "old expressions are not allowed in preconditions");
+            }
+            return;
+        };
+        if l.name == "lhs" {
+            if !ctx.in_wand {
+                self.error(e.span, "old[lhs] may only be used in magic wands");
+            }
+            return;
+        }
+        if ctx.place != Place::MethodBody {
+            self.error(e.span, "labelled old expressions are not allowed in contracts");
+            return;
+        }
+        if !ctx.labels.is_some_and(|ls| ls.contains(&l.name)) {
+            self.error(e.span, format!("undefined label {}", l.name));
+        }
+    }
+
+    /// Functions whose preconditions or decreases clauses (transitively) call themselves,
+    /// and postconditions that call the function they belong to.
+    fn recursion_in_specs(&mut self, program: &Program) {
+        let mut graph: HashMap<&str, Vec<String>> = HashMap::new();
+        let mut spans = Vec::new();
+        for item in &program.items {
+            if let ItemKind::Function(f) = &item.kind {
+                let mut callees = Vec::new();
+                let exprs = f.contract.requires.iter().chain(visit::decreases_exprs(&f.contract.decreases));
+                for e in exprs {
+                    self.called_functions(e, &mut callees);
+                }
+                graph.insert(&f.name.name, callees);
+                spans.push((&f.name.name, item.span));
+                for post in &f.contract.ensures {
+                    let mut called = Vec::new();
+                    self.called_functions(post, &mut called);
+                    if called.iter().any(|c| c == &f.name.name) {
+                        self.error(post.span, "a function's postcondition may not call the function itself");
+                    }
+                }
+            }
+        }
+        for (name, span) in spans {
+            if reaches(&graph, name) {
+                self.error(span, "the function's specification calls the function recursively");
+            }
+        }
+    }
+
+    fn called_functions(&self, e: &Expr, out: &mut Vec<String>) {
+        visit::walk_expr(e, &mut |x| {
+            if let Some(CallTarget::Function(f)) = self.sem.call(x.id) {
+                out.push(f.clone());
+            }
+        });
+    }
+}
+
+/// Whether `start` reaches itself in the call graph.
+fn reaches(graph: &HashMap<&str, Vec<String>>, start: &str) -> bool {
+    let mut seen = HashSet::new();
+    let mut stack: Vec<&str> = graph.get(start).map(|v| v.iter().map(String::as_str).collect()).unwrap_or_default();
+    while let Some(n) = stack.pop() {
+        if n == start {
+            return true;
+        }
+        if seen.insert(n) {
+            if let Some(next) = graph.get(n) {
+                stack.extend(next.iter().map(String::as_str));
+            }
+        }
+    }
+    false
+}
