@@ -95,8 +95,20 @@ mod tests {
     #[test]
     fn options_are_parsed() {
         let cli = Cli::try_parse_from([
-            "germanium", "check", "--format", "json", "--import-path", "a", "--import-path", "b",
-            "--timeout", "5", "-j", "3", "x.vpr", "y.vpr",
+            "germanium",
+            "check",
+            "--format",
+            "json",
+            "--import-path",
+            "a",
+            "--import-path",
+            "b",
+            "--timeout",
+            "5",
+            "-j",
+            "3",
+            "x.vpr",
+            "y.vpr",
         ])
         .unwrap();
         let (mode, args) = cli.command.mode_and_args();
@@ -105,7 +117,10 @@ mod tests {
         assert_eq!(args.import_paths, [PathBuf::from("a"), PathBuf::from("b")]);
         assert_eq!(args.files.len(), 2);
         assert_eq!(args.jobs, Some(3));
-        assert_eq!(args.options(mode).timeout, Some(std::time::Duration::from_secs(5)));
+        assert_eq!(
+            args.options(mode).timeout,
+            Some(std::time::Duration::from_secs(5))
+        );
     }
 
     #[test]

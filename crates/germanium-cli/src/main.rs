@@ -21,7 +21,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let (mode, args) = cli.command.mode_and_args();
     if let Some(missing) = args.files.iter().find(|f| !f.is_file()) {
-        eprintln!("germanium: error: `{}` is not a readable file", missing.display());
+        eprintln!(
+            "germanium: error: `{}` is not a readable file",
+            missing.display()
+        );
         return ExitCode::from(2);
     }
     let mut pool = rayon::ThreadPoolBuilder::new();
@@ -41,12 +44,19 @@ fn main() -> ExitCode {
     let files = args.files.clone();
     let options = args.options(mode);
     pool.spawn(move || {
-        files.par_iter().enumerate().for_each_with(sender, |sender, (index, file)| {
-            let _ = sender.send((index, germanium_driver::run_file(file, &options)));
-        });
+        files
+            .par_iter()
+            .enumerate()
+            .for_each_with(sender, |sender, (index, file)| {
+                let _ = sender.send((index, germanium_driver::run_file(file, &options)));
+            });
     });
 
-    let color = if std::io::stdout().is_terminal() { ColorChoice::Auto } else { ColorChoice::Never };
+    let color = if std::io::stdout().is_terminal() {
+        ColorChoice::Auto
+    } else {
+        ColorChoice::Never
+    };
     let mut stdout = StandardStream::stdout(color);
     let mut waiting = BTreeMap::new();
     let mut next = 0;

@@ -50,8 +50,14 @@ fn errors_give_status_1_with_positions() {
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let error = &json_lines(&output)[0]["errors"][0];
     assert_eq!(error["id"], "parser.error");
-    assert_eq!((error["line"].as_u64(), error["column"].as_u64()), (Some(2), Some(1)));
-    assert_eq!((error["end_line"].as_u64(), error["end_column"].as_u64()), (Some(2), Some(2)));
+    assert_eq!(
+        (error["line"].as_u64(), error["column"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(
+        (error["end_line"].as_u64(), error["end_column"].as_u64()),
+        (Some(2), Some(2))
+    );
     assert!(error["message"].as_str().unwrap().contains("UTF-8"));
 }
 
@@ -60,11 +66,18 @@ fn reports_come_in_input_order_and_the_worst_result_decides_the_status() {
     let bad = scratch_file("order.vpr", b"\xff");
     let bad = bad.to_str().unwrap();
     let good = "examples/declarations.vpr";
-    let output = germanium(&["check", "--format", "json", "-j", "2", good, bad, good, bad, good]);
+    let output = germanium(&[
+        "check", "--format", "json", "-j", "2", good, bad, good, bad, good,
+    ]);
     assert_eq!(output.status.code(), Some(1));
-    let results: Vec<String> =
-        json_lines(&output).iter().map(|l| l["result"].as_str().unwrap().to_string()).collect();
-    assert_eq!(results, ["verified", "failed", "verified", "failed", "verified"]);
+    let results: Vec<String> = json_lines(&output)
+        .iter()
+        .map(|l| l["result"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        results,
+        ["verified", "failed", "verified", "failed", "verified"]
+    );
 }
 
 #[test]
@@ -82,17 +95,34 @@ fn human_output_shows_the_source_line_and_a_summary() {
 fn usage_errors_give_status_2() {
     assert_eq!(germanium(&[]).status.code(), Some(2));
     assert_eq!(germanium(&["check"]).status.code(), Some(2));
-    assert_eq!(germanium(&["check", "--format", "xml", "examples/hello.vpr"]).status.code(), Some(2));
+    assert_eq!(
+        germanium(&["check", "--format", "xml", "examples/hello.vpr"])
+            .status
+            .code(),
+        Some(2)
+    );
     let missing = germanium(&["check", "examples/does-not-exist.vpr"]);
     assert_eq!(missing.status.code(), Some(2));
-    assert!(String::from_utf8(missing.stderr).unwrap().contains("does-not-exist.vpr"));
+    assert!(String::from_utf8(missing.stderr)
+        .unwrap()
+        .contains("does-not-exist.vpr"));
 }
 
 #[test]
 fn verification_options_are_accepted() {
     let output = germanium(&[
-        "verify", "--z3", "z3", "--timeout", "10", "--smt-log", "/dev/null", "--jobs", "1",
-        "--import-path", ".", "examples/declarations.vpr",
+        "verify",
+        "--z3",
+        "z3",
+        "--timeout",
+        "10",
+        "--smt-log",
+        "/dev/null",
+        "--jobs",
+        "1",
+        "--import-path",
+        ".",
+        "examples/declarations.vpr",
     ]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
 }
@@ -107,7 +137,12 @@ fn a_type_error_is_reported_where_it_is() {
     let lines = json_lines(&output);
     let errors = lines[0]["errors"].as_array().unwrap();
     assert!(!errors.is_empty());
-    assert!(errors.iter().all(|e| e["id"] == "typechecker.error" && e["line"] == 9), "{errors:?}");
+    assert!(
+        errors
+            .iter()
+            .all(|e| e["id"] == "typechecker.error" && e["line"] == 9),
+        "{errors:?}"
+    );
 }
 
 #[test]
@@ -124,5 +159,11 @@ fn verify_reports_members_it_cannot_verify_yet() {
         .iter()
         .map(|e| (e["line"].as_u64().unwrap(), e["id"].as_str().unwrap()))
         .collect();
-    assert_eq!(at, [(5, "internal:feature.unsupported"), (13, "internal:feature.unsupported")]);
+    assert_eq!(
+        at,
+        [
+            (5, "internal:feature.unsupported"),
+            (13, "internal:feature.unsupported")
+        ]
+    );
 }

@@ -41,7 +41,9 @@ pub fn parse(text: &str) -> (Vec<Annotation>, Vec<Malformed>) {
     let mut annotations = Vec::new();
     let mut malformed = Vec::new();
     for (index, line) in lines.iter().enumerate() {
-        let Some(body) = line.trim_start().strip_prefix("//::") else { continue };
+        let Some(body) = line.trim_start().strip_prefix("//::") else {
+            continue;
+        };
         let written_on = index as u32 + 1;
         match parse_kind(body.trim()) {
             Some(kind) => {
@@ -49,9 +51,16 @@ pub fn parse(text: &str) -> (Vec<Annotation>, Vec<Malformed>) {
                     .iter()
                     .position(|l| is_code(l))
                     .map(|offset| written_on + 1 + offset as u32);
-                annotations.push(Annotation { kind, written_on, applies_to });
+                annotations.push(Annotation {
+                    kind,
+                    written_on,
+                    applies_to,
+                });
             }
-            None => malformed.push(Malformed { line: written_on, text: line.trim().to_string() }),
+            None => malformed.push(Malformed {
+                line: written_on,
+                text: line.trim().to_string(),
+            }),
         }
     }
     (annotations, malformed)
@@ -71,16 +80,21 @@ fn parse_kind(body: &str) -> Option<AnnotationKind> {
     let args = body[open + 1..].trim_end().strip_suffix(')')?;
     let args: Vec<String> = args.split(',').map(|a| a.trim().to_string()).collect();
     let valid_id = |id: &str| {
-        !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '_'))
+        !id.is_empty()
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '_'))
     };
     match (name, args.as_slice()) {
         ("ExpectedOutput", [id]) if valid_id(id) => Some(AnnotationKind::Expected(id.clone())),
-        ("UnexpectedOutput", [id, issue]) if valid_id(id) => {
-            Some(AnnotationKind::Unexpected { id: id.clone(), issue: issue.clone() })
-        }
-        ("MissingOutput", [id, issue]) if valid_id(id) => {
-            Some(AnnotationKind::Missing { id: id.clone(), issue: issue.clone() })
-        }
+        ("UnexpectedOutput", [id, issue]) if valid_id(id) => Some(AnnotationKind::Unexpected {
+            id: id.clone(),
+            issue: issue.clone(),
+        }),
+        ("MissingOutput", [id, issue]) if valid_id(id) => Some(AnnotationKind::Missing {
+            id: id.clone(),
+            issue: issue.clone(),
+        }),
         ("IgnoreFile", [issue]) => Some(AnnotationKind::IgnoreFile(issue.clone())),
         _ => None,
     }
@@ -91,7 +105,9 @@ fn parse_kind(body: &str) -> Option<AnnotationKind> {
 pub fn id_matches(expected: &str, reported: &str) -> bool {
     expected == reported
         || (!expected.contains(':')
-            && reported.strip_prefix(expected).is_some_and(|rest| rest.starts_with(':')))
+            && reported
+                .strip_prefix(expected)
+                .is_some_and(|rest| rest.starts_with(':')))
 }
 
 /// The error part of an id: `assert.failed` for `assert.failed:assertion.false`.
@@ -172,17 +188,32 @@ method m() {
     #[test]
     fn malformed_and_dangling_annotations_are_visible() {
         let (annotations, malformed) = parse("//:: ExpectedOutput(\n//:: ExpectedOutput(a.b)\n");
-        assert_eq!(malformed, [Malformed { line: 1, text: "//:: ExpectedOutput(".into() }]);
+        assert_eq!(
+            malformed,
+            [Malformed {
+                line: 1,
+                text: "//:: ExpectedOutput(".into()
+            }]
+        );
         assert_eq!(annotations[0].applies_to, None);
     }
 
     #[test]
     fn ids_match_with_or_without_reason() {
         assert!(id_matches("assert.failed", "assert.failed:assertion.false"));
-        assert!(id_matches("assert.failed:assertion.false", "assert.failed:assertion.false"));
-        assert!(!id_matches("assert.failed:assertion.false", "assert.failed"));
+        assert!(id_matches(
+            "assert.failed:assertion.false",
+            "assert.failed:assertion.false"
+        ));
+        assert!(!id_matches(
+            "assert.failed:assertion.false",
+            "assert.failed"
+        ));
         assert!(!id_matches("assert.failed", "assert.failedx:y"));
-        assert!(!id_matches("assert.failed:receiver.null", "assert.failed:assertion.false"));
+        assert!(!id_matches(
+            "assert.failed:receiver.null",
+            "assert.failed:assertion.false"
+        ));
         assert_eq!(error_part("a.b:c"), "a.b");
     }
 }

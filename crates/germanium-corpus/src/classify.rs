@@ -51,7 +51,11 @@ pub fn classify(program: &Program) -> Vec<FeatureClass> {
             _ => None,
         })
         .collect();
-    let mut found = Found { predicates: &predicates, wands: false, quantified_permissions: false };
+    let mut found = Found {
+        predicates: &predicates,
+        wands: false,
+        quantified_permissions: false,
+    };
     let mut has_function_bodies = false;
     for item in &program.items {
         match &item.kind {
@@ -65,7 +69,13 @@ pub fn classify(program: &Program) -> Vec<FeatureClass> {
             }
             ItemKind::Function(f) => {
                 has_function_bodies |= f.body.is_some();
-                for e in f.contract.requires.iter().chain(&f.contract.ensures).chain(&f.body) {
+                for e in f
+                    .contract
+                    .requires
+                    .iter()
+                    .chain(&f.contract.ensures)
+                    .chain(&f.body)
+                {
                     found.expr(e);
                 }
             }
@@ -119,14 +129,23 @@ impl Found<'_> {
             }
             StmtKind::Call(_, args) => exprs.extend(args),
             StmtKind::New(target, _) => exprs.push(target),
-            StmtKind::If { cond, then, otherwise } => {
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
                 exprs.push(cond);
                 self.block(then);
                 if let Some(otherwise) = otherwise {
                     self.block(otherwise);
                 }
             }
-            StmtKind::While { cond, invariants, body, .. } => {
+            StmtKind::While {
+                cond,
+                invariants,
+                body,
+                ..
+            } => {
                 exprs.push(cond);
                 exprs.extend(invariants);
                 self.block(body);
@@ -180,7 +199,9 @@ fn holds_resource(expr: &Expr, predicates: &HashSet<&str>) -> bool {
     match &expr.kind {
         ExprKind::Acc(..) => true,
         ExprKind::Call(name, _) if predicates.contains(name.name.as_str()) => true,
-        _ => children(expr).into_iter().any(|child| holds_resource(child, predicates)),
+        _ => children(expr)
+            .into_iter()
+            .any(|child| holds_resource(child, predicates)),
     }
 }
 
@@ -188,8 +209,16 @@ fn holds_resource(expr: &Expr, predicates: &HashSet<&str>) -> bool {
 fn children(expr: &Expr) -> Vec<&Expr> {
     use ExprKind::*;
     match &expr.kind {
-        Unary(_, a) | FieldAccess(a, _) | Ascribed(a, _) | Old(_, a) | Lhs(a) | Perm(a)
-        | Length(a) | MapDomain(a) | MapRange(a) | Annotated(_, a) => vec![a],
+        Unary(_, a)
+        | FieldAccess(a, _)
+        | Ascribed(a, _)
+        | Old(_, a)
+        | Lhs(a)
+        | Perm(a)
+        | Length(a)
+        | MapDomain(a)
+        | MapRange(a)
+        | Annotated(_, a) => vec![a],
         Binary(_, a, b)
         | Let(_, a, b)
         | Unfolding(a, b)
@@ -205,17 +234,146 @@ fn children(expr: &Expr) -> Vec<&Expr> {
             all.push(body);
             all
         }
-        Forperm { resources, body, .. } => {
+        Forperm {
+            resources, body, ..
+        } => {
             let mut all: Vec<&Expr> = resources.iter().collect();
             all.push(body);
             all
         }
         Acc(a, amount) => std::iter::once(&**a).chain(amount.as_deref()).collect(),
-        Slice(a, from, to) => {
-            std::iter::once(&**a).chain(from.as_deref()).chain(to.as_deref()).collect()
-        }
+        Slice(a, from, to) => std::iter::once(&**a)
+            .chain(from.as_deref())
+            .chain(to.as_deref())
+            .collect(),
         MapLit(_, pairs) => pairs.iter().flat_map(|(k, v)| [k, v]).collect(),
         // Leaves, and variants added later (see `Found::stmt`).
         _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use germanium_syntax::ast::{
+        Contract, Function, Ident, Item, Method, NodeId, Predicate, QuantifierKind, TypeExpr,
+        TypeExprKind, VarDecl,
+    };
+    use germanium_syntax::Span;
+
+    fn e(kind: ExprKind) -> Expr {
+        Expr {
+            id: NodeId(0),
+            kind,
+            span: Span::default(),
+        }
+    }
+
+    fn ident(name: &str) -> Ident {
+        Ident {
+            name: name.into(),
+            span: Span::default(),
+        }
+    }
+
+    fn item(kind: ItemKind) -> Item {
+        Item {
+            annotations: vec![],
+            kind,
+            span: Span::default(),
+        }
+    }
+
+    fn method_requiring(pre: Expr) -> Item {
+        item(ItemKind::Method(Method {
+            name: ident("m"),
+            params: vec![],
+            returns: vec![],
+            contract: Contract {
+                requires: vec![pre],
+                ..Default::default()
+            },
+            body: None,
+        }))
+    }
+
+    fn forall(body: Expr) -> Expr {
+        let ty = TypeExpr {
+            kind: TypeExprKind::Ref,
+            span: Span::default(),
+        };
+        e(ExprKind::Quantifier {
+            kind: QuantifierKind::Forall,
+            vars: vec![VarDecl {
+                name: ident("x"),
+                ty,
+                span: Span::default(),
+            }],
+            triggers: vec![],
+            body: Box::new(body),
+        })
+    }
+
+    fn x() -> Expr {
+        e(ExprKind::Ident(ident("x")))
+    }
+
+    #[test]
+    fn classes_follow_the_constructs() {
+        let plain = Program {
+            items: vec![method_requiring(e(ExprKind::BoolLit(true)))],
+            ..Default::default()
+        };
+        assert_eq!(classify(&plain), [FeatureClass::Core]);
+
+        let field = e(ExprKind::FieldAccess(Box::new(x()), ident("f")));
+        let qp = Program {
+            items: vec![method_requiring(forall(e(ExprKind::Acc(
+                Box::new(field),
+                None,
+            ))))],
+            ..Default::default()
+        };
+        assert_eq!(classify(&qp), [FeatureClass::QuantifiedPermissions]);
+
+        let predicate = item(ItemKind::Predicate(Predicate {
+            name: ident("P"),
+            params: vec![],
+            body: None,
+        }));
+        let instance = e(ExprKind::Call(ident("P"), vec![x()]));
+        let wand = e(ExprKind::Binary(
+            BinaryOp::Wand,
+            Box::new(instance.clone()),
+            Box::new(instance.clone()),
+        ));
+        let function = item(ItemKind::Function(Function {
+            name: ident("f"),
+            params: vec![],
+            result: TypeExpr {
+                kind: TypeExprKind::Int,
+                span: Span::default(),
+            },
+            contract: Contract::default(),
+            body: Some(e(ExprKind::IntLit("1".into()))),
+        }));
+        let everything = Program {
+            items: vec![
+                predicate,
+                function,
+                method_requiring(wand),
+                method_requiring(forall(instance)),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(
+            classify(&everything),
+            [
+                FeatureClass::Predicates,
+                FeatureClass::FunctionBodies,
+                FeatureClass::MagicWands,
+                FeatureClass::QuantifiedPermissions
+            ]
+        );
     }
 }

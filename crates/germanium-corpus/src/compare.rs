@@ -30,7 +30,9 @@ impl CompareMode {
         match std::env::var(MODE_VARIABLE).as_deref() {
             Err(_) | Ok("") | Ok("frontend") => Ok(CompareMode::FrontEnd),
             Ok("verify") => Ok(CompareMode::Verify),
-            Ok(other) => Err(format!("{MODE_VARIABLE}={other}: expected `frontend` or `verify`")),
+            Ok(other) => Err(format!(
+                "{MODE_VARIABLE}={other}: expected `frontend` or `verify`"
+            )),
         }
     }
 
@@ -52,7 +54,10 @@ impl CompareMode {
 
 /// `parser.error`, `typechecker.error` or `consistency.error` (with or without a reason).
 pub fn is_front_end(id: &str) -> bool {
-    matches!(error_part(id), ids::PARSER | ids::TYPECHECKER | ids::CONSISTENCY)
+    matches!(
+        error_part(id),
+        ids::PARSER | ids::TYPECHECKER | ids::CONSISTENCY
+    )
 }
 
 /// One (file, line, id) triple, expected or reported. `file` is canonical where possible.
@@ -78,7 +83,10 @@ impl Expectations {
     pub fn of_report(report: &FileReport) -> Expectations {
         let mut expectations = Expectations::default();
         for (_, source) in report.sources.files() {
-            if source.path.starts_with(germanium_syntax::loader::stdlib::STD_PREFIX) {
+            if source
+                .path
+                .starts_with(germanium_syntax::loader::stdlib::STD_PREFIX)
+            {
                 continue;
             }
             expectations.add_file(&canonical(&source.path), &source.text);
@@ -90,13 +98,16 @@ impl Expectations {
         let (found, malformed) = annotations::parse(text);
         for annotation in found {
             let Some(line) = annotation.applies_to else {
-                self.malformed.push((file.to_path_buf(), annotation.written_on));
+                self.malformed
+                    .push((file.to_path_buf(), annotation.written_on));
                 continue;
             };
             match annotation.kind {
-                AnnotationKind::Expected(id) => {
-                    self.expected.push(Located { file: file.to_path_buf(), line, id })
-                }
+                AnnotationKind::Expected(id) => self.expected.push(Located {
+                    file: file.to_path_buf(),
+                    line,
+                    id,
+                }),
                 AnnotationKind::IgnoreOthers => self.ignore_others.push((file.to_path_buf(), line)),
                 // Germanium should not report what a back end wrongly reports, and must report
                 // what a back end misses: both are already said by the `ExpectedOutput`s.
@@ -105,7 +116,8 @@ impl Expectations {
                 | AnnotationKind::IgnoreFile(_) => {}
             }
         }
-        self.malformed.extend(malformed.into_iter().map(|m| (file.to_path_buf(), m.line)));
+        self.malformed
+            .extend(malformed.into_iter().map(|m| (file.to_path_buf(), m.line)));
     }
 }
 
@@ -143,19 +155,28 @@ pub fn reported_of(report: &FileReport) -> Vec<Located> {
 }
 
 pub fn compare(mode: CompareMode, expectations: &Expectations, reported: &[Located]) -> Comparison {
-    let expected: Vec<&Located> =
-        expectations.expected.iter().filter(|e| mode.considers(&e.id)).collect();
+    let expected: Vec<&Located> = expectations
+        .expected
+        .iter()
+        .filter(|e| mode.considers(&e.id))
+        .collect();
     let reported: Vec<&Located> = reported.iter().filter(|r| mode.considers(&r.id)).collect();
     let same_place = |a: &Located, b: &Located| a.file == b.file && a.line == b.line;
     let mut missing: Vec<Located> = expected
         .iter()
-        .filter(|e| !reported.iter().any(|r| same_place(e, r) && id_matches(&e.id, &r.id)))
+        .filter(|e| {
+            !reported
+                .iter()
+                .any(|r| same_place(e, r) && id_matches(&e.id, &r.id))
+        })
         .map(|e| (*e).clone())
         .collect();
     let mut unexpected: Vec<Located> = reported
         .iter()
         .filter(|r| {
-            let explained = expected.iter().any(|e| same_place(e, r) && id_matches(&e.id, &r.id));
+            let explained = expected
+                .iter()
+                .any(|e| same_place(e, r) && id_matches(&e.id, &r.id));
             let ignored = expectations
                 .ignore_others
                 .iter()
@@ -184,7 +205,11 @@ mod tests {
     use super::*;
 
     fn at(line: u32, id: &str) -> Located {
-        Located { file: "t.vpr".into(), line, id: id.into() }
+        Located {
+            file: "t.vpr".into(),
+            line,
+            id: id.into(),
+        }
     }
 
     fn expectations(text: &str) -> Expectations {
@@ -203,7 +228,11 @@ mod tests {
         let wrong_line = compare(CompareMode::FrontEnd, &e, &[at(3, "typechecker.error")]);
         assert_eq!(wrong_line.missing, [at(2, "typechecker.error")]);
         assert_eq!(wrong_line.unexpected, [at(3, "typechecker.error")]);
-        let crash = compare(CompareMode::FrontEnd, &e, &[at(2, "typechecker.error"), at(1, "internal")]);
+        let crash = compare(
+            CompareMode::FrontEnd,
+            &e,
+            &[at(2, "typechecker.error"), at(1, "internal")],
+        );
         assert_eq!(crash.unexpected, [at(1, "internal")]);
         // The verification error is not compared in front-end mode, but is in verify mode.
         let verify = compare(CompareMode::Verify, &e, &[at(2, "typechecker.error")]);
@@ -222,8 +251,15 @@ mod tests {
             at(5, "exhale.failed:insufficient.permission"),
         ];
         assert!(compare(CompareMode::Verify, &e, &reported).passes());
-        let wrong_reason = compare(CompareMode::Verify, &e, &[at(3, "assert.failed"), at(5, "exhale.failed:x.y")]);
-        assert_eq!(wrong_reason.missing, [at(5, "exhale.failed:insufficient.permission")]);
+        let wrong_reason = compare(
+            CompareMode::Verify,
+            &e,
+            &[at(3, "assert.failed"), at(5, "exhale.failed:x.y")],
+        );
+        assert_eq!(
+            wrong_reason.missing,
+            [at(5, "exhale.failed:insufficient.permission")]
+        );
         assert_eq!(wrong_reason.unexpected, [at(5, "exhale.failed:x.y")]);
     }
 

@@ -42,7 +42,9 @@ pub struct SharedPaths {
 impl SharedPaths {
     /// `/work/shared` seen from the workspace: `<crate>/../../../shared`.
     pub fn from_crate_dir(crate_dir: &Path) -> SharedPaths {
-        SharedPaths { root: crate_dir.join("../../../shared") }
+        SharedPaths {
+            root: crate_dir.join("../../../shared"),
+        }
     }
 
     /// The `--import-path` the corpus is run with, as Viper's test suite does.
@@ -68,20 +70,27 @@ pub fn discover(shared: &SharedPaths) -> Discovered {
     collect(&shared.root, "seed-tests", "seed-tests", &mut files);
     files.sort_by(|a, b| a.name.cmp(&b.name));
     let library_paths = library_files(&files);
-    let (libraries, tests) =
-        files.into_iter().partition(|f| library_paths.contains(&canonical(&f.path)));
+    let (libraries, tests) = files
+        .into_iter()
+        .partition(|f| library_paths.contains(&canonical(&f.path)));
     Discovered { tests, libraries }
 }
 
 fn collect(root: &Path, relative: &str, group: &str, out: &mut Vec<CorpusFile>) {
-    let Ok(entries) = std::fs::read_dir(root.join(relative)) else { return };
+    let Ok(entries) = std::fs::read_dir(root.join(relative)) else {
+        return;
+    };
     for entry in entries.flatten() {
         let name = format!("{relative}/{}", entry.file_name().to_string_lossy());
         let path = entry.path();
         if path.is_dir() {
             collect(root, &name, group, out);
         } else if name.ends_with(".vpr") {
-            out.push(CorpusFile { name, path, group: group.to_string() });
+            out.push(CorpusFile {
+                name,
+                path,
+                group: group.to_string(),
+            });
         }
     }
 }
@@ -94,7 +103,9 @@ fn collect(root: &Path, relative: &str, group: &str, out: &mut Vec<CorpusFile>) 
 pub fn library_files(files: &[CorpusFile]) -> HashSet<PathBuf> {
     let mut imported = HashSet::new();
     for file in files {
-        let Ok(text) = std::fs::read_to_string(&file.path) else { continue };
+        let Ok(text) = std::fs::read_to_string(&file.path) else {
+            continue;
+        };
         let dir = file.path.parent().unwrap_or(Path::new(""));
         for target in local_imports(&text) {
             imported.insert(canonical(&dir.join(target)));
@@ -107,7 +118,9 @@ pub fn library_files(files: &[CorpusFile]) -> HashSet<PathBuf> {
         .filter(|path| {
             let text = std::fs::read_to_string(path).unwrap_or_default();
             let (found, _) = annotations::parse(&text);
-            !found.iter().any(|a| matches!(a.kind, AnnotationKind::Expected(_)))
+            !found
+                .iter()
+                .any(|a| matches!(a.kind, AnnotationKind::Expected(_)))
         })
         .collect()
 }
@@ -163,7 +176,8 @@ mod tests {
 
     #[test]
     fn local_imports_are_found_textually() {
-        let text = "import \"a.vpr\"\n  import   \"sub/b.vpr\"\nimport <c.vpr>\n// import \"d.vpr\"\n";
+        let text =
+            "import \"a.vpr\"\n  import   \"sub/b.vpr\"\nimport <c.vpr>\n// import \"d.vpr\"\n";
         assert_eq!(local_imports(text), ["a.vpr", "sub/b.vpr"]);
     }
 }

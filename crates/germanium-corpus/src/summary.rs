@@ -75,12 +75,24 @@ pub fn group_table(results: &[FileResult]) -> String {
 /// Pass rates per feature class (a file counts in every class it belongs to).
 pub fn class_table(results: &[FileResult]) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{:<24} {:>6} {:>8}", "feature class", "files", "passing");
+    let _ = writeln!(
+        out,
+        "{:<24} {:>6} {:>8}",
+        "feature class", "files", "passing"
+    );
     for class in FeatureClass::ALL {
-        let members: Vec<&FileResult> =
-            results.iter().filter(|r| r.classes.contains(&class)).collect();
+        let members: Vec<&FileResult> = results
+            .iter()
+            .filter(|r| r.classes.contains(&class))
+            .collect();
         let passing = members.iter().filter(|r| r.comparison.passes()).count();
-        let _ = writeln!(out, "{:<24} {:>6} {:>8}", class.name(), members.len(), passing);
+        let _ = writeln!(
+            out,
+            "{:<24} {:>6} {:>8}",
+            class.name(),
+            members.len(),
+            passing
+        );
     }
     let unclassified = results.iter().filter(|r| r.classes.is_empty()).count();
     if unclassified > 0 {
@@ -131,7 +143,11 @@ pub fn failure_lines(results: &[FileResult]) -> String {
 
 /// Names of the passing files, sorted.
 pub fn passing_names(results: &[FileResult]) -> BTreeSet<String> {
-    results.iter().filter(|r| r.comparison.passes()).map(|r| r.file.name.clone()).collect()
+    results
+        .iter()
+        .filter(|r| r.comparison.passes())
+        .map(|r| r.file.name.clone())
+        .collect()
 }
 
 /// Reads a pass list: one name per line; blank lines and `#` comments ignored. A missing file
@@ -164,7 +180,10 @@ mod tests {
     use crate::corpus::CorpusFile;
 
     fn result(group: &str, name: &str, passes: bool, expects_error: bool) -> FileResult {
-        let mut comparison = Comparison { expects_front_end_error: expects_error, ..Default::default() };
+        let mut comparison = Comparison {
+            expects_front_end_error: expects_error,
+            ..Default::default()
+        };
         if !passes {
             comparison.unexpected.push(Located {
                 file: name.into(),
@@ -173,7 +192,11 @@ mod tests {
             });
         }
         FileResult {
-            file: CorpusFile { name: name.into(), path: name.into(), group: group.into() },
+            file: CorpusFile {
+                name: name.into(),
+                path: name.into(),
+                group: group.into(),
+            },
             comparison,
             classes: vec![FeatureClass::Core],
             malformed: vec![],
@@ -189,12 +212,26 @@ mod tests {
             result("wands", "c.vpr", true, false),
         ];
         let table = group_table(&results);
-        assert!(table.contains("all                           2        1                1/1                0/1"), "{table}");
-        assert!(table.contains("total                         3        2"), "{table}");
+        assert!(
+            table.contains(
+                "all                           2        1                1/1                0/1"
+            ),
+            "{table}"
+        );
+        assert!(
+            table.contains("total                         3        2"),
+            "{table}"
+        );
         assert!(class_table(&results).contains("core                          3        2"));
         let failures = failure_lines(&results);
-        assert!(failures.contains("FAIL b.vpr: missing [] unexpected [(parser.error, 3)]"), "{failures}");
-        assert_eq!(passing_names(&results).into_iter().collect::<Vec<_>>(), ["a.vpr", "c.vpr"]);
+        assert!(
+            failures.contains("FAIL b.vpr: missing [] unexpected [(parser.error, 3)]"),
+            "{failures}"
+        );
+        assert_eq!(
+            passing_names(&results).into_iter().collect::<Vec<_>>(),
+            ["a.vpr", "c.vpr"]
+        );
     }
 
     #[test]

@@ -26,13 +26,29 @@ fn corpus() {
     let mode = CompareMode::from_env().unwrap();
     let discovered = corpus::discover(&shared);
     let files = discovered.tests;
-    assert!(files.len() > 1000, "only {} corpus files found", files.len());
-    let libraries: Vec<&str> = discovered.libraries.iter().map(|f| f.name.as_str()).collect();
-    println!("\nnot run on their own (only imported by other tests): {}", libraries.join(", "));
+    assert!(
+        files.len() > 1000,
+        "only {} corpus files found",
+        files.len()
+    );
+    let libraries: Vec<&str> = discovered
+        .libraries
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    println!(
+        "\nnot run on their own (only imported by other tests): {}",
+        libraries.join(", ")
+    );
 
     let started = std::time::Instant::now();
     let results = corpus::run(&files, mode, &[shared.import_path()]);
-    println!("\ncorpus ({} mode): {} files in {:.1?}\n", mode.name(), files.len(), started.elapsed());
+    println!(
+        "\ncorpus ({} mode): {} files in {:.1?}\n",
+        mode.name(),
+        files.len(),
+        started.elapsed()
+    );
     println!("{}", summary::group_table(&results));
     println!("{}", summary::class_table(&results));
     print!("{}", summary::failure_lines(&results));

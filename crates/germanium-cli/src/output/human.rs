@@ -22,7 +22,10 @@ pub fn write_report(out: &mut dyn WriteColor, report: &FileReport) -> io::Result
         let rendered = Rendered::error()
             .with_code(diagnostic.id.clone())
             .with_message(&diagnostic.message)
-            .with_labels(vec![Label::primary(diagnostic.span.file.0 as usize, start..end)]);
+            .with_labels(vec![Label::primary(
+                diagnostic.span.file.0 as usize,
+                start..end,
+            )]);
         term::emit(out, &config, &files, &rendered)
             .map_err(|err| io::Error::new(io::ErrorKind::Other, err.to_string()))?;
     }
@@ -32,13 +35,21 @@ pub fn write_report(out: &mut dyn WriteColor, report: &FileReport) -> io::Result
 /// `path: verified (3 ms)`, `path: failed with 2 errors (3 ms)`, ...
 pub fn summary(report: &FileReport) -> String {
     let count = report.diagnostics.len();
-    let errors = if count == 1 { "1 error".to_string() } else { format!("{count} errors") };
+    let errors = if count == 1 {
+        "1 error".to_string()
+    } else {
+        format!("{count} errors")
+    };
     let verdict = match report.result {
         Outcome::Verified => "verified".to_string(),
         Outcome::Failed => format!("failed with {errors}"),
         Outcome::Error => format!("could not be fully checked ({errors})"),
     };
-    format!("{}: {verdict} ({} ms)", report.path.display(), report.time.as_millis())
+    format!(
+        "{}: {verdict} ({} ms)",
+        report.path.display(),
+        report.time.as_millis()
+    )
 }
 
 #[cfg(test)]
@@ -55,7 +66,10 @@ mod tests {
         let report = FileReport {
             path: "t.vpr".into(),
             result: Outcome::Failed,
-            diagnostics: vec![Diagnostic::typechecker(Span::new(file, 28, 29), "expected Bool")],
+            diagnostics: vec![Diagnostic::typechecker(
+                Span::new(file, 28, 29),
+                "expected Bool",
+            )],
             sources,
             program: None,
             stage: Stage::Check,
@@ -64,10 +78,43 @@ mod tests {
         let mut out = NoColor::new(Vec::new());
         write_report(&mut out, &report).unwrap();
         let text = String::from_utf8(out.into_inner()).unwrap();
-        assert!(text.contains("error[typechecker.error]: expected Bool"), "{text}");
+        assert!(
+            text.contains("error[typechecker.error]: expected Bool"),
+            "{text}"
+        );
         assert!(text.contains("┌─ t.vpr:2:18"), "{text}");
         assert!(text.contains("{ var x: Bool := 1 }"), "{text}");
         assert!(text.contains("^"), "{text}");
-        assert!(text.ends_with("t.vpr: failed with 1 error (7 ms)\n"), "{text}");
+        assert!(
+            text.ends_with("t.vpr: failed with 1 error (7 ms)\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn renders_empty_spans_in_empty_files() {
+        let mut sources = SourceMap::new();
+        let file = sources.add("gone.vpr".into(), String::new());
+        let report = FileReport {
+            path: "gone.vpr".into(),
+            result: Outcome::Error,
+            diagnostics: vec![Diagnostic::new(
+                "internal",
+                Span::new(file, 0, 5),
+                "crashed",
+            )],
+            sources,
+            program: None,
+            stage: Stage::Load,
+            time: Default::default(),
+        };
+        let mut out = NoColor::new(Vec::new());
+        write_report(&mut out, &report).unwrap();
+        let text = String::from_utf8(out.into_inner()).unwrap();
+        assert!(text.contains("error[internal]: crashed"), "{text}");
+        assert!(
+            text.contains("gone.vpr: could not be fully checked (1 error)"),
+            "{text}"
+        );
     }
 }
