@@ -1,0 +1,139 @@
+//! Solver configuration: where Z3 is, which options it gets, how long we wait.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::command::SmtOption;
+use crate::error::SolverError;
+
+/// Environment variable naming the Z3 executable when no explicit path is given.
+pub const Z3_ENV_VAR: &str = "Z3_EXE";
+
+/// How a [`crate::Solver`] is started and guarded.
+#[derive(Clone, Debug)]
+pub struct SolverConfig {
+    /// Explicit Z3 path (the CLI's `--z3`); otherwise `Z3_EXE`, otherwise `z3` on `PATH`.
+    pub z3: Option<PathBuf>,
+    /// Extra command-line arguments for Z3.
+    pub args: Vec<String>,
+    /// Options sent after the two the protocol needs (`:print-success` and
+    /// `:global-declarations`, always first). Defaults to [`verifier_options`].
+    pub options: Vec<SmtOption>,
+    /// Ask Z3 to track named assertions for `get-unsat-core`.
+    pub unsat_cores: bool,
+    /// Solver timeout for queries that do not give their own.
+    pub default_timeout: Option<Duration>,
+    /// Extra wall-clock time granted beyond a query's solver timeout before the process is
+    /// considered wedged and killed.
+    pub guard_grace: Duration,
+    /// Wall-clock bound on queries that have no solver timeout; `None` waits forever.
+    pub untimed_query_guard: Option<Duration>,
+    /// Wall-clock bound on answers to declarations, assertions, push/pop and options.
+    pub command_guard: Duration,
+    /// Write every command (and non-trivial answers, as comments) to this file. Name it
+    /// `*.smt2` so that `z3 FILE` replays it.
+    pub log: Option<PathBuf>,
+}
+
+impl Default for SolverConfig {
+    fn default() -> Self {
+        SolverConfig {
+            z3: None,
+            args: Vec::new(),
+            options: verifier_options(0),
+            unsat_cores: false,
+            default_timeout: None,
+            guard_grace: Duration::from_secs(2),
+            untimed_query_guard: None,
+            command_guard: Duration::from_secs(60),
+            log: None,
+        }
+    }
+}
+
+/// Options suited to a symbolic-execution verifier: pattern-based quantifier instantiation
+/// only (no MBQI), the case-split and arithmetic settings Viper's Silicon uses with recent
+/// Z3 versions, models on, and fixed random seeds so runs are reproducible.
+pub fn verifier_options(random_seed: u64) -> Vec<SmtOption> {
+    vec![
+        SmtOption::bool("auto_config", false),
+        SmtOption::numeral("smt.case_split", 3),
+        SmtOption::bool("smt.delay_units", true),
+        SmtOption::bool("type_check", true),
+        SmtOption::bool("smt.mbqi", false),
+        SmtOption::bool("pp.bv_literals", false),
+        SmtOption::numeral("smt.qi.eager_threshold", 100),
+        SmtOption::numeral("smt.arith.solver", 2),
+        SmtOption::numeral("smt.qi.max_multi_patterns", 1000),
+        SmtOption::bool("model.partial", true),
+        SmtOption::numeral("smt.random_seed", random_seed),
+        SmtOption::numeral("sat.random_seed", random_seed),
+        SmtOption::bool("produce-models", true),
+    ]
+}
+
+/// Finds the Z3 executable: `explicit` if given, else `$Z3_EXE`, else `z3` on `PATH`.
+/// A given path that is not an executable file is an error, not a reason to look elsewhere.
+pub fn locate_z3(explicit: Option<&Path>) -> Result<PathBuf, SolverError> {
+    if let Some(path) = explicit {
+        return check_executable(path, "the path given with --z3");
+    }
+    if let Some(value) = std::env::var_os(Z3_ENV_VAR).filter(|v| !v.is_empty()) {
+        return check_executable(Path::new(&value), &format!("${Z3_ENV_VAR}"));
+    }
+    let names: &[&str] = if cfg!(windows) { &["z3.exe", "z3"] } else { &["z3"] };
+    if let Some(path_var) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path_var) {
+            for name in names {
+                let candidate = dir.join(name);
+                if is_executable_file(&candidate) {
+                    return Ok(candidate);
+                }
+            }
+        }
+    }
+    Err(SolverError::NotFound(format!(
+        "no Z3 executable: pass --z3 PATH, set ${Z3_ENV_VAR}, or put `z3` on PATH"
+    )))
+}
+
+fn check_executable(path: &Path, origin: &str) -> Result<PathBuf, SolverError> {
+    if is_executable_file(path) {
+        Ok(path.to_path_buf())
+    } else if path.is_file() {
+        Err(SolverError::NotFound(format!("{} ({origin}) is not executable", path.display())))
+    } else {
+        Err(SolverError::NotFound(format!("{} ({origin}) is not a file", path.display())))
+    }
+}
+
+fn is_executable_file(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else { return false };
+    if !meta.is_file() {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explicit_paths_are_checked() {
+        let missing = Path::new("/definitely/not/here/z3");
+        let err = locate_z3(Some(missing)).unwrap_err().to_string();
+        assert!(err.contains("/definitely/not/here/z3") && err.contains("--z3"), "{err}");
+        let not_executable = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+        let err = locate_z3(Some(&not_executable)).unwrap_err().to_string();
+        assert!(err.contains("not executable"), "{err}");
+    }
+}

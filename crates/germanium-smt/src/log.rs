@@ -1,0 +1,44 @@
+//! The SMT log: every command sent, one per line, and the solver's non-trivial answers as
+//! `;` comments, so that `z3 FILE.smt2` replays the session. A restart appears as
+//! `(reset)` followed by the replayed preamble and state.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::SolverError;
+
+pub(crate) struct SmtLog {
+    path: PathBuf,
+    out: BufWriter<File>,
+}
+
+impl SmtLog {
+    pub(crate) fn create(path: &Path) -> Result<SmtLog, SolverError> {
+        let file = File::create(path).map_err(|source| SolverError::Log { path: path.to_path_buf(), source })?;
+        Ok(SmtLog { path: path.to_path_buf(), out: BufWriter::new(file) })
+    }
+
+    pub(crate) fn command(&mut self, text: &str) -> Result<(), SolverError> {
+        let result = writeln!(self.out, "{text}");
+        self.check(result)
+    }
+
+    /// An answer or remark, as comment lines.
+    pub(crate) fn comment(&mut self, text: &str) -> Result<(), SolverError> {
+        let mut result = Ok(());
+        for line in text.lines() {
+            result = result.and_then(|()| writeln!(self.out, "; {line}"));
+        }
+        self.check(result)
+    }
+
+    pub(crate) fn flush(&mut self) -> Result<(), SolverError> {
+        let result = self.out.flush();
+        self.check(result)
+    }
+
+    fn check(&self, result: std::io::Result<()>) -> Result<(), SolverError> {
+        result.map_err(|source| SolverError::Log { path: self.path.clone(), source })
+    }
+}

@@ -1,0 +1,346 @@
+//! The one place that turns sorts, terms and commands into SMT-LIB 2 text.
+//!
+//! Everything is printed through `Display`; `to_string()` gives the text sent to the solver
+//! and written to logs. Output is on one line per command (the log and the pipe protocol
+//! rely on that: responses are matched to commands one by one).
+//!
+//! Printing recurses on the term structure and prints shared subterms once per occurrence;
+//! terms nested thousands of levels deep need a correspondingly large stack.
+
+use std::fmt::{self, Display, Formatter, Write};
+
+use crate::command::{Command, OptionValue, SmtOption};
+use crate::literal::{IntLit, RealLit};
+use crate::sort::Sort;
+use crate::term::{Quantifier, QuantifierKind, Term, TermKind};
+
+impl Display for Sort {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            Sort::Bool => f.write_str("Bool"),
+            Sort::Int => f.write_str("Int"),
+            Sort::Real => f.write_str("Real"),
+            Sort::Uninterpreted(name) => write!(f, "{name}"),
+            Sort::Array(parts) => write!(f, "(Array {} {})", parts.0, parts.1),
+            Sort::Raw(text) => f.write_str(text),
+        }
+    }
+}
+
+impl Display for Term {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self.kind() {
+            TermKind::Bool(b) => write!(f, "{b}"),
+            TermKind::Int(value) => write_int(f, value),
+            TermKind::Real(value) => write_real(f, value),
+            TermKind::Var(name) => write!(f, "{name}"),
+            TermKind::App(decl, args) => write_application(f, decl.name(), args),
+            TermKind::Op(op, args) => write_application(f, op.name(), args),
+            TermKind::Builtin(head, args) => write_application(f, head, args),
+            TermKind::Quantifier(q) => write_quantifier(f, q),
+            TermKind::Let(bindings, body) => {
+                f.write_str("(let (")?;
+                for (i, (name, value)) in bindings.iter().enumerate() {
+                    if i > 0 {
+                        f.write_char(' ')?;
+                    }
+                    write!(f, "({name} {value})")?;
+                }
+                write!(f, ") {body})")
+            }
+        }
+    }
+}
+
+fn write_int(f: &mut Formatter<'_>, value: &IntLit) -> fmt::Result {
+    if value.is_negative() {
+        write!(f, "(- {})", value.abs_digits())
+    } else {
+        f.write_str(&value.abs_digits())
+    }
+}
+
+fn write_real(f: &mut Formatter<'_>, value: &RealLit) -> fmt::Result {
+    let magnitude = if value.is_integer() {
+        format!("{}.0", value.numerator().abs_digits())
+    } else {
+        format!("(/ {}.0 {}.0)", value.numerator().abs_digits(), value.denominator().abs_digits())
+    };
+    if value.is_negative() {
+        write!(f, "(- {magnitude})")
+    } else {
+        f.write_str(&magnitude)
+    }
+}
+
+fn write_application(f: &mut Formatter<'_>, head: impl Display, args: &[Term]) -> fmt::Result {
+    if args.is_empty() {
+        return write!(f, "{head}");
+    }
+    write!(f, "({head}")?;
+    for arg in args {
+        write!(f, " {arg}")?;
+    }
+    f.write_char(')')
+}
+
+fn write_quantifier(f: &mut Formatter<'_>, q: &Quantifier) -> fmt::Result {
+    let binder = match q.kind {
+        QuantifierKind::Forall => "forall",
+        QuantifierKind::Exists => "exists",
+    };
+    write!(f, "({binder} (")?;
+    for (i, (name, sort)) in q.vars.iter().enumerate() {
+        if i > 0 {
+            f.write_char(' ')?;
+        }
+        write!(f, "({name} {sort})")?;
+    }
+    f.write_str(") ")?;
+    let annotated = !q.triggers.is_empty() || q.qid.is_some() || q.weight.is_some();
+    if !annotated {
+        return write!(f, "{})", q.body);
+    }
+    write!(f, "(! {}", q.body)?;
+    for trigger in &q.triggers {
+        f.write_str(" :pattern (")?;
+        for (i, term) in trigger.iter().enumerate() {
+            if i > 0 {
+                f.write_char(' ')?;
+            }
+            write!(f, "{term}")?;
+        }
+        f.write_char(')')?;
+    }
+    if let Some(qid) = &q.qid {
+        write!(f, " :qid {qid}")?;
+    }
+    if let Some(weight) = q.weight {
+        write!(f, " :weight {weight}")?;
+    }
+    f.write_str("))")
+}
+
+impl Display for OptionValue {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            OptionValue::Bool(b) => write!(f, "{b}"),
+            OptionValue::Numeral(n) => write!(f, "{n}"),
+            OptionValue::String(s) => write_string(f, s),
+            OptionValue::Symbol(s) => f.write_str(s),
+        }
+    }
+}
+
+impl Display for SmtOption {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "(set-option :{} {})", self.name, self.value)
+    }
+}
+
+/// SMT-LIB string literal: `"` doubled; line breaks escaped so a command stays on one line.
+fn write_string(f: &mut Formatter<'_>, s: &str) -> fmt::Result {
+    f.write_char('"')?;
+    for ch in s.chars() {
+        match ch {
+            '"' => f.write_str("\"\"")?,
+            '\n' => f.write_str("\\u{a}")?,
+            '\r' => f.write_str("\\u{d}")?,
+            _ => f.write_char(ch)?,
+        }
+    }
+    f.write_char('"')
+}
+
+fn write_sorts(f: &mut Formatter<'_>, sorts: &[Sort]) -> fmt::Result {
+    f.write_char('(')?;
+    for (i, sort) in sorts.iter().enumerate() {
+        if i > 0 {
+            f.write_char(' ')?;
+        }
+        write!(f, "{sort}")?;
+    }
+    f.write_char(')')
+}
+
+fn write_terms(f: &mut Formatter<'_>, terms: &[Term]) -> fmt::Result {
+    f.write_char('(')?;
+    for (i, term) in terms.iter().enumerate() {
+        if i > 0 {
+            f.write_char(' ')?;
+        }
+        write!(f, "{term}")?;
+    }
+    f.write_char(')')
+}
+
+impl Display for Command {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            Command::SetOption(option) => write!(f, "{option}"),
+            Command::DeclareSort(name) => write!(f, "(declare-sort {name} 0)"),
+            Command::DeclareFun(decl) => {
+                write!(f, "(declare-fun {} ", decl.name())?;
+                write_sorts(f, decl.args())?;
+                write!(f, " {})", decl.result())
+            }
+            Command::DefineFun { name, params, result, body } => {
+                write!(f, "(define-fun {name} (")?;
+                for (i, (param, sort)) in params.iter().enumerate() {
+                    if i > 0 {
+                        f.write_char(' ')?;
+                    }
+                    write!(f, "({param} {sort})")?;
+                }
+                write!(f, ") {result} {body})")
+            }
+            Command::Assert { term, name: None } => write!(f, "(assert {term})"),
+            Command::Assert { term, name: Some(name) } => {
+                write!(f, "(assert (! {term} :named {name}))")
+            }
+            Command::Push(n) => write!(f, "(push {n})"),
+            Command::Pop(n) => write!(f, "(pop {n})"),
+            Command::CheckSat => f.write_str("(check-sat)"),
+            Command::CheckSatAssuming(terms) => {
+                f.write_str("(check-sat-assuming ")?;
+                write_terms(f, terms)?;
+                f.write_char(')')
+            }
+            Command::GetModel => f.write_str("(get-model)"),
+            Command::GetValue(terms) => {
+                f.write_str("(get-value ")?;
+                write_terms(f, terms)?;
+                f.write_char(')')
+            }
+            Command::GetUnsatCore => f.write_str("(get-unsat-core)"),
+            Command::GetInfo(keyword) => write!(f, "(get-info :{keyword})"),
+            Command::Reset => f.write_str("(reset)"),
+            Command::Exit => f.write_str("(exit)"),
+            // Keep the one-command-per-line discipline even for raw text.
+            Command::Raw(text) => f.write_str(&text.replace(['\n', '\r'], " ")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symbol::Symbol;
+    use crate::term::FunDecl;
+
+    fn int_const(name: &str) -> Term {
+        Term::constant(&FunDecl::constant(Symbol::user(name), Sort::Int))
+    }
+
+    #[track_caller]
+    fn expect(actual: impl Display, expected: &str) {
+        assert_eq!(actual.to_string(), expected);
+    }
+
+    #[test]
+    fn sorts() {
+        expect(Sort::array(Sort::Int, Sort::named("Ref")), "(Array Int Ref)");
+        expect(Sort::named("Seq[Int]"), "|Seq[Int]|");
+        expect(Sort::bit_vec(32), "(_ BitVec 32)");
+        expect(Sort::floating_point(8, 24), "(_ FloatingPoint 8 24)");
+    }
+
+    #[test]
+    fn literals() {
+        expect(Term::int(42), "42");
+        expect(Term::int(-42), "(- 42)");
+        expect(Term::int_from_text("-123456789012345678901234567890123456789012").unwrap(),
+            "(- 123456789012345678901234567890123456789012)");
+        expect(Term::real(1, 2), "(/ 1.0 2.0)");
+        expect(Term::real(-3, 1), "(- 3.0)");
+        expect(Term::real(-2, 6), "(- (/ 1.0 3.0))");
+        expect(Term::real(1, 0), "(/ 1.0 0.0)");
+        expect(Term::tt(), "true");
+    }
+
+    #[test]
+    fn operators() {
+        let (x, y) = (int_const("x"), int_const("y"));
+        expect(Term::add(vec![x.clone(), y.clone(), Term::int(1)]), "(+ x y 1)");
+        expect(Term::sub(x.clone(), y.clone()), "(- x y)");
+        expect(Term::neg(x.clone()), "(- x)");
+        expect(Term::int_div(x.clone(), y.clone()), "(div x y)");
+        expect(Term::modulo(x.clone(), y.clone()), "(mod x y)");
+        expect(Term::le(x.clone(), y.clone()), "(<= x y)");
+        expect(Term::implies(Term::lt(x.clone(), y.clone()), Term::gt(x.clone(), y.clone())),
+            "(=> (< x y) (> x y))");
+        expect(Term::distinct(vec![x.clone(), y.clone(), Term::int(0)]), "(distinct x y 0)");
+        expect(Term::ite(Term::ge(x.clone(), y.clone()), x.clone(), y.clone()), "(ite (>= x y) x y)");
+        let arr = Term::constant(&FunDecl::constant(
+            Symbol::user("a"),
+            Sort::array(Sort::Int, Sort::Int),
+        ));
+        expect(Term::select(Term::store(arr.clone(), x.clone(), y.clone()), Term::int(3)),
+            "(select (store a x y) 3)");
+        expect(Term::builtin("bvadd", vec![x.clone(), y], Sort::bit_vec(8)), "(bvadd x y)");
+        expect(Term::builtin("RNE", vec![], Sort::raw("RoundingMode")), "RNE");
+    }
+
+    #[test]
+    fn quantifiers_and_lets() {
+        let f = FunDecl::new(Symbol::user("f"), vec![Sort::Int], Sort::Int);
+        let i = Symbol::user("i");
+        let vi = Term::var(i.clone(), Sort::Int);
+        let fi = Term::app(&f, vec![vi.clone()]);
+        let plain = Term::forall(
+            vec![(i.clone(), Sort::Int)],
+            Term::gt(fi.clone(), vi.clone()),
+            vec![],
+        );
+        expect(&plain, "(forall ((i Int)) (> (f i) i))");
+        let annotated = Term::quantifier(Quantifier {
+            kind: QuantifierKind::Exists,
+            vars: vec![(i.clone(), Sort::Int), (Symbol::user("j"), Sort::Bool)],
+            body: Term::gt(fi.clone(), vi.clone()),
+            triggers: vec![vec![fi.clone()], vec![fi.clone(), vi.clone()]],
+            qid: Some(Symbol::user("prog.l12")),
+            weight: Some(3),
+        });
+        expect(&annotated,
+            "(exists ((i Int) (j Bool)) (! (> (f i) i) :pattern ((f i)) :pattern ((f i) i) :qid prog.l12 :weight 3))");
+        let t = Symbol::user("t");
+        let body = Term::add(vec![Term::var(t.clone(), Sort::Int), Term::int(1)]);
+        expect(Term::let_in(vec![(t, Term::int(5))], body), "(let ((t 5)) (+ t 1))");
+    }
+
+    #[test]
+    fn commands() {
+        let f = FunDecl::new(Symbol::user("f"), vec![Sort::Int, Sort::named("Ref")], Sort::Bool);
+        expect(Command::DeclareFun(f), "(declare-fun f (Int Ref) Bool)");
+        expect(Command::DeclareFun(FunDecl::constant(Symbol::user("abs"), Sort::Int)),
+            "(declare-fun abs% () Int)");
+        expect(Command::DeclareSort(Symbol::user("Ref")), "(declare-sort Ref 0)");
+        let x = Symbol::user("x");
+        expect(Command::DefineFun {
+            name: Symbol::user("inc"),
+            params: vec![(x.clone(), Sort::Int)],
+            result: Sort::Int,
+            body: Term::add(vec![Term::var(x, Sort::Int), Term::int(1)]),
+        }, "(define-fun inc ((x Int)) Int (+ x 1))");
+        let p = Term::constant(&FunDecl::constant(Symbol::user("p"), Sort::Bool));
+        expect(Command::assert(p.clone()), "(assert p)");
+        expect(Command::Assert { term: p.clone(), name: Some(Symbol::user("a 1")) },
+            "(assert (! p :named a%201))");
+        expect(Command::Push(1), "(push 1)");
+        expect(Command::Pop(2), "(pop 2)");
+        expect(Command::CheckSat, "(check-sat)");
+        expect(Command::CheckSatAssuming(vec![p.clone(), Term::not(p.clone())]),
+            "(check-sat-assuming (p (not p)))");
+        expect(Command::GetValue(vec![p]), "(get-value (p))");
+        expect(Command::GetModel, "(get-model)");
+        expect(Command::GetInfo("reason-unknown".into()), "(get-info :reason-unknown)");
+        expect(Command::SetOption(SmtOption::bool("smt.mbqi", false)),
+            "(set-option :smt.mbqi false)");
+        expect(Command::SetOption(SmtOption::numeral("timeout", 500)),
+            "(set-option :timeout 500)");
+        expect(Command::SetOption(SmtOption::new("x", OptionValue::String("a\"b\nc".into()))),
+            "(set-option :x \"a\"\"b\\u{a}c\")");
+        expect(Command::Reset, "(reset)");
+        expect(Command::Raw("(declare-const\n  q Int)".into()), "(declare-const   q Int)");
+    }
+}

@@ -1,0 +1,191 @@
+//! A Z3 child process spoken to over pipes.
+//!
+//! A reader thread cuts stdout into complete answers (see [`crate::sexpr::Framer`]) and
+//! hands them over a channel, so the owner can wait with a deadline: a wedged or crashed
+//! process shows up as a timeout or a closed channel, never as a hang. A second thread
+//! keeps the tail of stderr for error messages. Dropping the process kills it.
+
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::error::SolverError;
+use crate::sexpr::Framer;
+
+/// How much of stderr is kept for error messages.
+const STDERR_TAIL: usize = 4096;
+
+pub(crate) struct Z3Process {
+    child: Child,
+    stdin: BufWriter<ChildStdin>,
+    answers: Receiver<Answer>,
+    stderr_tail: Arc<Mutex<String>>,
+    exited: bool,
+}
+
+enum Answer {
+    Item(String),
+    /// stdout reached end of file or failed.
+    Closed(String),
+}
+
+pub(crate) enum ReceiveError {
+    /// Nothing complete arrived within the guard.
+    Timeout,
+    /// The process closed its output; the detail says why if known.
+    Closed(String),
+}
+
+impl Z3Process {
+    /// Starts `path -smt2 -in ARGS`.
+    pub(crate) fn spawn(path: &Path, args: &[String]) -> Result<Z3Process, SolverError> {
+        let mut child = Command::new(path)
+            .arg("-smt2")
+            .arg("-in")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| SolverError::Spawn { path: path.to_path_buf(), source })?;
+        let missing = |what: &str| SolverError::Spawn {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(format!("no {what} pipe")),
+        };
+        let stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
+        let stdout = child.stdout.take().ok_or_else(|| missing("stdout"))?;
+        let stderr = child.stderr.take().ok_or_else(|| missing("stderr"))?;
+        let pid = child.id();
+
+        let (sender, answers) = mpsc::channel();
+        let spawned = thread::Builder::new()
+            .name(format!("z3-{pid}-stdout"))
+            .spawn(move || read_answers(stdout, sender));
+        if let Err(source) = spawned {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(SolverError::Spawn { path: path.to_path_buf(), source });
+        }
+        let stderr_tail = Arc::new(Mutex::new(String::new()));
+        let tail = Arc::clone(&stderr_tail);
+        // Without the stderr reader Z3 could block on a full pipe; losing it only loses
+        // diagnostics, so a failure to start it is ignored.
+        let _ = thread::Builder::new()
+            .name(format!("z3-{pid}-stderr"))
+            .spawn(move || keep_tail(stderr, tail));
+
+        Ok(Z3Process { child, stdin: BufWriter::new(stdin), answers, stderr_tail, exited: false })
+    }
+
+    pub(crate) fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends one line of input.
+    pub(crate) fn send(&mut self, line: &str) -> std::io::Result<()> {
+        self.stdin.write_all(line.as_bytes())?;
+        self.stdin.write_all(b"\n")?;
+        self.stdin.flush()
+    }
+
+    /// Waits for the next complete answer, at most `guard` (forever if `None`).
+    pub(crate) fn receive(&mut self, guard: Option<Duration>) -> Result<String, ReceiveError> {
+        let answer = match guard {
+            Some(limit) => self.answers.recv_timeout(limit).map_err(|e| match e {
+                RecvTimeoutError::Timeout => ReceiveError::Timeout,
+                RecvTimeoutError::Disconnected => ReceiveError::Closed("output closed".into()),
+            })?,
+            None => {
+                self.answers.recv().map_err(|_| ReceiveError::Closed("output closed".into()))?
+            }
+        };
+        match answer {
+            Answer::Item(text) => Ok(text),
+            Answer::Closed(why) => Err(ReceiveError::Closed(why)),
+        }
+    }
+
+    /// Why the process is gone: exit status (waiting up to a second for it) and the end of
+    /// stderr.
+    pub(crate) fn exit_detail(&mut self) -> String {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => {
+                    self.exited = true;
+                    break format!("exited with {status}");
+                }
+                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(10)),
+                Ok(None) => break "still running".to_string(),
+                Err(e) => break format!("status unknown ({e})"),
+            }
+        };
+        let stderr = self.stderr_tail.lock().map(|s| s.trim().to_string()).unwrap_or_default();
+        if stderr.is_empty() {
+            status
+        } else {
+            format!("{status}; stderr: {stderr}")
+        }
+    }
+
+    /// Kills the process and reaps it.
+    pub(crate) fn kill(&mut self) {
+        if !self.exited {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            self.exited = true;
+        }
+    }
+}
+
+impl Drop for Z3Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn read_answers(stdout: impl Read, sender: mpsc::Sender<Answer>) {
+    let mut reader = BufReader::new(stdout);
+    let mut framer = Framer::new();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let closed = match reader.read_until(b'\n', &mut line) {
+            Ok(0) => Some("end of output".to_string()),
+            Ok(_) => None,
+            Err(e) => Some(format!("read error: {e}")),
+        };
+        if let Some(why) = closed {
+            let _ = sender.send(Answer::Closed(why));
+            return;
+        }
+        framer.push(&String::from_utf8_lossy(&line));
+        while let Some(item) = framer.next_item() {
+            if sender.send(Answer::Item(item)).is_err() {
+                return; // The owner is gone.
+            }
+        }
+    }
+}
+
+fn keep_tail(stderr: impl Read, tail: Arc<Mutex<String>>) {
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    while matches!(reader.read_until(b'\n', &mut line), Ok(n) if n > 0) {
+        if let Ok(mut kept) = tail.lock() {
+            kept.push_str(&String::from_utf8_lossy(&line));
+            if kept.len() > STDERR_TAIL {
+                let mut cut = kept.len() - STDERR_TAIL;
+                while !kept.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                kept.drain(..cut);
+            }
+        }
+        line.clear();
+    }
+}
