@@ -10,9 +10,11 @@ pub mod span;
 
 pub use diagnostic::Diagnostic;
 pub use span::{FileId, LineCol, SourceFile, SourceMap, Span};
+pub mod lexer;
 pub mod loader;
 pub mod macros;
 pub mod parser;
+pub mod token;
 
 pub use loader::load_program;
 pub use macros::expand_macros;
