@@ -16,6 +16,13 @@ use germanium_syntax::{expand_macros, parse_file, FileId, SourceFile};
 /// language Germanium accepts); none so far.
 const SKIPPED_DIRS: &[&str] = &[];
 
+/// Files that are not valid Viper although unannotated (Viper's test suite does not run them),
+/// with the reason.
+const KNOWN_INVALID: &[(&str, &str)] = &[(
+    "viper-tests/graphs/static/tests/lists/create_edge1.vpr",
+    "defines the macro PROTECTED_GRAPH twice, which Viper's macro expander rejects",
+)];
+
 fn corpus_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
 }
@@ -67,6 +74,7 @@ fn corpus_parses_as_annotated() {
     let (mut clean, mut with_errors, mut import_only) = (0, 0, 0);
     let started = Instant::now();
     let mut parse_time = std::time::Duration::ZERO;
+    let mut warnings = Vec::new();
     for path in &files {
         let Ok(bytes) = std::fs::read(path) else { continue };
         let text = String::from_utf8_lossy(&bytes).into_owned();
@@ -84,7 +92,14 @@ fn corpus_parses_as_annotated() {
             .map(|d| file.line_col(d.span.start).line)
             .collect();
         let expected = expected_parser_errors(&text);
+        for d in diags.iter().filter(|d| d.id == "parser.warning") {
+            warnings.push(format!("{}:{}: {}", path.display(), file.line_col(d.span.start).line, d.message));
+        }
         let name = path.strip_prefix(&root).unwrap_or(path).display().to_string();
+        if KNOWN_INVALID.iter().any(|(f, _)| name == *f) {
+            assert!(!reported.is_empty(), "{name} is listed as invalid but parses");
+            continue;
+        }
         if expected.is_empty() {
             clean += 1;
             if !reported.is_empty() {
@@ -120,6 +135,9 @@ fn corpus_parses_as_annotated() {
         parse_time,
         started.elapsed()
     );
+    for w in &warnings {
+        println!("warning {w}");
+    }
     for f in &failures {
         println!("FAIL {f}");
     }

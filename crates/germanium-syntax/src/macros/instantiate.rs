@@ -64,7 +64,8 @@ impl<'a> Instantiator<'a> {
                 let mut declared = Vec::new();
                 collect_stmt_decls(&b, &mut declared);
                 for name in declared {
-                    if !self.flat_renames.contains_key(&name) {
+                    // A label named by a parameter is replaced by the argument instead.
+                    if !self.flat_renames.contains_key(&name) && !self.params.contains_key(&name) {
                         let new = self.declare(&name);
                         self.flat_renames.insert(name, new);
                     }
@@ -256,7 +257,7 @@ enum Lookup<'a> {
 }
 
 /// Names declared by `var` and `label` statements anywhere in `b`.
-fn collect_stmt_decls(b: &Block, out: &mut Vec<String>) {
+pub(super) fn collect_stmt_decls(b: &Block, out: &mut Vec<String>) {
     for s in &b.stmts {
         match &s.kind {
             StmtKind::VarDecl(vars, _) => out.extend(vars.iter().map(|v| v.name.name.clone())),

@@ -197,9 +197,15 @@ fn warn_unused_params(m: &MacroDef, diags: &mut Vec<Diagnostic>) {
         MacroBody::Expr(e) => uses_in_expr(e, &mut |n| {
             used.insert(n.to_string());
         }),
-        MacroBody::Stmts(b) => uses_in_block(b, &mut |n| {
-            used.insert(n.to_string());
-        }),
+        MacroBody::Stmts(b) => {
+            uses_in_block(b, &mut |n| {
+                used.insert(n.to_string());
+            });
+            // A parameter may name a label the body declares.
+            let mut declared = Vec::new();
+            instantiate::collect_stmt_decls(b, &mut declared);
+            used.extend(declared);
+        }
     }
     let unused: Vec<&str> = params.iter().map(|p| p.name.as_str()).filter(|p| !used.contains(*p)).collect();
     if !unused.is_empty() {

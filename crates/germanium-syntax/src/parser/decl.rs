@@ -127,7 +127,7 @@ impl Parser<'_> {
     pub(super) fn parse_define(&mut self) -> PResult<MacroDef> {
         let start = self.expect_kw("define")?.start;
         let name = self.ident()?;
-        let params = if self.at_sym(Sym::LParen) {
+        let params = if self.at_sym(Sym::LParen) && self.at_param_list() {
             self.bump();
             let mut ps = Vec::new();
             if !self.at_sym(Sym::RParen) {
@@ -149,6 +149,29 @@ impl Parser<'_> {
             MacroBody::Expr(self.parse_exp()?)
         };
         Ok(MacroDef { name, params, body, span: self.span_from(start) })
+    }
+
+    /// Whether `( ident, ... )` follows: otherwise a `(` after a macro's name starts its body,
+    /// as in `define NO_VALUE (-1)`.
+    fn at_param_list(&self) -> bool {
+        let mut n = 1;
+        if self.at_sym_n(n, Sym::RParen) {
+            return true;
+        }
+        loop {
+            let t = self.peek_at(n);
+            if t.kind != TokenKind::Ident || super::is_keyword(self.tok_text(t)) {
+                return false;
+            }
+            n += 1;
+            if self.at_sym_n(n, Sym::RParen) {
+                return true;
+            }
+            if !self.at_sym_n(n, Sym::Comma) {
+                return false;
+            }
+            n += 1;
+        }
     }
 
     /// `(x: T, ...)`.

@@ -266,6 +266,21 @@ impl<'a> Parser<'a> {
         self.depth = self.depth.saturating_sub(levels);
     }
 
+    /// Runs `f`; if it fails, rewinds to where it started and forgets its errors.
+    fn attempt<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> Option<T> {
+        let (pos, n_diags, depth) = (self.pos, self.diags.len(), self.depth);
+        match f(self) {
+            Ok(v) => Some(v),
+            Err(Fail) => {
+                self.pos = pos;
+                self.diags.truncate(n_diags);
+                self.depth = depth;
+                self.bracketed = false;
+                None
+            }
+        }
+    }
+
     /// Text of a string-literal token without its quotes.
     fn string_contents(&self, t: Token) -> String {
         let s = self.tok_text(t);

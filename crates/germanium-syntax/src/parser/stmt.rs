@@ -236,12 +236,13 @@ impl Parser<'_> {
             self.bump();
             DecreasesKind::Wildcard
         } else {
+            // The tuple may be empty: `decreases` alone (what follows may not be an expression).
             let mut exprs = Vec::new();
             if self.starts_expression() {
-                loop {
-                    exprs.push(self.parse_exp()?);
-                    if !self.eat_sym(Sym::Comma) {
-                        break;
+                if let Some(first) = self.attempt(|p| p.parse_exp()) {
+                    exprs.push(first);
+                    while self.eat_sym(Sym::Comma) {
+                        exprs.push(self.parse_exp()?);
                     }
                 }
             }
