@@ -234,4 +234,22 @@ mod tests {
             .unwrap();
         assert_eq!(handle.join().unwrap(), 100_000);
     }
+
+    #[test]
+    fn every_standard_library_file_checks_cleanly() {
+        let dir = std::env::temp_dir().join(format!("germanium-driver-std-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for library_file in germanium_syntax::loader::stdlib::paths() {
+            let main = dir.join("main.vpr");
+            std::fs::write(&main, format!("import <{library_file}>\n")).unwrap();
+            let report = run_file(&main, &Options::new(Mode::Check));
+            assert_eq!(report.result, Outcome::Verified, "{library_file}: {:?}", report.diagnostics);
+        }
+        // Bound variables of the library must not clash with a program's own names.
+        let main = dir.join("clash.vpr");
+        std::fs::write(&main, "import <decreases/all.vpr>\nfunction i(): Int\nfield s: Int\n").unwrap();
+        let report = run_file(&main, &Options::new(Mode::Check));
+        assert_eq!(report.result, Outcome::Verified, "{:?}", report.diagnostics);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
