@@ -127,10 +127,7 @@ fn verification_options_are_accepted() {
     assert_eq!(output.status.code(), Some(0), "{output:?}");
 }
 
-// The following need the real parser and type checker.
-
 #[test]
-#[ignore = "needs the real parser and type checker"]
 fn a_type_error_is_reported_where_it_is() {
     let output = germanium(&["check", "--format", "json", "examples/broken.vpr"]);
     assert_eq!(output.status.code(), Some(1), "{output:?}");
@@ -146,7 +143,6 @@ fn a_type_error_is_reported_where_it_is() {
 }
 
 #[test]
-#[ignore = "needs the real parser and type checker"]
 fn verify_reports_members_it_cannot_verify_yet() {
     let check = germanium(&["check", "examples/hello.vpr"]);
     assert_eq!(check.status.code(), Some(0), "{check:?}");
@@ -163,7 +159,7 @@ fn verify_reports_members_it_cannot_verify_yet() {
         at,
         [
             (5, "internal:feature.unsupported"),
-            (13, "internal:feature.unsupported")
+            (12, "internal:feature.unsupported")
         ]
     );
 }
