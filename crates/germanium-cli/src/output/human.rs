@@ -32,7 +32,8 @@ pub fn write_report(out: &mut dyn WriteColor, report: &FileReport) -> io::Result
     writeln!(out, "{}", summary(report))
 }
 
-/// `path: verified (3 ms)`, `path: failed with 2 errors (3 ms)`, ...
+/// `path: verified in 3 ms`, `path: failed with 2 errors in 3 ms`, `path: not fully checked
+/// (1 error) in 3 ms` (Germanium could not finish).
 pub fn summary(report: &FileReport) -> String {
     let count = report.diagnostics.len();
     let errors = if count == 1 {
@@ -43,10 +44,10 @@ pub fn summary(report: &FileReport) -> String {
     let verdict = match report.result {
         Outcome::Verified => "verified".to_string(),
         Outcome::Failed => format!("failed with {errors}"),
-        Outcome::Error => format!("could not be fully checked ({errors})"),
+        Outcome::Error => format!("not fully checked ({errors})"),
     };
     format!(
-        "{}: {verdict} ({} ms)",
+        "{}: {verdict} in {} ms",
         report.path.display(),
         report.time.as_millis()
     )
@@ -86,7 +87,7 @@ mod tests {
         assert!(text.contains("{ var x: Bool := 1 }"), "{text}");
         assert!(text.contains("^"), "{text}");
         assert!(
-            text.ends_with("t.vpr: failed with 1 error (7 ms)\n"),
+            text.ends_with("t.vpr: failed with 1 error in 7 ms\n"),
             "{text}"
         );
     }
@@ -113,7 +114,7 @@ mod tests {
         let text = String::from_utf8(out.into_inner()).unwrap();
         assert!(text.contains("error[internal]: crashed"), "{text}");
         assert!(
-            text.contains("gone.vpr: could not be fully checked (1 error)"),
+            text.contains("gone.vpr: not fully checked (1 error) in 0 ms"),
             "{text}"
         );
     }
