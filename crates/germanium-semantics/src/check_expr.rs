@@ -405,10 +405,13 @@ impl Checker {
             ExprKind::InhaleExhale(a, b) => {
                 let ta = self.sub_assertion(a);
                 let tb = self.sub_assertion(b);
+                let impure = |t: &Type| matches!(t, Type::Impure | Type::Wand);
                 if ta.has_error() || tb.has_error() {
                     Type::Error
-                } else {
+                } else if impure(&ta) || impure(&tb) {
                     Type::Impure
+                } else {
+                    Type::Bool
                 }
             }
             ExprKind::Annotated(_, inner) => self.expr(inner),
@@ -523,6 +526,7 @@ impl Checker {
             Mul => match (self.unifier.shallow(&tl), self.unifier.shallow(&tr)) {
                 (Type::Int, Type::Int) => Type::Int,
                 (Type::Int | Type::Perm, Type::Perm) | (Type::Perm, Type::Int) => Type::Perm,
+                (v @ Type::Infer(_), Type::Int) | (Type::Int, v @ Type::Infer(_)) => self.numeric(e, &v),
                 _ => {
                     if !self.unifier.try_unify(&tl, &tr) {
                         return self.op_error(e);
@@ -534,6 +538,8 @@ impl Checker {
                 // Int / Int is an Int or a fraction, as the context requires.
                 (Type::Int, Type::Int) => self.unifier.fresh(VarClass::Numeric),
                 (Type::Perm, Type::Int | Type::Perm) => Type::Perm,
+                // A fraction or Int divided by an Int keeps its kind.
+                (l @ Type::Infer(_), Type::Int) => self.numeric(e, &l),
                 _ => {
                     if !self.unifier.try_unify(&tl, &tr) {
                         return self.op_error(e);
@@ -571,7 +577,17 @@ impl Checker {
 
     fn field_access(&mut self, e: &Expr, rcv: &Expr, f: &Ident) -> Type {
         let tr = self.expr(rcv);
-        let global = self.globals.get(&f.name).cloned();
+        let mut global = self.globals.get(&f.name).cloned();
+        if global.is_none() {
+            if let Some(cands) = self.destructors.get(&f.name) {
+                // Pick the ADT by the receiver's type (the only one if there is one).
+                let pick = match self.unifier.shallow(&tr) {
+                    Type::Adt(n, _) => cands.iter().find(|(a, _)| *a == n).or(cands.first()),
+                    _ => cands.first(),
+                };
+                global = pick.map(|(a, c)| Global::Destructor(a.clone(), c.clone()));
+            }
+        }
         let is_discriminator = matches!(global, Some(Global::Discriminator(..)));
         match global {
             None => {
@@ -642,7 +658,7 @@ impl Checker {
         match global {
             Global::Function => {
                 let Some(info) = self.sem.functions.get(&name.name).cloned() else { return Type::Error };
-                if self.member == MemberKind::Axiom {
+                if self.member == MemberKind::Axiom && info.has_pre {
                     self.type_error(name.span, format!("{} is not a domain function", name.name));
                     return Type::Error;
                 }
@@ -758,8 +774,12 @@ impl Checker {
                 !matches!(self.pending_field_of(e), Some(FieldTarget::AdtDiscriminator { .. }) | None)
             }
             ExprKind::Index(..) | ExprKind::Binary(BinaryOp::In, _, _) | ExprKind::Length(_) => true,
-            ExprKind::Old(_, inner) | ExprKind::Annotated(_, inner) => self.valid_trigger(inner),
+            ExprKind::Old(_, inner) | ExprKind::Annotated(_, inner) | ExprKind::Ascribed(inner, _) => {
+                self.valid_trigger(inner)
+            }
             ExprKind::MapDomain(_) | ExprKind::MapRange(_) | ExprKind::Perm(_) => true,
+            // Heap-dependent triggers: permissions to fields, predicates and wands.
+            ExprKind::Acc(..) | ExprKind::Binary(BinaryOp::Wand, _, _) => true,
             ExprKind::Slice(..) | ExprKind::Update(..) | ExprKind::Range(..) => true,
             _ => false,
         }
@@ -775,31 +795,36 @@ impl Checker {
             names.push(v.name.name.clone());
         }
         let mut ok = true;
+        let mut direct: Vec<String> = Vec::new();
+        let mut has_wand = false;
         for r in resources {
             let t = self.expr(r);
-            if t.has_error() {
+            if t.has_error() || !self.expect_location(r, true) {
                 ok = false;
                 continue;
             }
-            if !self.expect_location(r, true) {
-                ok = false;
-                continue;
-            }
-            // Each quantified variable must be a direct argument (receiver) of the resource.
-            let direct: Vec<&str> = match &r.kind {
-                ExprKind::FieldAccess(rcv, _) => ident_name(rcv).into_iter().collect(),
-                ExprKind::Call(_, args) => args.iter().filter_map(ident_name).collect(),
-                _ => Vec::new(),
-            };
+            // Quantified variables occur only as direct arguments (receivers) of resources.
             let args_ok = match &r.kind {
                 ExprKind::FieldAccess(rcv, _) => ident_name(rcv).is_some_and(|n| names.iter().any(|x| x == n)),
                 ExprKind::Call(_, args) => args.iter().all(|a| ident_name(a).is_some() || !mentions_any(a, &names)),
-                _ => true,
+                _ => {
+                    has_wand = true;
+                    true
+                }
             };
-            if !args_ok || names.iter().any(|n| !direct.contains(&n.as_str())) {
+            match &r.kind {
+                ExprKind::FieldAccess(rcv, _) => direct.extend(ident_name(rcv).map(String::from)),
+                ExprKind::Call(_, args) => direct.extend(args.iter().filter_map(ident_name).map(String::from)),
+                _ => {}
+            }
+            if !args_ok {
                 self.type_error(e.span, "forperm variables must be direct arguments of its resources");
                 ok = false;
             }
+        }
+        if ok && !has_wand && names.iter().any(|n| !direct.contains(n)) {
+            self.type_error(e.span, "every forperm variable must occur in its resources");
+            ok = false;
         }
         let tb = self.expr(body);
         if !tb.has_error() {

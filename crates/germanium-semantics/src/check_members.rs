@@ -28,7 +28,10 @@ impl Checker {
                 let params = self.sem.predicates.get(&p.name.name).map(|i| i.params.clone()).unwrap_or_default();
                 self.enter_params(MemberKind::Predicate, &params);
                 if let Some(b) = &p.body {
-                    self.check_top(b, Expect::Assertion);
+                    let t = self.check_top(b, Expect::Assertion);
+                    if !t.has_error() && contains_wand(b) {
+                        self.type_error(b.span, "magic wands are not allowed in predicate bodies");
+                    }
                 }
                 self.end_member();
             }

@@ -47,6 +47,8 @@ struct Frame {
 pub(crate) struct Checker {
     pub sem: Semantics,
     pub globals: HashMap<String, Global>,
+    /// ADT destructors by name: `(adt, constructor)`; different ADTs may share a name.
+    pub destructors: HashMap<String, Vec<(String, String)>>,
     /// Name-analysis errors: when there is one, type errors are not reported (as in Viper).
     pub name_errors: Vec<Diagnostic>,
     pub type_errors: Vec<Diagnostic>,
@@ -82,6 +84,7 @@ impl Checker {
         Checker {
             sem: Semantics::new(node_count),
             globals: HashMap::new(),
+            destructors: HashMap::new(),
             name_errors: Vec::new(),
             type_errors: Vec::new(),
             member: MemberKind::Other,
@@ -149,8 +152,9 @@ impl Checker {
                         }
                     }
                     None => {
+                        // Like Viper, keep the name: a later mismatch is reported too.
                         self.type_error(t.span, format!("found undeclared type {}", name.name));
-                        Type::Error
+                        Type::Domain(name.name.clone(), args)
                     }
                 }
             }

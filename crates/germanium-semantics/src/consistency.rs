@@ -93,12 +93,19 @@ impl<'a> Consistency<'a> {
     }
 
     fn decreases(&mut self, ds: &[Decreases]) {
-        if ds.len() > 1 {
-            self.error(ds[0].span, "at most one decreases clause is allowed");
-        }
+        self.decreases_order(ds);
         let ctx = Ctx { place: Place::Decreases, labels: None, in_wand: false };
         for e in visit::decreases_exprs(ds) {
             self.expr(e, &ctx);
+        }
+    }
+
+    /// Only the last decreases clause may be unconditional.
+    fn decreases_order(&mut self, ds: &[Decreases]) {
+        for d in ds.iter().take(ds.len().saturating_sub(1)) {
+            if d.condition.is_none() {
+                self.error(d.span, "only the last decreases clause may be unconditional");
+            }
         }
     }
 
@@ -192,11 +199,8 @@ impl<'a> Consistency<'a> {
                         _ => {}
                     }
                 }
-                if in_script && matches!(self.sem.call(s.id), Some(CallTarget::Method(_))) {
-                    self.error(s.span, "method calls are not allowed in proof scripts");
-                }
             }
-            StmtKind::New(..) | StmtKind::Call(..) if in_script => {
+            StmtKind::New(..) if in_script => {
                 self.error(s.span, "this statement is not allowed in proof scripts");
             }
             StmtKind::Goto(l) => {
@@ -217,9 +221,7 @@ impl<'a> Consistency<'a> {
                 if in_script {
                     self.error(s.span, "loops are not allowed in proof scripts");
                 }
-                if decreases.len() > 1 {
-                    self.error(decreases[0].span, "at most one decreases clause is allowed");
-                }
+                self.decreases_order(decreases);
                 self.block(body, labels, script.as_deref_mut());
             }
             StmtKind::Block(b) => self.block(b, labels, script.as_deref_mut()),
@@ -274,14 +276,11 @@ impl<'a> Consistency<'a> {
                 }
             }
             ExprKind::Unfolding(_, body) | ExprKind::Applying(_, body) => {
-                if self.impure(body) {
+                if self.impure(body) && (ctx.in_wand || ctx.place == Place::PredicateBody) {
                     self.error(e.span, "the body of unfolding and applying must be pure");
                 }
             }
             ExprKind::Binary(BinaryOp::Wand, l, r) => {
-                if ctx.place == Place::PredicateBody {
-                    self.error(e.span, "magic wands are not allowed in predicate bodies");
-                }
                 let inner = Ctx { place: ctx.place, labels: ctx.labels, in_wand: true };
                 self.expr(l, &inner);
                 self.expr(r, &inner);
@@ -304,7 +303,11 @@ impl<'a> Consistency<'a> {
                 }
             }
             ExprKind::FieldAccess(..) | ExprKind::Asserting(..) => {
-                if ctx.place == Place::Axiom {
+                let adt = matches!(
+                    self.sem.field_access(e.id),
+                    Some(crate::semantics::FieldTarget::AdtDestructor { .. } | crate::semantics::FieldTarget::AdtDiscriminator { .. })
+                );
+                if ctx.place == Place::Axiom && !adt {
                     self.error(e.span, "axioms must not depend on the heap");
                 }
             }
@@ -347,32 +350,45 @@ impl<'a> Consistency<'a> {
         }
     }
 
-    /// Functions whose preconditions or decreases clauses (transitively) call themselves,
-    /// and postconditions that call the function they belong to.
+    /// Functions whose preconditions or decreases clauses call a function that leads back to
+    /// them (through any calls), and postconditions of functions without a decreases clause
+    /// that lead back to the function through postconditions.
     fn recursion_in_specs(&mut self, program: &Program) {
-        let mut graph: HashMap<&str, Vec<String>> = HashMap::new();
-        let mut spans = Vec::new();
+        let mut all_calls: HashMap<&str, Vec<String>> = HashMap::new();
+        let mut functions = Vec::new();
         for item in &program.items {
             if let ItemKind::Function(f) = &item.kind {
-                let mut callees = Vec::new();
-                let exprs = f.contract.requires.iter().chain(visit::decreases_exprs(&f.contract.decreases));
-                for e in exprs {
-                    self.called_functions(e, &mut callees);
+                let mut spec = Vec::new();
+                for e in f.contract.requires.iter().chain(visit::decreases_exprs(&f.contract.decreases)) {
+                    self.called_functions(e, &mut spec);
                 }
-                graph.insert(&f.name.name, callees);
-                spans.push((&f.name.name, item.span));
-                for post in &f.contract.ensures {
-                    let mut called = Vec::new();
-                    self.called_functions(post, &mut called);
-                    if called.iter().any(|c| c == &f.name.name) {
-                        self.error(post.span, "a function's postcondition may not call the function itself");
-                    }
+                let mut posts = Vec::new();
+                for e in &f.contract.ensures {
+                    self.called_functions(e, &mut posts);
                 }
+                let mut all = spec.clone();
+                all.extend(posts.iter().cloned());
+                if let Some(b) = &f.body {
+                    self.called_functions(b, &mut all);
+                }
+                all_calls.insert(&f.name.name, all);
+                functions.push((f, item.span, spec));
             }
         }
-        for (name, span) in spans {
-            if reaches(&graph, name) {
+        for (f, span, spec) in functions {
+            let name = f.name.name.as_str();
+            if spec.iter().any(|g| g == name || reaches(&all_calls, g, name)) {
                 self.error(span, "the function's specification calls the function recursively");
+            }
+            if !f.contract.decreases.is_empty() {
+                continue;
+            }
+            for post in &f.contract.ensures {
+                let mut called = Vec::new();
+                self.called_functions(post, &mut called);
+                if called.iter().any(|g| g == name) {
+                    self.error(post.span, "a function's postcondition may not call the function itself");
+                }
             }
         }
     }
@@ -386,12 +402,12 @@ impl<'a> Consistency<'a> {
     }
 }
 
-/// Whether `start` reaches itself in the call graph.
-fn reaches(graph: &HashMap<&str, Vec<String>>, start: &str) -> bool {
+/// Whether `target` is reachable from `start` in the call graph.
+fn reaches(graph: &HashMap<&str, Vec<String>>, start: &str, target: &str) -> bool {
     let mut seen = HashSet::new();
     let mut stack: Vec<&str> = graph.get(start).map(|v| v.iter().map(String::as_str).collect()).unwrap_or_default();
     while let Some(n) = stack.pop() {
-        if n == start {
+        if n == target {
             return true;
         }
         if seen.insert(n) {

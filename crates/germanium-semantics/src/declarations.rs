@@ -10,11 +10,20 @@ use crate::types::Type;
 
 impl Checker {
     fn register(&mut self, name: &str, span: Span, what: Global) {
-        if self.globals.contains_key(name) {
+        if self.globals.contains_key(name) || self.destructors.contains_key(name) {
             self.name_error(span, format!("Duplicate identifier `{name}'"));
         } else {
             self.globals.insert(name.to_string(), what);
         }
+    }
+
+    fn register_destructor(&mut self, adt: &str, ctor: &str, name: &str, span: Span) {
+        let same_adt = self.destructors.get(name).is_some_and(|v| v.iter().any(|(a, _)| a == adt));
+        if same_adt || self.globals.contains_key(name) {
+            self.name_error(span, format!("Duplicate identifier `{name}'"));
+            return;
+        }
+        self.destructors.entry(name.to_string()).or_default().push((adt.to_string(), ctor.to_string()));
     }
 
     /// First pass: all global names in source order; ADT discriminators come last (they
@@ -48,11 +57,7 @@ impl Checker {
                     for c in &a.constructors {
                         self.register(&c.name.name, c.name.span, Global::Constructor);
                         for f in &c.fields {
-                            self.register(
-                                &f.name.name,
-                                f.name.span,
-                                Global::Destructor(a.name.name.clone(), c.name.name.clone()),
-                            );
+                            self.register_destructor(&a.name.name, &c.name.name, &f.name.name, f.name.span);
                         }
                         discriminators.push((
                             format!("is{}", c.name.name),
@@ -192,6 +197,7 @@ impl Checker {
                     params,
                     result,
                     has_body: f.body.is_some(),
+                    has_pre: !f.contract.requires.is_empty(),
                     span: item.span,
                 });
             }

@@ -71,6 +71,7 @@ pub struct FunctionInfo {
     pub params: Vec<VarId>,
     pub result: Type,
     pub has_body: bool,
+    pub has_pre: bool,
     pub span: Span,
 }
 
