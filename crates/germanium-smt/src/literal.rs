@@ -95,6 +95,12 @@ impl From<i128> for IntLit {
     }
 }
 
+impl From<i32> for IntLit {
+    fn from(value: i32) -> Self {
+        IntLit::Small(value.into())
+    }
+}
+
 impl From<i64> for IntLit {
     fn from(value: i64) -> Self {
         IntLit::Small(value.into())

@@ -1,6 +1,8 @@
 //! The SMT log: every command sent, one per line, and the solver's non-trivial answers as
 //! `;` comments, so that `z3 FILE.smt2` replays the session. A restart appears as
-//! `(reset)` followed by the replayed preamble and state.
+//! `(reset)` followed by the replayed preamble and state. A command that got no answer
+//! (the process died or was killed) is followed by a comment saying so; on replay, Z3 will
+//! answer it, which the original session never saw.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -15,8 +17,12 @@ pub(crate) struct SmtLog {
 
 impl SmtLog {
     pub(crate) fn create(path: &Path) -> Result<SmtLog, SolverError> {
-        let file = File::create(path).map_err(|source| SolverError::Log { path: path.to_path_buf(), source })?;
-        Ok(SmtLog { path: path.to_path_buf(), out: BufWriter::new(file) })
+        let file = File::create(path)
+            .map_err(|source| SolverError::Log { path: path.to_path_buf(), source })?;
+        let mut log = SmtLog { path: path.to_path_buf(), out: BufWriter::new(file) };
+        log.comment("SMT log written by germanium-smt; replay with `z3 FILE.smt2`.")?;
+        log.comment("Answers other than `success` follow their command as comments.")?;
+        Ok(log)
     }
 
     pub(crate) fn command(&mut self, text: &str) -> Result<(), SolverError> {

@@ -23,8 +23,15 @@ pub(crate) struct Z3Process {
     child: Child,
     stdin: BufWriter<ChildStdin>,
     answers: Receiver<Answer>,
-    stderr_tail: Arc<Mutex<String>>,
+    stderr_tail: Arc<Mutex<StderrTail>>,
     exited: bool,
+}
+
+#[derive(Default)]
+struct StderrTail {
+    text: String,
+    /// The reader saw end of file: `text` is complete.
+    closed: bool,
 }
 
 enum Answer {
@@ -70,7 +77,7 @@ impl Z3Process {
             let _ = child.wait();
             return Err(SolverError::Spawn { path: path.to_path_buf(), source });
         }
-        let stderr_tail = Arc::new(Mutex::new(String::new()));
+        let stderr_tail = Arc::new(Mutex::new(StderrTail::default()));
         let tail = Arc::clone(&stderr_tail);
         // Without the stderr reader Z3 could block on a full pipe; losing it only loses
         // diagnostics, so a failure to start it is ignored.
@@ -124,7 +131,19 @@ impl Z3Process {
                 Err(e) => break format!("status unknown ({e})"),
             }
         };
-        let stderr = self.stderr_tail.lock().map(|s| s.trim().to_string()).unwrap_or_default();
+        // Once the process is gone its stderr closes soon; give the reader a moment so the
+        // last words (often the reason for the exit) are included.
+        let deadline = Instant::now() + Duration::from_millis(200);
+        let stderr = loop {
+            let (text, closed) = match self.stderr_tail.lock() {
+                Ok(tail) => (tail.text.trim().to_string(), tail.closed),
+                Err(_) => (String::new(), true),
+            };
+            if closed || !self.exited || Instant::now() >= deadline {
+                break text;
+            }
+            thread::sleep(Duration::from_millis(5));
+        };
         if stderr.is_empty() {
             status
         } else {
@@ -172,20 +191,23 @@ fn read_answers(stdout: impl Read, sender: mpsc::Sender<Answer>) {
     }
 }
 
-fn keep_tail(stderr: impl Read, tail: Arc<Mutex<String>>) {
+fn keep_tail(stderr: impl Read, tail: Arc<Mutex<StderrTail>>) {
     let mut reader = BufReader::new(stderr);
     let mut line = Vec::new();
     while matches!(reader.read_until(b'\n', &mut line), Ok(n) if n > 0) {
         if let Ok(mut kept) = tail.lock() {
-            kept.push_str(&String::from_utf8_lossy(&line));
-            if kept.len() > STDERR_TAIL {
-                let mut cut = kept.len() - STDERR_TAIL;
-                while !kept.is_char_boundary(cut) {
+            kept.text.push_str(&String::from_utf8_lossy(&line));
+            if kept.text.len() > STDERR_TAIL {
+                let mut cut = kept.text.len() - STDERR_TAIL;
+                while !kept.text.is_char_boundary(cut) {
                     cut += 1;
                 }
-                kept.drain(..cut);
+                kept.text.drain(..cut);
             }
         }
         line.clear();
+    }
+    if let Ok(mut kept) = tail.lock() {
+        kept.closed = true;
     }
 }

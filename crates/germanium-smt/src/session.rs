@@ -183,12 +183,13 @@ impl Solver {
     pub fn restart(&mut self) -> Result<(), SolverError> {
         self.stop();
         self.stats.restarts += 1;
+        let depth = self.scope_depth();
         if let Some(log) = &mut self.log {
             log.comment(&format!(
-                "restart {}: new Z3 process, replaying {} declarations and {} scopes",
+                "restart {}: new Z3 process, replaying {} declarations and options, {} open scopes",
                 self.stats.restarts,
                 self.globals.len(),
-                self.frames.len()
+                depth
             ))?;
             log.command(&Command::Reset.to_string())?;
         }
@@ -416,9 +417,10 @@ impl Solver {
         }
         let process = self.process.as_mut().ok_or(SolverError::NotRunning)?;
         self.stats.commands += 1;
-        if process.send(&text).is_err() {
-            let detail = process.exit_detail();
+        if let Err(e) = process.send(&text) {
+            let detail = format!("cannot write to Z3 ({e}); {}", process.exit_detail());
             self.process = None;
+            let _ = self.comment(&format!("no answer, process stopped: {detail}"));
             return Err(SolverError::Died { command: excerpt(&text), detail });
         }
         match process.receive(guard) {
@@ -433,13 +435,13 @@ impl Solver {
             Err(ReceiveError::Timeout) => {
                 self.process = None;
                 let waited = guard.unwrap_or_default();
-                let _ = self.comment(&format!("no answer within {waited:?}; process killed"));
+                let _ = self.comment(&format!("no answer within {waited:?}, process killed"));
                 Err(SolverError::Unresponsive { command: excerpt(&text), waited })
             }
             Err(ReceiveError::Closed(why)) => {
                 let detail = format!("{why}; {}", process.exit_detail());
                 self.process = None;
-                let _ = self.comment(&format!("process stopped: {detail}"));
+                let _ = self.comment(&format!("no answer, process stopped: {detail}"));
                 Err(SolverError::Died { command: excerpt(&text), detail })
             }
         }
