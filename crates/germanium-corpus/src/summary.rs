@@ -51,6 +51,14 @@ pub fn group_table(results: &[FileResult]) -> String {
         groups[index].1.add(result);
         total.add(result);
     }
+    // Viper's directories in their usual order, then the seed tests.
+    let rank = |group: &str| {
+        crate::corpus::VIPER_VERIFICATION_DIRS
+            .iter()
+            .position(|d| *d == group)
+            .unwrap_or(usize::MAX)
+    };
+    groups.sort_by_key(|(group, _)| rank(group));
     groups.push(("total".to_string(), total));
     let mut out = String::new();
     let _ = writeln!(
