@@ -69,10 +69,11 @@ fn run(path: &Path) -> BTreeSet<(String, u32, String)> {
     let mut sources = SourceMap::new();
     let mut ids = NodeIdGen::default();
     let (mut program, mut diags) = load_program(path, &[], &mut sources, &mut ids);
-    if diags.is_empty() {
+    let blocking = |d: &Vec<germanium_syntax::Diagnostic>| d.iter().any(|x| x.id == "parser.error");
+    if !blocking(&diags) {
         diags.extend(expand_macros(&mut program, &mut ids));
     }
-    if diags.is_empty() {
+    if !blocking(&diags) {
         let (_, d) = germanium_semantics::check_program(&program, ids.count());
         diags.extend(d);
     }

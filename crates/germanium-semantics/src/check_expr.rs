@@ -773,7 +773,8 @@ impl Checker {
             ExprKind::FieldAccess(..) => {
                 !matches!(self.pending_field_of(e), Some(FieldTarget::AdtDiscriminator { .. }) | None)
             }
-            ExprKind::Index(..) | ExprKind::Binary(BinaryOp::In, _, _) | ExprKind::Length(_) => true,
+            ExprKind::Index(..) | ExprKind::Length(_) => true,
+            ExprKind::Binary(BinaryOp::In | BinaryOp::Subset, _, _) => true,
             ExprKind::Old(_, inner) | ExprKind::Annotated(_, inner) | ExprKind::Ascribed(inner, _) => {
                 self.valid_trigger(inner)
             }

@@ -27,11 +27,13 @@ impl Checker {
         match &s.kind {
             StmtKind::VarDecl(vars, init) => {
                 let mut targets = Vec::new();
-                for v in vars {
+                for (i, v) in vars.iter().enumerate() {
                     let ty = self.resolve_type(&v.ty);
+                    let id = self.declare(&v.name.name, v.name.span, ty.clone(), VarKind::Local);
+                    self.sem.binders.insert((s.id, i), id);
                     targets.push(ty);
                 }
-                // The initialiser is checked before the variables come into scope.
+                // As in Viper, `var x: T := e` is a declaration followed by an assignment.
                 if let Some(init) = init {
                     if let Some((name, args)) = self.method_call(init) {
                         self.method_call_types(s, init.id, name, args, &targets, &[]);
@@ -41,10 +43,6 @@ impl Checker {
                     } else {
                         self.check_top(init, Expect::Value(targets[0].clone()));
                     }
-                }
-                for (i, (v, ty)) in vars.iter().zip(targets).enumerate() {
-                    let id = self.declare(&v.name.name, v.name.span, ty, VarKind::Local);
-                    self.sem.binders.insert((s.id, i), id);
                 }
             }
             StmtKind::Assign(targets, rhs) => {
@@ -96,6 +94,10 @@ impl Checker {
                 }
                 if let NewFields::Fields(fs) = fields {
                     for f in fs {
+                        if self.lookup_local(&f.name).is_some() {
+                            self.type_error(s.span, "expected a field as argument");
+                            continue;
+                        }
                         match self.globals.get(&f.name) {
                             Some(Global::Field) => {}
                             None => self.name_error(f.span, format!("identifier {} not defined.", f.name)),
@@ -272,7 +274,7 @@ impl Checker {
                 let info = self.sem.var(v).clone();
                 Semantics::set(&mut self.sem.expr_types, t.id, info.ty.clone());
                 match info.kind {
-                    VarKind::Local | VarKind::Param | VarKind::Return => info.ty,
+                    VarKind::Local | VarKind::Return => info.ty,
                     _ => {
                         self.type_error(s.span, "expected variable as lhs");
                         Type::Error

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use germanium_syntax::ast::*;
 use germanium_syntax::{Diagnostic, Span};
 
-use crate::semantics::{CallTarget, Semantics, VarId, VarKind};
+use crate::semantics::{CallTarget, Semantics, VarId};
 use crate::types::Type;
 use crate::visit;
 
@@ -27,6 +27,8 @@ enum Place {
 
 struct Ctx<'a> {
     place: Place,
+    /// In `inhale`/`assume`, where `unfolding` may have an impure body.
+    inhaled: bool,
     labels: Option<&'a HashSet<String>>,
     /// Inside a magic wand or a package proof script (`old[lhs]` and `lhs` allowed).
     in_wand: bool,
@@ -63,7 +65,7 @@ impl<'a> Consistency<'a> {
                         }
                     }
                     for a in &d.axioms {
-                        self.expr(&a.body, &Ctx { place: Place::Axiom, labels: None, in_wand: false });
+                        self.expr(&a.body, &Ctx { inhaled: false, place: Place::Axiom, labels: None, in_wand: false });
                     }
                 }
                 ItemKind::Adt(a) => {
@@ -72,18 +74,18 @@ impl<'a> Consistency<'a> {
                     }
                 }
                 ItemKind::Function(f) => {
-                    let spec = Ctx { place: Place::FunctionSpec, labels: None, in_wand: false };
+                    let spec = Ctx { inhaled: false, place: Place::FunctionSpec, labels: None, in_wand: false };
                     for e in f.contract.requires.iter().chain(&f.contract.ensures) {
                         self.expr(e, &spec);
                     }
                     self.decreases(&f.contract.decreases);
                     if let Some(b) = &f.body {
-                        self.expr(b, &Ctx { place: Place::FunctionBody, labels: None, in_wand: false });
+                        self.expr(b, &Ctx { inhaled: false, place: Place::FunctionBody, labels: None, in_wand: false });
                     }
                 }
                 ItemKind::Predicate(p) => {
                     if let Some(b) = &p.body {
-                        self.expr(b, &Ctx { place: Place::PredicateBody, labels: None, in_wand: false });
+                        self.expr(b, &Ctx { inhaled: false, place: Place::PredicateBody, labels: None, in_wand: false });
                     }
                 }
                 ItemKind::Method(m) => self.method(m),
@@ -94,7 +96,7 @@ impl<'a> Consistency<'a> {
 
     fn decreases(&mut self, ds: &[Decreases]) {
         self.decreases_order(ds);
-        let ctx = Ctx { place: Place::Decreases, labels: None, in_wand: false };
+        let ctx = Ctx { inhaled: false, place: Place::Decreases, labels: None, in_wand: false };
         for e in visit::decreases_exprs(ds) {
             self.expr(e, &ctx);
         }
@@ -127,7 +129,7 @@ impl<'a> Consistency<'a> {
         let returns: HashSet<VarId> =
             self.sem.methods.get(&m.name.name).map(|i| i.returns.iter().copied().collect()).unwrap_or_default();
         for pre in &m.contract.requires {
-            self.expr(pre, &Ctx { place: Place::MethodPre, labels: Some(&labels), in_wand: false });
+            self.expr(pre, &Ctx { inhaled: false, place: Place::MethodPre, labels: Some(&labels), in_wand: false });
             let mut uses_return = None;
             visit::walk_expr(pre, &mut |x| {
                 if let ExprKind::Ident(_) = x.kind {
@@ -141,7 +143,7 @@ impl<'a> Consistency<'a> {
             }
         }
         for post in &m.contract.ensures {
-            self.expr(post, &Ctx { place: Place::MethodPost, labels: Some(&labels), in_wand: false });
+            self.expr(post, &Ctx { inhaled: false, place: Place::MethodPost, labels: Some(&labels), in_wand: false });
         }
         self.decreases(&m.contract.decreases);
         if let Some(b) = &m.body {
@@ -159,7 +161,8 @@ impl<'a> Consistency<'a> {
 
     fn stmt(&mut self, s: &Stmt, labels: &HashSet<String>, mut script: Option<&mut HashSet<VarId>>) {
         let in_script = script.is_some();
-        let ctx = Ctx { place: Place::MethodBody, labels: Some(labels), in_wand: in_script };
+        let inhaled = matches!(s.kind, StmtKind::Inhale(_) | StmtKind::Assume(_));
+        let ctx = Ctx { inhaled, place: Place::MethodBody, labels: Some(labels), in_wand: in_script };
         for e in visit::stmt_exprs(s) {
             self.expr(e, &ctx);
         }
@@ -180,9 +183,6 @@ impl<'a> Consistency<'a> {
                         ExprKind::Ident(id) => {
                             let var = self.sem.idents.get(t.id.0 as usize).copied().flatten();
                             if let Some(v) = var {
-                                if self.sem.var(v).kind == VarKind::Param {
-                                    self.error(s.span, format!("cannot assign to method argument {}", id.name));
-                                }
                                 if let Some(set) = script.as_deref() {
                                     if !set.contains(&v) {
                                         self.error(s.span, "proof scripts may only assign to their own local variables");
@@ -240,8 +240,15 @@ impl<'a> Consistency<'a> {
             ExprKind::Acc(loc, amount) => {
                 self.expr(loc, ctx);
                 if let Some(a) = amount {
-                    if !matches!(a.kind, ExprKind::Wildcard) {
-                        self.expr(a, ctx);
+                    match &a.kind {
+                        ExprKind::Wildcard => {}
+                        // `c ? wildcard : none` is still a wildcard amount.
+                        ExprKind::Cond(c, x, y)
+                            if [x, y].iter().all(|z| matches!(z.kind, ExprKind::Wildcard | ExprKind::NoPerm)) =>
+                        {
+                            self.expr(c, ctx)
+                        }
+                        _ => self.expr(a, ctx),
                     }
                 }
                 return;
@@ -276,14 +283,16 @@ impl<'a> Consistency<'a> {
                 }
             }
             ExprKind::Unfolding(_, body) | ExprKind::Applying(_, body) => {
-                if self.impure(body) && (ctx.in_wand || ctx.place == Place::PredicateBody) {
+                if self.impure(body) && (ctx.in_wand || !ctx.inhaled) {
                     self.error(e.span, "the body of unfolding and applying must be pure");
                 }
             }
             ExprKind::Binary(BinaryOp::Wand, l, r) => {
-                let inner = Ctx { place: ctx.place, labels: ctx.labels, in_wand: true };
-                self.expr(l, &inner);
-                self.expr(r, &inner);
+                // `old[lhs]` refers to the state of the left side: only the right side may use it.
+                let left = Ctx { inhaled: false, place: ctx.place, labels: ctx.labels, in_wand: false };
+                let right = Ctx { inhaled: false, place: ctx.place, labels: ctx.labels, in_wand: true };
+                self.expr(l, &left);
+                self.expr(r, &right);
                 return;
             }
             ExprKind::Old(label, _) => self.old(e, label.as_ref(), ctx),

@@ -43,3 +43,6 @@ pub fn check_program(program: &Program, node_count: usize) -> (Semantics, Vec<Di
     let errors = consistency.errors;
     (checker.sem, errors)
 }
+
+#[cfg(test)]
+mod tests;
