@@ -183,7 +183,7 @@ mod tests {
         assert_eq!(kinds("x$1 _y 12 \"a b\" // c\n /* d \n e */ z"), vec![
             Ident, Ident, Int, Str, Ident, Eof
         ]);
-        assert_eq!(kinds("1..2"), vec![Int, Sym(Sym::DotDot), Int, Eof]);
+        assert_eq!(kinds("1..2"), vec![Int, Sym(crate::token::Sym::DotDot), Int, Eof]);
     }
 
     #[test]

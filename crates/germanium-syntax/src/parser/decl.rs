@@ -35,9 +35,13 @@ impl Parser<'_> {
                 _ => {}
             }
         }
-        if self.pos == start {
-            self.bump();
+        // Resume after the token the error was found at.
+        match self.peek().kind {
+            TokenKind::Sym(Sym::LBrace) => depth += 1,
+            TokenKind::Sym(Sym::RBrace) => depth -= 1,
+            _ => {}
         }
+        self.bump();
         while !self.at_eof() {
             let t = self.peek();
             match t.kind {

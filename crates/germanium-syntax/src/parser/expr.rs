@@ -17,7 +17,7 @@
 //! Binary operators are parsed with an explicit operator stack, so long chains such as
 //! `a && b && ... && z` need no recursion.
 
-use super::{PResult, Parser, MAX_DEPTH};
+use super::{PResult, Parser, MAX_CHAIN};
 use crate::ast::{
     Annotation, BinaryOp, CollectionKind, Expr, ExprKind, Ident, QuantifierKind, Trigger,
     UnaryOp, VarDecl,
@@ -44,11 +44,17 @@ impl Parser<'_> {
     }
 
     /// `c1 ? t1 : c2 ? t2 : e`, folded to the right without recursion on the else side.
+    #[inline(never)]
     fn parse_ite(&mut self) -> PResult<Expr> {
         let first = self.parse_binary()?;
         if !self.at_sym(Sym::Question) {
             return Ok(first);
         }
+        self.parse_cond_tail(first)
+    }
+
+    #[inline(never)]
+    fn parse_cond_tail(&mut self, first: Expr) -> PResult<Expr> {
         let mut branches = Vec::new();
         let mut cond = first;
         let otherwise = loop {
@@ -111,6 +117,7 @@ impl Parser<'_> {
     }
 
     /// Levels 1 to 9 (see the module documentation).
+    #[inline(never)]
     fn parse_binary(&mut self) -> PResult<Expr> {
         let first = self.parse_unary()?;
         let mut operands = vec![Operand { expr: first, chained: false }];
@@ -118,9 +125,9 @@ impl Parser<'_> {
         let mut count = 0u32;
         while let Some((op, prec, right_assoc)) = self.peek_binop() {
             count += 1;
-            if count + self.depth > MAX_DEPTH {
+            if count > MAX_CHAIN {
                 let t = self.peek();
-                return Err(self.error_at(t, format!("expression too long or nested too deep (more than {MAX_DEPTH} operators)")));
+                return Err(self.error_at(t, format!("expression too long (more than {MAX_CHAIN} operators in a row)")));
             }
             while let Some(&(_, top)) = ops.last() {
                 let reduce = if op == BinaryOp::Wand { top > PREC_WAND } else { top > prec || (top == prec && !right_assoc) };
@@ -154,6 +161,7 @@ impl Parser<'_> {
         }
     }
 
+    #[inline(never)]
     fn reduce(&mut self, operands: &mut Vec<Operand>, ops: &mut Vec<(BinaryOp, u8)>) {
         let (Some((op, prec)), Some(right), Some(left)) = (ops.pop(), operands.pop(), operands.pop()) else {
             return;
@@ -188,6 +196,7 @@ impl Parser<'_> {
     }
 
     /// Prefix `-` and `!` (iteratively), then a suffixed atom.
+    #[inline(never)]
     fn parse_unary(&mut self) -> PResult<Expr> {
         let bracketed = std::mem::take(&mut self.bracketed);
         let mut prefixes = Vec::new();
@@ -218,6 +227,7 @@ impl Parser<'_> {
     }
 
     /// An atom followed by field accesses and index, slice and update suffixes.
+    #[inline(never)]
     pub(super) fn parse_suffixed(&mut self, bracketed: bool) -> PResult<Expr> {
         let mut e = self.parse_atom(bracketed)?;
         loop {
@@ -227,95 +237,120 @@ impl Parser<'_> {
                 let span = e.span.to(field.span);
                 e = self.mk_expr(ExprKind::FieldAccess(Box::new(e), field), span);
             } else if self.at_sym(Sym::LBracket) {
-                self.bump();
-                let kind = if self.eat_sym(Sym::DotDot) {
-                    let hi = self.parse_exp()?;
-                    ExprKind::Slice(Box::new(e), None, Some(Box::new(hi)))
-                } else {
-                    let i = self.parse_exp()?;
-                    if self.eat_sym(Sym::Assign) {
-                        let v = self.parse_exp()?;
-                        ExprKind::Update(Box::new(e), Box::new(i), Box::new(v))
-                    } else if self.eat_sym(Sym::DotDot) {
-                        let hi = if self.at_sym(Sym::RBracket) { None } else { Some(Box::new(self.parse_exp()?)) };
-                        ExprKind::Slice(Box::new(e), Some(Box::new(i)), hi)
-                    } else {
-                        ExprKind::Index(Box::new(e), Box::new(i))
-                    }
-                };
-                let close = self.expect_sym(Sym::RBracket)?;
-                let start = match &kind {
-                    ExprKind::Slice(b, ..) | ExprKind::Update(b, ..) | ExprKind::Index(b, _) => b.span.start,
-                    _ => close.start,
-                };
-                let span = self.span(start, close.end);
-                e = self.mk_expr(kind, span);
+                e = self.parse_index_suffix(e)?;
             } else {
                 return Ok(e);
             }
         }
     }
 
+    /// `[i]`, `[i := v]`, `[a..b]`, `[a..]`, `[..b]` after `e`.
+    #[inline(never)]
+    fn parse_index_suffix(&mut self, e: Expr) -> PResult<Expr> {
+        self.bump();
+        let kind = if self.eat_sym(Sym::DotDot) {
+            let hi = self.parse_exp()?;
+            ExprKind::Slice(Box::new(e), None, Some(Box::new(hi)))
+        } else {
+            let i = self.parse_exp()?;
+            if self.eat_sym(Sym::Assign) {
+                let v = self.parse_exp()?;
+                ExprKind::Update(Box::new(e), Box::new(i), Box::new(v))
+            } else if self.eat_sym(Sym::DotDot) {
+                let hi = if self.at_sym(Sym::RBracket) { None } else { Some(Box::new(self.parse_exp()?)) };
+                ExprKind::Slice(Box::new(e), Some(Box::new(i)), hi)
+            } else {
+                ExprKind::Index(Box::new(e), Box::new(i))
+            }
+        };
+        let close = self.expect_sym(Sym::RBracket)?;
+        let start = match &kind {
+            ExprKind::Slice(b, ..) | ExprKind::Update(b, ..) | ExprKind::Index(b, _) => b.span.start,
+            _ => close.start,
+        };
+        let span = self.span(start, close.end);
+        Ok(self.mk_expr(kind, span))
+    }
+
+    #[inline(never)]
     fn parse_atom(&mut self, bracketed: bool) -> PResult<Expr> {
         let t = self.peek();
-        let start = t.start;
         match t.kind {
             TokenKind::Int => {
                 self.bump();
                 let text = self.tok_text(t).to_string();
                 Ok(self.mk_expr(ExprKind::IntLit(text), self.tok_span(t)))
             }
-            TokenKind::Sym(Sym::At) => {
-                let ann = self.parse_annotation()?;
-                let inner = self.parse_paren_or_atom()?;
-                let span = self.span(start, inner.span.end);
-                Ok(self.mk_expr(ExprKind::Annotated(ann, Box::new(inner)), span))
-            }
+            TokenKind::Sym(Sym::At) => self.parse_annotated_atom(),
             TokenKind::Sym(Sym::LParen) => self.parse_paren_or_atom(),
-            TokenKind::Sym(Sym::Bar) => {
-                self.bump();
-                let inner = self.parse_exp()?;
-                self.expect_sym(Sym::Bar)?;
-                Ok(self.mk_expr(ExprKind::Length(Box::new(inner)), self.span_from(start)))
-            }
-            TokenKind::Sym(Sym::LBracket) => {
-                self.bump();
-                let a = self.parse_exp()?;
-                if self.eat_sym(Sym::Comma) {
-                    let b = self.parse_exp()?;
-                    self.expect_sym(Sym::RBracket)?;
-                    Ok(self.mk_expr(ExprKind::InhaleExhale(Box::new(a), Box::new(b)), self.span_from(start)))
-                } else if self.eat_sym(Sym::DotDot) {
-                    let b = self.parse_exp()?;
-                    self.expect_sym(Sym::RParen)?;
-                    Ok(self.mk_expr(ExprKind::Range(Box::new(a), Box::new(b)), self.span_from(start)))
-                } else {
-                    Err(self.error_expected("`,` or `..`"))
-                }
-            }
+            TokenKind::Sym(Sym::Bar) => self.parse_length(),
+            TokenKind::Sym(Sym::LBracket) => self.parse_bracket_atom(),
             TokenKind::Ident => {
                 let word = self.tok_text(t);
                 if super::is_keyword(word) || matches!(word, "asserting") {
                     return self.parse_keyword_atom(word);
                 }
-                let name = self.ident()?;
-                if self.at_call_paren() {
-                    let args = self.arg_list()?;
-                    let call = self.mk_expr(ExprKind::Call(name, args), self.span_from(start));
-                    if bracketed && self.eat_sym(Sym::Colon) {
-                        let ty = self.parse_type()?;
-                        return Ok(self.mk_expr(ExprKind::Ascribed(Box::new(call), ty), self.span_from(start)));
-                    }
-                    return Ok(call);
-                }
-                let span = name.span;
-                Ok(self.mk_expr(ExprKind::Ident(name), span))
+                self.parse_name_atom(bracketed)
             }
             _ => Err(self.error_expected("expression")),
         }
     }
 
+    #[inline(never)]
+    fn parse_annotated_atom(&mut self) -> PResult<Expr> {
+        let start = self.peek().start;
+        let ann = self.parse_annotation()?;
+        let inner = self.parse_paren_or_atom()?;
+        let span = self.span(start, inner.span.end);
+        Ok(self.mk_expr(ExprKind::Annotated(ann, Box::new(inner)), span))
+    }
+
+    #[inline(never)]
+    fn parse_length(&mut self) -> PResult<Expr> {
+        let start = self.bump().start;
+        let inner = self.parse_exp()?;
+        self.expect_sym(Sym::Bar)?;
+        Ok(self.mk_expr(ExprKind::Length(Box::new(inner)), self.span_from(start)))
+    }
+
+    /// `[a, b]` (inhale-exhale) or `[a..b)` (range).
+    #[inline(never)]
+    fn parse_bracket_atom(&mut self) -> PResult<Expr> {
+        let start = self.bump().start;
+        let a = self.parse_exp()?;
+        if self.eat_sym(Sym::Comma) {
+            let b = self.parse_exp()?;
+            self.expect_sym(Sym::RBracket)?;
+            Ok(self.mk_expr(ExprKind::InhaleExhale(Box::new(a), Box::new(b)), self.span_from(start)))
+        } else if self.eat_sym(Sym::DotDot) {
+            let b = self.parse_exp()?;
+            self.expect_sym(Sym::RParen)?;
+            Ok(self.mk_expr(ExprKind::Range(Box::new(a), Box::new(b)), self.span_from(start)))
+        } else {
+            Err(self.error_expected("`,` or `..`"))
+        }
+    }
+
+    /// A variable or a call `f(args)`, typed `(f(args): T)` right after `(`.
+    #[inline(never)]
+    fn parse_name_atom(&mut self, bracketed: bool) -> PResult<Expr> {
+        let start = self.peek().start;
+        let name = self.ident()?;
+        if self.at_call_paren() {
+            let args = self.arg_list()?;
+            let call = self.mk_expr(ExprKind::Call(name, args), self.span_from(start));
+            if bracketed && self.eat_sym(Sym::Colon) {
+                let ty = self.parse_type()?;
+                return Ok(self.mk_expr(ExprKind::Ascribed(Box::new(call), ty), self.span_from(start)));
+            }
+            return Ok(call);
+        }
+        let span = name.span;
+        Ok(self.mk_expr(ExprKind::Ident(name), span))
+    }
+
     /// `( e )` or an atom (after an annotation).
+    #[inline(never)]
     fn parse_paren_or_atom(&mut self) -> PResult<Expr> {
         if self.at_sym(Sym::LParen) {
             self.bump();
@@ -354,6 +389,7 @@ impl Parser<'_> {
         Ok(e)
     }
 
+    #[inline(never)]
     fn parse_keyword_atom(&mut self, word: &str) -> PResult<Expr> {
         let t = self.peek();
         let start = t.start;
@@ -527,6 +563,7 @@ impl Parser<'_> {
     }
 
     /// `acc(loc[, amount])`.
+    #[inline(never)]
     fn parse_acc(&mut self) -> PResult<Expr> {
         let start = self.bump().start;
         self.expect_sym(Sym::LParen)?;
@@ -538,6 +575,7 @@ impl Parser<'_> {
     }
 
     /// `acc(P(x), p)` or `P(x)`, as after `unfolding`, `fold` and `unfold`.
+    #[inline(never)]
     pub(super) fn parse_predicate_access(&mut self) -> PResult<Expr> {
         if self.at_kw("acc") {
             return self.parse_acc();
@@ -584,6 +622,7 @@ impl Parser<'_> {
     }
 
     /// `@name("arg", ...)`; the name may contain dots.
+    #[inline(never)]
     pub(super) fn parse_annotation(&mut self) -> PResult<Annotation> {
         let at = self.expect_sym(Sym::At)?;
         let first = self.peek();

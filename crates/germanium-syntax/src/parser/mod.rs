@@ -26,8 +26,14 @@ use crate::lexer;
 use crate::token::{Sym, Token, TokenKind};
 use crate::{Diagnostic, FileId, Span};
 
-/// Deepest nesting of expressions, statements and types (and longest operator chain) accepted.
-pub const MAX_DEPTH: u32 = 1000;
+/// Deepest nesting of expressions, statements and types accepted. Parsing and every later
+/// pass recurse over the tree, so this bounds their stack use (a few hundred bytes per level
+/// in each pass; threads have 2 MiB by default).
+pub const MAX_DEPTH: u32 = 256;
+
+/// Longest chain of binary operators in one expression (parsed without recursion, but later
+/// passes recurse along the resulting tree).
+pub const MAX_CHAIN: u32 = 2000;
 
 /// Words Viper reserves: they can never name a declaration or variable.
 pub const KEYWORDS: &[&str] = &[
