@@ -53,7 +53,10 @@ impl Term {
             Some(value) => Term::real_lit(value),
             None => Term::op(
                 Op::RealDiv,
-                vec![Term::real_lit(RealLit::integer(num)), Term::real_lit(RealLit::integer(den))],
+                vec![
+                    Term::real_lit(RealLit::integer(num)),
+                    Term::real_lit(RealLit::integer(den)),
+                ],
                 Sort::Real,
             ),
         }
@@ -319,7 +322,10 @@ impl Term {
                 return Term::real_lit(q);
             }
         }
-        if rhs.as_real().is_some_and(|r| *r == RealLit::integer(IntLit::Small(1))) {
+        if rhs
+            .as_real()
+            .is_some_and(|r| *r == RealLit::integer(IntLit::Small(1)))
+        {
             return lhs;
         }
         Term::op(Op::RealDiv, vec![lhs, rhs], Sort::Real)
@@ -357,7 +363,10 @@ impl Term {
         if lhs == rhs {
             return Term::bool(reflexive);
         }
-        if let Some(order) = Number::of(&lhs).zip(Number::of(&rhs)).and_then(|(a, b)| a.cmp(&b)) {
+        if let Some(order) = Number::of(&lhs)
+            .zip(Number::of(&rhs))
+            .and_then(|(a, b)| a.cmp(&b))
+        {
             use std::cmp::Ordering::*;
             let holds = match op {
                 Op::Lt => order == Less,
@@ -634,11 +643,20 @@ mod tests {
     fn junctions_flatten_dedupe_and_absorb() {
         let (p, q, r) = (bool_const("p"), bool_const("q"), bool_const("r"));
         let pq = Term::and(vec![p.clone(), q.clone()]);
-        expect(Term::and(vec![pq.clone(), r.clone(), p.clone()]), "(and p q r)");
+        expect(
+            Term::and(vec![pq.clone(), r.clone(), p.clone()]),
+            "(and p q r)",
+        );
         expect(Term::and(vec![pq, Term::not(q.clone())]), "false");
-        expect(Term::or(vec![p.clone(), Term::not(p.clone()), q.clone()]), "true");
+        expect(
+            Term::or(vec![p.clone(), Term::not(p.clone()), q.clone()]),
+            "true",
+        );
         // `or` inside `and` is not flattened.
-        expect(Term::and(vec![Term::or(vec![p.clone(), q.clone()]), r]), "(and (or p q) r)");
+        expect(
+            Term::and(vec![Term::or(vec![p.clone(), q.clone()]), r]),
+            "(and (or p q) r)",
+        );
     }
 
     #[test]
@@ -669,7 +687,10 @@ mod tests {
         expect(Term::eq(Term::real(1, 2), Term::real(2, 4)), "true");
         expect(Term::eq(p.clone(), Term::tt()), "p");
         expect(Term::eq(Term::ff(), p.clone()), "(not p)");
-        expect(Term::distinct(vec![x.clone(), y.clone(), x.clone()]), "false");
+        expect(
+            Term::distinct(vec![x.clone(), y.clone(), x.clone()]),
+            "false",
+        );
         expect(Term::distinct(vec![Term::int(1), Term::int(2)]), "true");
         expect(Term::distinct(vec![x]), "true");
     }
@@ -677,14 +698,23 @@ mod tests {
     #[test]
     fn integer_arithmetic_folds() {
         let (x, y) = (int_const("x"), int_const("y"));
-        expect(Term::add(vec![Term::int(2), x.clone(), Term::int(3)]), "(+ x 5)");
+        expect(
+            Term::add(vec![Term::int(2), x.clone(), Term::int(3)]),
+            "(+ x 5)",
+        );
         expect(Term::add(vec![Term::int(2), Term::int(-2), x.clone()]), "x");
-        expect(Term::add(vec![Term::add(vec![x.clone(), y.clone()]), Term::int(1)]), "(+ x y 1)");
+        expect(
+            Term::add(vec![Term::add(vec![x.clone(), y.clone()]), Term::int(1)]),
+            "(+ x y 1)",
+        );
         expect(Term::add(Vec::new()), "0");
         expect(Term::sub(Term::int(2), Term::int(5)), "(- 3)");
         expect(Term::sub(x.clone(), x.clone()), "0");
         expect(Term::sub(x.clone(), Term::int(0)), "x");
-        expect(Term::mul(vec![Term::int(2), x.clone(), Term::int(3)]), "(* x 6)");
+        expect(
+            Term::mul(vec![Term::int(2), x.clone(), Term::int(3)]),
+            "(* x 6)",
+        );
         expect(Term::mul(vec![Term::int(0), x.clone()]), "0");
         expect(Term::mul(vec![Term::int(1), x.clone()]), "x");
         expect(Term::neg(Term::neg(x.clone())), "x");
@@ -708,8 +738,14 @@ mod tests {
         expect(Term::modulo(Term::int(7), Term::int(0)), "(mod 7 0)");
         expect(Term::int_div(x.clone(), Term::int(1)), "x");
         expect(Term::modulo(x.clone(), Term::int(1)), "0");
-        expect(Term::real_div(Term::real(1, 1), Term::real(3, 1)), "(/ 1.0 3.0)");
-        expect(Term::real_div(Term::real(1, 1), Term::real(0, 1)), "(/ 1.0 0.0)");
+        expect(
+            Term::real_div(Term::real(1, 1), Term::real(3, 1)),
+            "(/ 1.0 3.0)",
+        );
+        expect(
+            Term::real_div(Term::real(1, 1), Term::real(0, 1)),
+            "(/ 1.0 0.0)",
+        );
     }
 
     #[test]
@@ -721,17 +757,25 @@ mod tests {
         let product = Term::mul(vec![max.clone(), Term::int(2)]);
         assert_eq!(product.to_string(), format!("(* 2 {})", i128::MAX));
         let min = Term::int_lit(IntLit::Small(i128::MIN));
-        expect(Term::int_div(min.clone(), Term::int(-1)), &format!("(div {} (- 1))", min));
+        expect(
+            Term::int_div(min.clone(), Term::int(-1)),
+            &format!("(div {} (- 1))", min),
+        );
         let big = Term::int_from_text("1000000000000000000000000000000000000000000").unwrap();
-        expect(Term::add(vec![big.clone(), Term::int(1)]),
-            "(+ 1000000000000000000000000000000000000000000 1)");
+        expect(
+            Term::add(vec![big.clone(), Term::int(1)]),
+            "(+ 1000000000000000000000000000000000000000000 1)",
+        );
     }
 
     #[test]
     fn reals_fold_exactly() {
         let half = Term::real(1, 2);
         expect(Term::add(vec![half.clone(), half.clone()]), "1.0");
-        expect(Term::mul(vec![half.clone(), Term::real(2, 3)]), "(/ 1.0 3.0)");
+        expect(
+            Term::mul(vec![half.clone(), Term::real(2, 3)]),
+            "(/ 1.0 3.0)",
+        );
         expect(Term::sub(half.clone(), Term::real(1, 1)), "(- (/ 1.0 2.0))");
         expect(Term::lt(Term::real(1, 3), half.clone()), "true");
         expect(Term::to_real(Term::int(3)), "3.0");
@@ -741,11 +785,17 @@ mod tests {
 
     #[test]
     fn arrays_read_over_write() {
-        let a = Term::constant(&FunDecl::constant(Symbol::user("a"), Sort::array(Sort::Int, Sort::Bool)));
+        let a = Term::constant(&FunDecl::constant(
+            Symbol::user("a"),
+            Sort::array(Sort::Int, Sort::Bool),
+        ));
         let (i, j) = (int_const("i"), int_const("j"));
         let stored = Term::store(a.clone(), i.clone(), Term::tt());
         expect(Term::select(stored.clone(), i.clone()), "true");
-        expect(Term::select(stored.clone(), j.clone()), "(select (store a i true) j)");
+        expect(
+            Term::select(stored.clone(), j.clone()),
+            "(select (store a i true) j)",
+        );
         let stored_at_1 = Term::store(a, Term::int(1), Term::tt());
         expect(Term::select(stored_at_1, Term::int(2)), "(select a 2)");
         assert_eq!(*Term::select(stored, j).sort(), Sort::Bool);
@@ -754,7 +804,10 @@ mod tests {
     #[test]
     fn binders_without_content_disappear() {
         let x = Symbol::user("x");
-        expect(Term::forall(vec![(x.clone(), Sort::Int)], Term::tt(), vec![]), "true");
+        expect(
+            Term::forall(vec![(x.clone(), Sort::Int)], Term::tt(), vec![]),
+            "true",
+        );
         expect(Term::exists(Vec::new(), bool_const("p"), vec![]), "p");
         expect(Term::let_in(Vec::new(), bool_const("p")), "p");
     }
@@ -762,7 +815,12 @@ mod tests {
     #[test]
     fn equal_terms_built_separately_are_equal_and_hash_alike() {
         use std::collections::HashSet;
-        let build = || Term::add(vec![int_const("x"), Term::mul(vec![int_const("y"), Term::int(2)])]);
+        let build = || {
+            Term::add(vec![
+                int_const("x"),
+                Term::mul(vec![int_const("y"), Term::int(2)]),
+            ])
+        };
         let (a, b) = (build(), build());
         assert!(!a.same_node(&b));
         assert_eq!(a, b);
@@ -777,9 +835,18 @@ mod tests {
     #[test]
     fn sorts_are_computed() {
         let x = int_const("x");
-        assert_eq!(*Term::add(vec![x.clone(), Term::to_real(x.clone())]).sort(), Sort::Real);
+        assert_eq!(
+            *Term::add(vec![x.clone(), Term::to_real(x.clone())]).sort(),
+            Sort::Real
+        );
         assert_eq!(*Term::lt(x.clone(), Term::int(1)).sort(), Sort::Bool);
-        assert_eq!(*Term::ite(bool_const("p"), x.clone(), Term::int(1)).sort(), Sort::Int);
-        assert_eq!(*Term::real_div(Term::to_real(x.clone()), Term::real(3, 1)).sort(), Sort::Real);
+        assert_eq!(
+            *Term::ite(bool_const("p"), x.clone(), Term::int(1)).sort(),
+            Sort::Int
+        );
+        assert_eq!(
+            *Term::real_div(Term::to_real(x.clone()), Term::real(3, 1)).sort(),
+            Sort::Real
+        );
     }
 }

@@ -14,9 +14,17 @@ pub enum Command {
     DeclareSort(Symbol),
     DeclareFun(FunDecl),
     /// `(define-fun name ((x S) ...) result body)`.
-    DefineFun { name: Symbol, params: Vec<(Symbol, Sort)>, result: Sort, body: Term },
+    DefineFun {
+        name: Symbol,
+        params: Vec<(Symbol, Sort)>,
+        result: Sort,
+        body: Term,
+    },
     /// `(assert t)`, or `(assert (! t :named n))` when named (for unsat cores).
-    Assert { term: Term, name: Option<Symbol> },
+    Assert {
+        term: Term,
+        name: Option<Symbol>,
+    },
     Push(u32),
     Pop(u32),
     CheckSat,
@@ -53,7 +61,10 @@ pub enum OptionValue {
 
 impl SmtOption {
     pub fn new(name: &str, value: OptionValue) -> SmtOption {
-        SmtOption { name: name.into(), value }
+        SmtOption {
+            name: name.into(),
+            value,
+        }
     }
 
     pub fn bool(name: &str, value: bool) -> SmtOption {

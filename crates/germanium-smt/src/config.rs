@@ -81,7 +81,11 @@ pub fn locate_z3(explicit: Option<&Path>) -> Result<PathBuf, SolverError> {
     if let Some(value) = std::env::var_os(Z3_ENV_VAR).filter(|v| !v.is_empty()) {
         return check_executable(Path::new(&value), &format!("${Z3_ENV_VAR}"));
     }
-    let names: &[&str] = if cfg!(windows) { &["z3.exe", "z3"] } else { &["z3"] };
+    let names: &[&str] = if cfg!(windows) {
+        &["z3.exe", "z3"]
+    } else {
+        &["z3"]
+    };
     if let Some(path_var) = std::env::var_os("PATH") {
         for dir in std::env::split_paths(&path_var) {
             for name in names {
@@ -101,14 +105,22 @@ fn check_executable(path: &Path, origin: &str) -> Result<PathBuf, SolverError> {
     if is_executable_file(path) {
         Ok(path.to_path_buf())
     } else if path.is_file() {
-        Err(SolverError::NotFound(format!("{} ({origin}) is not executable", path.display())))
+        Err(SolverError::NotFound(format!(
+            "{} ({origin}) is not executable",
+            path.display()
+        )))
     } else {
-        Err(SolverError::NotFound(format!("{} ({origin}) is not a file", path.display())))
+        Err(SolverError::NotFound(format!(
+            "{} ({origin}) is not a file",
+            path.display()
+        )))
     }
 }
 
 fn is_executable_file(path: &Path) -> bool {
-    let Ok(meta) = std::fs::metadata(path) else { return false };
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
     if !meta.is_file() {
         return false;
     }
@@ -131,7 +143,10 @@ mod tests {
     fn explicit_paths_are_checked() {
         let missing = Path::new("/definitely/not/here/z3");
         let err = locate_z3(Some(missing)).unwrap_err().to_string();
-        assert!(err.contains("/definitely/not/here/z3") && err.contains("--z3"), "{err}");
+        assert!(
+            err.contains("/definitely/not/here/z3") && err.contains("--z3"),
+            "{err}"
+        );
         let not_executable = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
         let err = locate_z3(Some(&not_executable)).unwrap_err().to_string();
         assert!(err.contains("not executable"), "{err}");

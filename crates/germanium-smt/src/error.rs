@@ -13,7 +13,10 @@ pub enum SolverError {
 
     /// The executable exists but could not be started.
     #[error("cannot start Z3 at {path}: {source}")]
-    Spawn { path: PathBuf, source: std::io::Error },
+    Spawn {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 
     /// The process exited or closed its output (crash, kill, out of memory).
     #[error("Z3 stopped while answering `{command}`: {detail}")]
@@ -44,7 +47,10 @@ pub enum SolverError {
 
     /// The SMT log could not be written.
     #[error("cannot write SMT log {path}: {source}")]
-    Log { path: PathBuf, source: std::io::Error },
+    Log {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 impl SolverError {

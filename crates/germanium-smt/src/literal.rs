@@ -32,7 +32,11 @@ impl IntLit {
         if digits.is_empty() {
             return Some(IntLit::Small(0));
         }
-        let signed = if negative { format!("-{digits}") } else { digits.to_string() };
+        let signed = if negative {
+            format!("-{digits}")
+        } else {
+            digits.to_string()
+        };
         Some(match signed.parse::<i128>() {
             Ok(value) => IntLit::Small(value),
             Err(_) => IntLit::Big(signed.into()),
@@ -131,7 +135,11 @@ impl RealLit {
         if den.is_zero() {
             return None;
         }
-        let (num, den) = if den.is_negative() { (num.negated(), den.negated()) } else { (num, den) };
+        let (num, den) = if den.is_negative() {
+            (num.negated(), den.negated())
+        } else {
+            (num, den)
+        };
         Some(match (num.as_i128(), den.as_i128()) {
             (Some(n), Some(d)) => RealLit::reduced(n, d),
             _ => RealLit { num, den },
@@ -140,7 +148,10 @@ impl RealLit {
 
     /// The integer `value` as a rational.
     pub fn integer(value: IntLit) -> RealLit {
-        RealLit { num: value, den: IntLit::Small(1) }
+        RealLit {
+            num: value,
+            den: IntLit::Small(1),
+        }
     }
 
     /// Parses a decimal such as `1.25`, `-3`, `0.5`.
@@ -180,7 +191,10 @@ impl RealLit {
     }
 
     pub fn negated(&self) -> RealLit {
-        RealLit { num: self.num.negated(), den: self.den.clone() }
+        RealLit {
+            num: self.num.negated(),
+            den: self.den.clone(),
+        }
     }
 
     /// Exact sum, or `None` if an intermediate value leaves `i128`.
@@ -209,7 +223,10 @@ impl RealLit {
         // den > 0 here; gcd of (i128::MIN, x) could overflow on abs, so work unsigned.
         let g = gcd(num.unsigned_abs(), den.unsigned_abs()).max(1);
         let g = g as i128; // g divides den, which fits in i128.
-        RealLit { num: IntLit::Small(num / g), den: IntLit::Small(den / g) }
+        RealLit {
+            num: IntLit::Small(num / g),
+            den: IntLit::Small(den / g),
+        }
     }
 }
 
@@ -244,8 +261,14 @@ mod tests {
         assert_eq!(IntLit::parse("-"), None);
         assert_eq!(IntLit::parse("1e3"), None);
         let big = "123456789012345678901234567890123456789012";
-        assert_eq!(IntLit::parse(&format!("000{big}")), Some(IntLit::Big(big.into())));
-        assert_eq!(IntLit::parse(&format!("-{big}")).unwrap().negated(), IntLit::parse(big).unwrap());
+        assert_eq!(
+            IntLit::parse(&format!("000{big}")),
+            Some(IntLit::Big(big.into()))
+        );
+        assert_eq!(
+            IntLit::parse(&format!("-{big}")).unwrap().negated(),
+            IntLit::parse(big).unwrap()
+        );
     }
 
     #[test]

@@ -17,9 +17,14 @@ pub(crate) struct SmtLog {
 
 impl SmtLog {
     pub(crate) fn create(path: &Path) -> Result<SmtLog, SolverError> {
-        let file = File::create(path)
-            .map_err(|source| SolverError::Log { path: path.to_path_buf(), source })?;
-        let mut log = SmtLog { path: path.to_path_buf(), out: BufWriter::new(file) };
+        let file = File::create(path).map_err(|source| SolverError::Log {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut log = SmtLog {
+            path: path.to_path_buf(),
+            out: BufWriter::new(file),
+        };
         log.comment("SMT log written by germanium-smt; replay with `z3 FILE.smt2`.")?;
         log.comment("Answers other than `success` follow their command as comments.")?;
         Ok(log)
@@ -45,6 +50,9 @@ impl SmtLog {
     }
 
     fn check(&self, result: std::io::Result<()>) -> Result<(), SolverError> {
-        result.map_err(|source| SolverError::Log { path: self.path.clone(), source })
+        result.map_err(|source| SolverError::Log {
+            path: self.path.clone(),
+            source,
+        })
     }
 }

@@ -76,7 +76,9 @@ pub struct Definition {
 impl Definition {
     /// The value of a constant (a definition without parameters).
     pub fn value(&self) -> Option<Value> {
-        self.params.is_empty().then(|| Value::from_sexpr(&self.body))
+        self.params
+            .is_empty()
+            .then(|| Value::from_sexpr(&self.body))
     }
 }
 
@@ -93,7 +95,9 @@ pub struct Model {
 impl Model {
     /// Reads a `get-model` answer: `(def ...)`, optionally `(model def ...)`.
     pub fn from_sexpr(expr: &SExpr) -> Result<Model, String> {
-        let items = expr.as_list().ok_or_else(|| format!("a model must be a list, got {expr}"))?;
+        let items = expr
+            .as_list()
+            .ok_or_else(|| format!("a model must be a list, got {expr}"))?;
         let items = match items.first() {
             Some(first) if first.is_symbol("model") => &items[1..],
             _ => items,
@@ -122,7 +126,8 @@ impl Model {
                     });
                 }
                 [head, name, args, sort]
-                    if head.is_symbol("declare-fun") && args.as_list().is_some_and(<[_]>::is_empty) =>
+                    if head.is_symbol("declare-fun")
+                        && args.as_list().is_some_and(<[_]>::is_empty) =>
                 {
                     model.elements.push((symbol_of(name)?, sort.clone()));
                 }
@@ -156,12 +161,16 @@ impl Model {
 }
 
 fn symbol_of(expr: &SExpr) -> Result<Symbol, String> {
-    expr.as_symbol().map(Symbol::from_solver).ok_or_else(|| format!("expected a symbol, got {expr}"))
+    expr.as_symbol()
+        .map(Symbol::from_solver)
+        .ok_or_else(|| format!("expected a symbol, got {expr}"))
 }
 
 /// Reads a `get-value` answer `((t1 v1) (t2 v2) ...)` for `expected` terms.
 pub fn values_from_sexpr(expr: &SExpr, expected: usize) -> Result<Vec<Value>, String> {
-    let pairs = expr.as_list().ok_or_else(|| format!("expected a list of values, got {expr}"))?;
+    let pairs = expr
+        .as_list()
+        .ok_or_else(|| format!("expected a list of values, got {expr}"))?;
     if pairs.len() != expected {
         return Err(format!("expected {expected} values, got {}", pairs.len()));
     }
@@ -216,12 +225,18 @@ mod tests {
         let get = |name: &str| model.value(&Symbol::from_solver(name));
         assert_eq!(get("x"), Some(Value::Int(IntLit::Small(-5))));
         assert_eq!(get("p"), Some(Value::Bool(false)));
-        assert_eq!(get("x@1").map(|v| format!("{v:?}")), Some("Real(RealLit { num: Small(1), den: Small(3) })".into()));
+        assert_eq!(
+            get("x@1").map(|v| format!("{v:?}")),
+            Some("Real(RealLit { num: Small(1), den: Small(3) })".into())
+        );
         match get("r") {
             Some(Value::Real(r)) => assert_eq!(r.to_string(), "-7/2"),
             other => panic!("unexpected {other:?}"),
         }
-        assert_eq!(get("b"), Some(Value::Element(Symbol::from_solver("S!val!1"))));
+        assert_eq!(
+            get("b"),
+            Some(Value::Element(Symbol::from_solver("S!val!1")))
+        );
         assert_eq!(get("f"), None, "functions have no constant value");
         let f = model.get(&Symbol::from_solver("f")).unwrap();
         assert_eq!(f.params.len(), 1);
@@ -234,13 +249,19 @@ mod tests {
         let answer = parse_one("((x (- 5)) (|x@1| 2.5) ((f 1) 5) (a S!val!0) (bv #x0a))").unwrap();
         let values = values_from_sexpr(&answer, 5).unwrap();
         assert_eq!(values[0], Value::Int(IntLit::Small(-5)));
-        assert_eq!(values[1], Value::Real(RealLit::parse_decimal("2.5").unwrap()));
+        assert_eq!(
+            values[1],
+            Value::Real(RealLit::parse_decimal("2.5").unwrap())
+        );
         assert_eq!(values[2], Value::Int(IntLit::Small(5)));
         assert_eq!(values[3], Value::Element(Symbol::from_solver("S!val!0")));
         assert_eq!(values[4], Value::Other(SExpr::BitVec("#x0a".into())));
         assert!(values_from_sexpr(&answer, 4).is_err());
         let core = core_from_sexpr(&parse_one("(|a b| n2)").unwrap()).unwrap();
-        assert_eq!(core, vec![Symbol::from_solver("a b"), Symbol::from_solver("n2")]);
+        assert_eq!(
+            core,
+            vec![Symbol::from_solver("a b"), Symbol::from_solver("n2")]
+        );
     }
 
     #[test]
@@ -250,6 +271,9 @@ mod tests {
             Value::from_sexpr(&parse_one("(/ 1.5 2.0)").unwrap()),
             Value::Other(parse_one("(/ 1.5 2.0)").unwrap())
         );
-        assert!(matches!(Value::from_sexpr(&parse_one("(/ 1.0 0.0)").unwrap()), Value::Other(_)));
+        assert!(matches!(
+            Value::from_sexpr(&parse_one("(/ 1.0 0.0)").unwrap()),
+            Value::Other(_)
+        ));
     }
 }

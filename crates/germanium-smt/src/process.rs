@@ -58,7 +58,10 @@ impl Z3Process {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|source| SolverError::Spawn { path: path.to_path_buf(), source })?;
+            .map_err(|source| SolverError::Spawn {
+                path: path.to_path_buf(),
+                source,
+            })?;
         let missing = |what: &str| SolverError::Spawn {
             path: path.to_path_buf(),
             source: std::io::Error::other(format!("no {what} pipe")),
@@ -75,7 +78,10 @@ impl Z3Process {
         if let Err(source) = spawned {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(SolverError::Spawn { path: path.to_path_buf(), source });
+            return Err(SolverError::Spawn {
+                path: path.to_path_buf(),
+                source,
+            });
         }
         let stderr_tail = Arc::new(Mutex::new(StderrTail::default()));
         let tail = Arc::clone(&stderr_tail);
@@ -85,7 +91,13 @@ impl Z3Process {
             .name(format!("z3-{pid}-stderr"))
             .spawn(move || keep_tail(stderr, tail));
 
-        Ok(Z3Process { child, stdin: BufWriter::new(stdin), answers, stderr_tail, exited: false })
+        Ok(Z3Process {
+            child,
+            stdin: BufWriter::new(stdin),
+            answers,
+            stderr_tail,
+            exited: false,
+        })
     }
 
     pub(crate) fn id(&self) -> u32 {
@@ -106,9 +118,10 @@ impl Z3Process {
                 RecvTimeoutError::Timeout => ReceiveError::Timeout,
                 RecvTimeoutError::Disconnected => ReceiveError::Closed("output closed".into()),
             })?,
-            None => {
-                self.answers.recv().map_err(|_| ReceiveError::Closed("output closed".into()))?
-            }
+            None => self
+                .answers
+                .recv()
+                .map_err(|_| ReceiveError::Closed("output closed".into()))?,
         };
         match answer {
             Answer::Item(text) => Ok(text),

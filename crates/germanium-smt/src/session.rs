@@ -72,7 +72,10 @@ pub struct QueryLimits {
 
 impl QueryLimits {
     pub fn timeout(timeout: Duration) -> QueryLimits {
-        QueryLimits { timeout: Some(timeout), rlimit: None }
+        QueryLimits {
+            timeout: Some(timeout),
+            rlimit: None,
+        }
     }
 }
 
@@ -234,7 +237,12 @@ impl Solver {
         result: Sort,
         body: Term,
     ) -> Result<(), SolverError> {
-        self.run_global(Command::DefineFun { name: name.clone(), params, result, body })
+        self.run_global(Command::DefineFun {
+            name: name.clone(),
+            params,
+            result,
+            body,
+        })
     }
 
     /// Sets an option for the rest of the session (kept for replay).
@@ -248,7 +256,10 @@ impl Solver {
 
     /// An assertion that can appear in an unsat core (needs `unsat_cores` in the config).
     pub fn assert_named(&mut self, term: &Term, name: &Symbol) -> Result<(), SolverError> {
-        self.run_scoped(Command::Assert { term: term.clone(), name: Some(name.clone()) })
+        self.run_scoped(Command::Assert {
+            term: term.clone(),
+            name: Some(name.clone()),
+        })
     }
 
     /// A raw command answering `success`. It is replayed as part of the current scope, so a
@@ -320,9 +331,13 @@ impl Solver {
 
     fn query(&mut self, command: Command, limits: QueryLimits) -> Result<SatResult, SolverError> {
         let timeout = limits.timeout.or(self.config.default_timeout);
-        let timeout_ms = timeout.map_or(NO_TIMEOUT_MS, |t| (t.as_millis() as u64).clamp(1, NO_TIMEOUT_MS));
+        let timeout_ms = timeout.map_or(NO_TIMEOUT_MS, |t| {
+            (t.as_millis() as u64).clamp(1, NO_TIMEOUT_MS)
+        });
         if timeout_ms != self.active_timeout_ms {
-            self.run(&Command::SetOption(SmtOption::numeral("timeout", timeout_ms)))?;
+            self.run(&Command::SetOption(SmtOption::numeral(
+                "timeout", timeout_ms,
+            )))?;
             self.active_timeout_ms = timeout_ms;
         }
         let rlimit = limits.rlimit.unwrap_or(0);
@@ -410,7 +425,11 @@ impl Solver {
     }
 
     /// Sends one command and waits for one answer.
-    fn exchange(&mut self, command: &Command, guard: Option<Duration>) -> Result<String, SolverError> {
+    fn exchange(
+        &mut self,
+        command: &Command,
+        guard: Option<Duration>,
+    ) -> Result<String, SolverError> {
         let text = command.to_string();
         if let Some(log) = &mut self.log {
             log.command(&text)?;
@@ -421,7 +440,10 @@ impl Solver {
             let detail = format!("cannot write to Z3 ({e}); {}", process.exit_detail());
             self.process = None;
             let _ = self.comment(&format!("no answer, process stopped: {detail}"));
-            return Err(SolverError::Died { command: excerpt(&text), detail });
+            return Err(SolverError::Died {
+                command: excerpt(&text),
+                detail,
+            });
         }
         match process.receive(guard) {
             Ok(answer) => {
@@ -436,13 +458,19 @@ impl Solver {
                 self.process = None;
                 let waited = guard.unwrap_or_default();
                 let _ = self.comment(&format!("no answer within {waited:?}, process killed"));
-                Err(SolverError::Unresponsive { command: excerpt(&text), waited })
+                Err(SolverError::Unresponsive {
+                    command: excerpt(&text),
+                    waited,
+                })
             }
             Err(ReceiveError::Closed(why)) => {
                 let detail = format!("{why}; {}", process.exit_detail());
                 self.process = None;
                 let _ = self.comment(&format!("no answer, process stopped: {detail}"));
-                Err(SolverError::Died { command: excerpt(&text), detail })
+                Err(SolverError::Died {
+                    command: excerpt(&text),
+                    detail,
+                })
             }
         }
     }
@@ -450,13 +478,20 @@ impl Solver {
     /// Classifies an answer that does not fit `command`: Z3's `(error "...")` leaves the
     /// process usable (after resynchronising); anything else kills it.
     fn unexpected(&mut self, command: &Command, answer: &str) -> SolverError {
-        let message = parse_one(answer).ok().and_then(|expr| match expr.as_list() {
-            Some([head, SExpr::String(message)]) if head.is_symbol("error") => Some(message.clone()),
-            _ => None,
-        });
+        let message = parse_one(answer)
+            .ok()
+            .and_then(|expr| match expr.as_list() {
+                Some([head, SExpr::String(message)]) if head.is_symbol("error") => {
+                    Some(message.clone())
+                }
+                _ => None,
+            });
         match message {
             Some(message) => match self.resynchronise() {
-                Ok(()) => SolverError::Rejected { command: excerpt(&command.to_string()), message },
+                Ok(()) => SolverError::Rejected {
+                    command: excerpt(&command.to_string()),
+                    message,
+                },
                 Err(e) => e,
             },
             None => self.protocol(command, answer),
@@ -466,7 +501,10 @@ impl Solver {
     fn protocol(&mut self, command: &Command, answer: &str) -> SolverError {
         self.process = None;
         let _ = self.comment("unexpected answer; process killed");
-        SolverError::Protocol { command: excerpt(&command.to_string()), answer: excerpt(answer) }
+        SolverError::Protocol {
+            command: excerpt(&command.to_string()),
+            answer: excerpt(answer),
+        }
     }
 
     /// After an error answer, Z3 may print further error lines for the same command. Echo a

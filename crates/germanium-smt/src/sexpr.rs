@@ -53,7 +53,10 @@ impl SExpr {
 impl Drop for SExpr {
     fn drop(&mut self) {
         let SExpr::List(items) = self else { return };
-        if !items.iter().any(|item| matches!(item, SExpr::List(inner) if !inner.is_empty())) {
+        if !items
+            .iter()
+            .any(|item| matches!(item, SExpr::List(inner) if !inner.is_empty()))
+        {
             return;
         }
         let mut pending = std::mem::take(items);
@@ -109,7 +112,10 @@ pub fn parse_one(text: &str) -> Result<SExpr, ParseError> {
     let mut all = parse_all(text)?;
     match all.len() {
         1 => Ok(all.remove(0)),
-        n => Err(ParseError { offset: 0, message: format!("expected one s-expression, found {n}") }),
+        n => Err(ParseError {
+            offset: 0,
+            message: format!("expected one s-expression, found {n}"),
+        }),
     }
 }
 
@@ -119,7 +125,10 @@ pub fn parse_all(text: &str) -> Result<Vec<SExpr>, ParseError> {
     let mut stack: Vec<(usize, Vec<SExpr>)> = Vec::new();
     let mut top: Vec<SExpr> = Vec::new();
     let mut pos = 0;
-    let error = |offset: usize, message: &str| ParseError { offset, message: message.to_string() };
+    let error = |offset: usize, message: &str| ParseError {
+        offset,
+        message: message.to_string(),
+    };
     while pos < bytes.len() {
         let start = pos;
         let item = match bytes[pos] {
@@ -144,12 +153,15 @@ pub fn parse_all(text: &str) -> Result<Vec<SExpr>, ParseError> {
                 SExpr::List(items)
             }
             b'"' => {
-                let (value, end) = read_string(text, pos).ok_or_else(|| error(pos, "unterminated string"))?;
+                let (value, end) =
+                    read_string(text, pos).ok_or_else(|| error(pos, "unterminated string"))?;
                 pos = end;
                 SExpr::String(value)
             }
             b'|' => {
-                let close = text[pos + 1..].find('|').ok_or_else(|| error(pos, "unterminated `|`"))?;
+                let close = text[pos + 1..]
+                    .find('|')
+                    .ok_or_else(|| error(pos, "unterminated `|`"))?;
                 let content = text[pos + 1..pos + 1 + close].to_string();
                 pos += close + 2;
                 SExpr::Symbol(content)
@@ -392,7 +404,10 @@ mod tests {
         assert_eq!(parse_one("success").unwrap(), sym("success"));
         assert_eq!(parse_one("42").unwrap(), SExpr::Numeral("42".into()));
         assert_eq!(parse_one("1.50").unwrap(), SExpr::Decimal("1.50".into()));
-        assert_eq!(parse_one(":reason-unknown").unwrap(), SExpr::Keyword("reason-unknown".into()));
+        assert_eq!(
+            parse_one(":reason-unknown").unwrap(),
+            SExpr::Keyword("reason-unknown".into())
+        );
         assert_eq!(parse_one("#x0a").unwrap(), SExpr::BitVec("#x0a".into()));
         assert_eq!(parse_one("|x@1 y|").unwrap(), sym("x@1 y"));
         assert_eq!(parse_one("S!val!0").unwrap(), sym("S!val!0"));
@@ -400,10 +415,16 @@ mod tests {
 
     #[test]
     fn strings_accept_both_escapes() {
-        assert_eq!(parse_one(r#""a""b""#).unwrap(), SExpr::String("a\"b".into()));
+        assert_eq!(
+            parse_one(r#""a""b""#).unwrap(),
+            SExpr::String("a\"b".into())
+        );
         assert_eq!(
             parse_one(r#"(error "unknown constant a\"b")"#).unwrap(),
-            SExpr::List(vec![sym("error"), SExpr::String("unknown constant a\"b".into())])
+            SExpr::List(vec![
+                sym("error"),
+                SExpr::String("unknown constant a\"b".into())
+            ])
         );
         assert_eq!(parse_one(r#""\x""#).unwrap(), SExpr::String("\\x".into()));
     }
@@ -435,13 +456,20 @@ mod tests {
         assert_eq!(framer.next_item(), None);
         assert!(framer.has_partial());
         framer.push("    3) ; a comment with ) in it\n)\n");
-        assert_eq!(framer.next_item().as_deref(), Some("(\n  (define-fun x () Int\n    3) \n)"));
-        framer.push("(error \"line 2: unknown constant a\\\"b)\")\n(:reason-unknown \"timeout\")\n");
+        assert_eq!(
+            framer.next_item().as_deref(),
+            Some("(\n  (define-fun x () Int\n    3) \n)")
+        );
+        framer
+            .push("(error \"line 2: unknown constant a\\\"b)\")\n(:reason-unknown \"timeout\")\n");
         assert_eq!(
             framer.next_item().as_deref(),
             Some("(error \"line 2: unknown constant a\\\"b)\")")
         );
-        assert_eq!(framer.next_item().as_deref(), Some("(:reason-unknown \"timeout\")"));
+        assert_eq!(
+            framer.next_item().as_deref(),
+            Some("(:reason-unknown \"timeout\")")
+        );
         framer.push("((|a)b| 1))\n\"str\"\"ing\"\n; only a comment\nunsat");
         assert_eq!(framer.next_item().as_deref(), Some("((|a)b| 1))"));
         assert_eq!(framer.next_item().as_deref(), Some("\"str\"\"ing\""));

@@ -148,7 +148,11 @@ impl FunDecl {
 
 impl fmt::Debug for FunDecl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "FunDecl({} : {:?} -> {:?})", self.0.name, self.0.args, self.0.result)
+        write!(
+            f,
+            "FunDecl({} : {:?} -> {:?})",
+            self.0.name, self.0.args, self.0.result
+        )
     }
 }
 
@@ -241,9 +245,11 @@ impl Term {
                 args.iter().collect()
             }
             TermKind::Quantifier(q) => vec![&q.body],
-            TermKind::Let(bindings, body) => {
-                bindings.iter().map(|(_, t)| t).chain(std::iter::once(body)).collect()
-            }
+            TermKind::Let(bindings, body) => bindings
+                .iter()
+                .map(|(_, t)| t)
+                .chain(std::iter::once(body))
+                .collect(),
         }
     }
 
@@ -259,13 +265,111 @@ impl Term {
     }
 }
 
+/// Structural equality, iterative (deep terms cannot overflow the stack), with pointer
+/// equality and the cached hash as shortcuts at every node.
 impl PartialEq for Term {
     fn eq(&self, other: &Term) -> bool {
-        self.same_node(other)
-            || (self.0.hash == other.0.hash
-                && self.0.sort == other.0.sort
-                && self.0.kind == other.0.kind)
+        let mut pending = vec![(self, other)];
+        while let Some((a, b)) = pending.pop() {
+            if a.same_node(b) {
+                continue;
+            }
+            if a.0.hash != b.0.hash
+                || a.0.sort != b.0.sort
+                || !shallow_eq(&a.0.kind, &b.0.kind, &mut pending)
+            {
+                return false;
+            }
+        }
+        true
     }
+}
+
+/// Compares everything but the child terms, which are queued in `pending`.
+fn shallow_eq<'a>(
+    a: &'a TermKind,
+    b: &'a TermKind,
+    pending: &mut Vec<(&'a Term, &'a Term)>,
+) -> bool {
+    use TermKind::*;
+    let (xs, ys) = match (a, b) {
+        (Bool(x), Bool(y)) => return x == y,
+        (Int(x), Int(y)) => return x == y,
+        (Real(x), Real(y)) => return x == y,
+        (Var(x), Var(y)) => return x == y,
+        (App(f, xs), App(g, ys)) if f == g => (xs, ys),
+        (Op(o, xs), Op(p, ys)) if o == p => (xs, ys),
+        (Builtin(h, xs), Builtin(k, ys)) if h == k => (xs, ys),
+        (Quantifier(q), Quantifier(r)) => {
+            if Arc::ptr_eq(q, r) {
+                return true;
+            }
+            let same_shape = q.kind == r.kind
+                && q.vars == r.vars
+                && q.qid == r.qid
+                && q.weight == r.weight
+                && q.triggers.len() == r.triggers.len()
+                && q.triggers
+                    .iter()
+                    .zip(&r.triggers)
+                    .all(|(t, u)| t.len() == u.len());
+            if same_shape {
+                for (t, u) in q.triggers.iter().zip(&r.triggers) {
+                    pending.extend(t.iter().zip(u));
+                }
+                pending.push((&q.body, &r.body));
+            }
+            return same_shape;
+        }
+        (Let(bs, body), Let(cs, other_body)) => {
+            let same_names =
+                bs.len() == cs.len() && bs.iter().zip(cs).all(|((n, _), (m, _))| n == m);
+            if same_names {
+                pending.extend(bs.iter().zip(cs).map(|((_, t), (_, u))| (t, u)));
+                pending.push((body, other_body));
+            }
+            return same_names;
+        }
+        _ => return false,
+    };
+    if xs.len() != ys.len() {
+        return false;
+    }
+    pending.extend(xs.iter().zip(ys));
+    true
+}
+
+/// Dropping iteratively: a long chain of uniquely owned nodes would otherwise recurse once
+/// per level. (Quantifier and `let` bodies are left to the ordinary drop; they do not nest
+/// deeply in practice.)
+impl Drop for Node {
+    fn drop(&mut self) {
+        let mut orphans = Vec::new();
+        take_children(&mut self.kind, &mut orphans);
+        while let Some(term) = orphans.pop() {
+            if let Ok(mut node) = Arc::try_unwrap(term.0) {
+                take_children(&mut node.kind, &mut orphans);
+            }
+        }
+    }
+}
+
+/// Moves out the children of uniquely owned nodes that have children of their own.
+fn take_children(kind: &mut TermKind, out: &mut Vec<Term>) {
+    let args = match kind {
+        TermKind::App(_, args) | TermKind::Op(_, args) | TermKind::Builtin(_, args) => args,
+        _ => return,
+    };
+    let deep = args
+        .iter()
+        .any(|arg| Arc::strong_count(&arg.0) == 1 && has_arguments(arg));
+    if deep {
+        out.append(args);
+    }
+}
+
+fn has_arguments(term: &Term) -> bool {
+    matches!(term.kind(), TermKind::App(_, a) | TermKind::Op(_, a) | TermKind::Builtin(_, a) if !a.is_empty())
 }
 
 impl Eq for Term {}

@@ -4,7 +4,7 @@ mod common;
 
 use common::{bool_const, config, int_const, real_const};
 use germanium_smt::{
-    FunDecl, IntLit, NameGenerator, QuantifierKind, Quantifier, QueryLimits, RealLit, SatResult,
+    FunDecl, IntLit, NameGenerator, Quantifier, QuantifierKind, QueryLimits, RealLit, SatResult,
     Solver, SolverConfig, SolverError, Sort, Symbol, Term, Value,
 };
 
@@ -65,9 +65,14 @@ fn check_sat_assuming_does_not_keep_the_assumption() {
     let (x_decl, x) = int_const("x");
     solver.declare_fun(&p_decl).unwrap();
     solver.declare_fun(&x_decl).unwrap();
-    solver.assert(&Term::implies(p.clone(), Term::lt(x.clone(), Term::int(0)))).unwrap();
+    solver
+        .assert(&Term::implies(p.clone(), Term::lt(x.clone(), Term::int(0))))
+        .unwrap();
     solver.assert(&Term::gt(x.clone(), Term::int(0))).unwrap();
-    assert!(solver.check_sat_assuming(&[p.clone()], no_limits()).unwrap().is_unsat());
+    assert!(solver
+        .check_sat_assuming(std::slice::from_ref(&p), no_limits())
+        .unwrap()
+        .is_unsat());
     assert!(solver.check_sat(no_limits()).unwrap().is_sat());
 }
 
@@ -87,25 +92,48 @@ fn models_and_values() {
     }
     let big = Term::int_from_text("-123456789012345678901234567890123456789012345").unwrap();
     solver.assert(&Term::eq(x.clone(), big.clone())).unwrap();
-    solver.assert(&Term::eq(r.clone(), Term::real(-7, 3))).unwrap();
+    solver
+        .assert(&Term::eq(r.clone(), Term::real(-7, 3)))
+        .unwrap();
     solver.assert(&Term::not(p.clone())).unwrap();
-    solver.assert(&Term::distinct(vec![Term::constant(&a_decl), Term::constant(&b_decl)])).unwrap();
-    solver.assert(&Term::eq(Term::app(&f_decl, vec![Term::int(1)]), Term::int(5))).unwrap();
+    solver
+        .assert(&Term::distinct(vec![
+            Term::constant(&a_decl),
+            Term::constant(&b_decl),
+        ]))
+        .unwrap();
+    solver
+        .assert(&Term::eq(
+            Term::app(&f_decl, vec![Term::int(1)]),
+            Term::int(5),
+        ))
+        .unwrap();
     assert!(solver.check_sat(no_limits()).unwrap().is_sat());
 
     let model = solver.get_model().unwrap();
-    assert_eq!(model.value(x_decl.name()), Some(Value::Int(big.as_int().unwrap().clone())));
+    assert_eq!(
+        model.value(x_decl.name()),
+        Some(Value::Int(big.as_int().unwrap().clone()))
+    );
     assert_eq!(
         model.value(r_decl.name()),
-        Some(Value::Real(RealLit::new(IntLit::Small(-7), IntLit::Small(3)).unwrap()))
+        Some(Value::Real(
+            RealLit::new(IntLit::Small(-7), IntLit::Small(3)).unwrap()
+        ))
     );
     assert_eq!(model.value(p_decl.name()), Some(Value::Bool(false)));
-    assert!(matches!(model.value(a_decl.name()), Some(Value::Element(_))));
+    assert!(matches!(
+        model.value(a_decl.name()),
+        Some(Value::Element(_))
+    ));
     assert_ne!(model.value(a_decl.name()), model.value(b_decl.name()));
     assert_eq!(model.elements.len(), 2, "the universe of Ref is reported");
 
     let values = solver
-        .get_value(&[Term::app(&f_decl, vec![Term::int(1)]), Term::add(vec![r.clone(), Term::real(1, 3)])])
+        .get_value(&[
+            Term::app(&f_decl, vec![Term::int(1)]),
+            Term::add(vec![r.clone(), Term::real(1, 3)]),
+        ])
         .unwrap();
     assert_eq!(values[0], Value::Int(IntLit::Small(5)));
     assert_eq!(values[1], Value::Real(RealLit::integer(IntLit::Small(-2))));
@@ -126,17 +154,32 @@ fn asking_for_a_model_after_unsat_is_a_rejection_not_a_crash() {
 fn odd_and_builtin_names_reach_z3_and_come_back() {
     let mut solver = Solver::new(config()).unwrap();
     let mut fresh = NameGenerator::new();
-    let names = ["abs", "select", "Seq[Int]", "a b", "x@1", "it's", "ünïcode", "bvadd", "", "int"];
+    let names = [
+        "abs",
+        "select",
+        "Seq[Int]",
+        "a b",
+        "x@1",
+        "it's",
+        "ünïcode",
+        "bvadd",
+        "",
+        "int",
+    ];
     let mut decls = Vec::new();
     for (i, name) in names.iter().enumerate() {
         let decl = FunDecl::constant(Symbol::user(name), Sort::Int);
         solver.declare_fun(&decl).unwrap();
-        solver.assert(&Term::eq(Term::constant(&decl), Term::int(i as i64))).unwrap();
+        solver
+            .assert(&Term::eq(Term::constant(&decl), Term::int(i as i64)))
+            .unwrap();
         decls.push(decl);
         // A fresh name with the same base never clashes with the user name.
         let twin = FunDecl::constant(fresh.fresh(name), Sort::Int);
         solver.declare_fun(&twin).unwrap();
-        solver.assert(&Term::eq(Term::constant(&twin), Term::int(100 + i as i64))).unwrap();
+        solver
+            .assert(&Term::eq(Term::constant(&twin), Term::int(100 + i as i64)))
+            .unwrap();
     }
     // The built-in `abs` still means absolute value.
     let abs_of = Term::abs(Term::int(-3));
@@ -149,10 +192,18 @@ fn odd_and_builtin_names_reach_z3_and_come_back() {
     assert!(solver.check_sat(no_limits()).unwrap().is_sat());
     let model = solver.get_model().unwrap();
     for (i, decl) in decls.iter().enumerate() {
-        assert_eq!(model.value(decl.name()), Some(Value::Int(IntLit::Small(i as i128))), "{:?}", names[i]);
+        assert_eq!(
+            model.value(decl.name()),
+            Some(Value::Int(IntLit::Small(i as i128))),
+            "{:?}",
+            names[i]
+        );
         assert_eq!(decl.name().user_name().as_deref(), Some(names[i]));
     }
-    assert_eq!(model.value(y_decl.name()), Some(Value::Int(IntLit::Small(-4))));
+    assert_eq!(
+        model.value(y_decl.name()),
+        Some(Value::Int(IntLit::Small(-4)))
+    );
 }
 
 #[test]
@@ -173,7 +224,9 @@ fn quantifiers_with_patterns_are_instantiated() {
     });
     solver.assert(&axiom).unwrap();
     solver.push().unwrap();
-    solver.assert(&Term::lt(Term::app(&f, vec![Term::int(3)]), Term::int(2))).unwrap();
+    solver
+        .assert(&Term::lt(Term::app(&f, vec![Term::int(3)]), Term::int(2)))
+        .unwrap();
     assert!(solver.check_sat(no_limits()).unwrap().is_unsat());
     solver.pop(1).unwrap();
     // Without a matching term nothing forces a contradiction.
@@ -186,28 +239,50 @@ fn let_and_define_fun() {
     let x = Symbol::user("x");
     let inc = Symbol::user("inc");
     solver
-        .define_fun(&inc, vec![(x.clone(), Sort::Int)], Sort::Int, Term::add(vec![Term::var(x.clone(), Sort::Int), Term::int(1)]))
+        .define_fun(
+            &inc,
+            vec![(x.clone(), Sort::Int)],
+            Sort::Int,
+            Term::add(vec![Term::var(x.clone(), Sort::Int), Term::int(1)]),
+        )
         .unwrap();
     let inc_decl = FunDecl::new(inc, vec![Sort::Int], Sort::Int);
     let t = Symbol::user("t");
-    let body = Term::eq(Term::app(&inc_decl, vec![Term::var(t.clone(), Sort::Int)]), Term::int(6));
+    let body = Term::eq(
+        Term::app(&inc_decl, vec![Term::var(t.clone(), Sort::Int)]),
+        Term::int(6),
+    );
     let (n_decl, n) = int_const("n");
     solver.declare_fun(&n_decl).unwrap();
-    solver.assert(&Term::let_in(vec![(t, n.clone())], body)).unwrap();
-    solver.assert(&Term::distinct(vec![n, Term::int(5)])).unwrap();
+    solver
+        .assert(&Term::let_in(vec![(t, n.clone())], body))
+        .unwrap();
+    solver
+        .assert(&Term::distinct(vec![n, Term::int(5)]))
+        .unwrap();
     assert!(solver.check_sat(no_limits()).unwrap().is_unsat());
 }
 
 #[test]
 fn unsat_cores_name_the_culprits() {
-    let mut solver = Solver::new(SolverConfig { unsat_cores: true, ..config() }).unwrap();
+    let mut solver = Solver::new(SolverConfig {
+        unsat_cores: true,
+        ..config()
+    })
+    .unwrap();
     let (x_decl, x) = int_const("x");
     solver.declare_fun(&x_decl).unwrap();
     let positive = Symbol::user("positive");
     let negative = Symbol::user("negative x");
-    solver.assert_named(&Term::gt(x.clone(), Term::int(0)), &positive).unwrap();
-    solver.assert_named(&Term::lt(x.clone(), Term::int(0)), &negative).unwrap();
-    solver.assert_named(&Term::lt(x.clone(), Term::int(100)), &Symbol::user("small")).unwrap();
+    solver
+        .assert_named(&Term::gt(x.clone(), Term::int(0)), &positive)
+        .unwrap();
+    solver
+        .assert_named(&Term::lt(x.clone(), Term::int(0)), &negative)
+        .unwrap();
+    solver
+        .assert_named(&Term::lt(x.clone(), Term::int(100)), &Symbol::user("small"))
+        .unwrap();
     assert!(solver.check_sat(no_limits()).unwrap().is_unsat());
     let mut core = solver.get_unsat_core().unwrap();
     core.sort();
@@ -223,11 +298,20 @@ fn backend_types_pass_through_as_raw_sorts() {
     let a = FunDecl::constant(Symbol::user("a"), bv8.clone());
     solver.declare_fun(&a).unwrap();
     let a = Term::constant(&a);
-    let sum = Term::builtin("bvadd", vec![a.clone(), Term::builtin("(_ bv1 8)", vec![], bv8.clone())], bv8.clone());
-    solver.assert(&Term::eq(sum, Term::builtin("(_ bv0 8)", vec![], bv8))).unwrap();
+    let sum = Term::builtin(
+        "bvadd",
+        vec![a.clone(), Term::builtin("(_ bv1 8)", vec![], bv8.clone())],
+        bv8.clone(),
+    );
+    solver
+        .assert(&Term::eq(sum, Term::builtin("(_ bv0 8)", vec![], bv8)))
+        .unwrap();
     assert!(solver.check_sat(no_limits()).unwrap().is_sat());
     let values = solver.get_value(&[a]).unwrap();
-    assert_eq!(values[0].clone(), Value::Other(germanium_smt::sexpr::parse_one("(_ bv255 8)").unwrap()));
+    assert_eq!(
+        values[0].clone(),
+        Value::Other(germanium_smt::sexpr::parse_one("(_ bv255 8)").unwrap())
+    );
 }
 
 #[test]

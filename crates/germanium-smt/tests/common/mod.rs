@@ -23,7 +23,10 @@ pub fn z3_path() -> PathBuf {
 }
 
 pub fn config() -> SolverConfig {
-    SolverConfig { z3: Some(z3_path()), ..SolverConfig::default() }
+    SolverConfig {
+        z3: Some(z3_path()),
+        ..SolverConfig::default()
+    }
 }
 
 /// A scratch file path unique to this process and `name`; see [`remove_scratch_file`].
