@@ -114,17 +114,17 @@ impl<'a> Expander<'a> {
     }
 
     pub fn expr(&mut self, e: &mut Expr) -> R {
-        // Expand a use at the root first, repeatedly (the body may itself be a use).
-        loop {
+        // Expand a use at the root first; the result is expanded again (it may be a use).
+        'root: {
             let (name, args, span) = match &e.kind {
                 ExprKind::Ident(id) => (id.name.as_str(), &[][..], e.span),
                 ExprKind::Call(id, args) => (id.name.as_str(), args.as_slice(), e.span),
-                _ => break,
+                _ => break 'root,
             };
-            let Some(def) = self.lookup(name) else { break };
+            let Some(def) = self.lookup(name) else { break 'root };
             let is_call = matches!(e.kind, ExprKind::Call(..));
             if is_call && def.params.is_none() {
-                break; // `b()` with `define b ...`: the name alone is the use (below).
+                break 'root; // `b()` with `define b ...`: the name alone is the use (below).
             }
             if !is_call {
                 if let Some(ps) = &def.params {

@@ -1,11 +1,11 @@
 //! Recursive-descent parser for Viper, following the grammar of Viper's `FastParser`.
 //!
-//! - [`decl`]: top-level declarations (fields, methods, functions, predicates, domains, ADTs,
+//! - `decl`: top-level declarations (fields, methods, functions, predicates, domains, ADTs,
 //!   `define`, `import`) and annotations.
-//! - [`stmt`]: statements and blocks.
-//! - [`expr`]: expressions, with Viper's precedences (an explicit operator stack, so long
+//! - `stmt`: statements and blocks.
+//! - `expr`: expressions, with Viper's precedences (an explicit operator stack, so long
 //!   operator chains do not recurse).
-//! - [`types`]: types.
+//! - `types`: types.
 //!
 //! Errors: like Viper, a declaration stops at its first syntax error; the parser then skips to
 //! the next top-level keyword and goes on, so a file yields one message per broken

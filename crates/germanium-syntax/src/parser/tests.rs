@@ -229,7 +229,7 @@ fn deep_nesting_is_an_error_not_a_crash() {
     let unary = format!("method m() {{ assert {}true }}", "!".repeat(n));
     let blocks = format!("method m() {}{}", "{".repeat(n), "}".repeat(n));
     let types = format!("field f: {}Int{}", "Seq[".repeat(n), "]".repeat(n));
-    for (i, text) in [parens, unary, blocks, types].into_iter().enumerate() {
+    for text in [parens, unary, blocks, types] {
         let (_, diags) = parse(&text);
         assert!(diags.iter().any(|d| d.message.contains("too deep")), "{diags:?}");
     }
