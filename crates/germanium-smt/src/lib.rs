@@ -24,6 +24,26 @@
 //! - **Simplifications are sound in every SMT-LIB model** (see [`build`]).
 //! - Terms are immutable and `Send + Sync`; a [`Solver`] is `Send` and meant to be owned by
 //!   one worker thread; run one per worker for parallelism.
+//!
+//! A typical verifier step (prove `x + 1 > x` under the current path conditions):
+//!
+//! ```no_run
+//! use germanium_smt::{FunDecl, QueryLimits, SatResult, Solver, SolverConfig, Sort, Symbol, Term};
+//! use std::time::Duration;
+//!
+//! # fn main() -> Result<(), germanium_smt::SolverError> {
+//! let mut solver = Solver::new(SolverConfig::default())?; // --z3, else $Z3_EXE, else PATH
+//! let x = FunDecl::constant(Symbol::user("x"), Sort::Int);
+//! solver.declare_fun(&x)?;
+//! let x = Term::constant(&x);
+//! let goal = Term::gt(Term::add(vec![x.clone(), Term::int(1)]), x);
+//! solver.push()?;
+//! solver.assert(&Term::not(goal))?;
+//! let proved = solver.check_sat(QueryLimits::timeout(Duration::from_secs(10)))? == SatResult::Unsat;
+//! solver.pop(1)?;
+//! assert!(proved);
+//! # Ok(()) }
+//! ```
 
 pub mod build;
 pub mod command;

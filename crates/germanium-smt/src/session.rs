@@ -9,7 +9,10 @@
 //! [`Solver::restart`] starts a fresh process and replays that state.
 //!
 //! Query limits: the solver's own `:timeout`/`:rlimit` (set only when they change), plus a
-//! wall-clock guard of timeout + grace on the reading side.
+//! wall-clock guard of timeout + grace on the reading side. (Writes are not guarded: a
+//! process that stops reading its input while we send a command larger than the pipe
+//! buffer would block us; Z3 reads between commands, so this needs a wedged Z3 *and* a huge
+//! command.)
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -218,6 +221,18 @@ impl Solver {
         self.frames = vec![Vec::new()];
         // `(reset)` also resets options.
         self.send_preamble()
+    }
+
+    /// Z3's version string, e.g. `4.15.4`.
+    pub fn version(&mut self) -> Result<String, SolverError> {
+        let command = Command::GetInfo("version".into());
+        let expr = self.exchange_expr(&command)?;
+        match expr.as_list() {
+            Some([SExpr::Keyword(k), SExpr::String(version)]) if k == "version" => {
+                Ok(version.clone())
+            }
+            _ => Err(self.protocol(&command, &expr.to_string())),
+        }
     }
 
     // ----- declarations and assertions -----------------------------------------------------

@@ -329,3 +329,15 @@ fn reset_forgets_everything_but_keeps_working() {
     solver.assert(&Term::eq(x, Term::int(1))).unwrap();
     assert!(solver.check_sat(no_limits()).unwrap().is_sat());
 }
+
+#[test]
+fn the_version_is_reported_and_types_can_cross_threads() {
+    fn send_and_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_and_sync::<Term>();
+    send_and_sync::<Sort>();
+    send::<Solver>();
+    let mut solver = Solver::new(config()).unwrap();
+    let version = solver.version().unwrap();
+    assert!(version.starts_with("4."), "{version}");
+}
