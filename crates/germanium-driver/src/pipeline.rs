@@ -86,38 +86,28 @@ fn run_stages(path: &Path, options: &Options, sources: &mut SourceMap) -> FileRe
 
 fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap) -> StagesDone {
     let mut ids = NodeIdGen::default();
-    let (mut program, diagnostics) =
+    // Each stage runs only if the ones before found no errors; warnings are kept along.
+    let (mut program, mut diagnostics) =
         germanium_syntax::load_program(path, &options.import_paths, sources, &mut ids);
-    if !diagnostics.is_empty() {
-        return StagesDone {
-            program,
-            diagnostics,
-            stage: Stage::Load,
-        };
+    if has_errors(&diagnostics) {
+        return StagesDone { program, diagnostics, stage: Stage::Load };
     }
-    let diagnostics = germanium_syntax::expand_macros(&mut program, &mut ids);
-    if !diagnostics.is_empty() {
-        return StagesDone {
-            program,
-            diagnostics,
-            stage: Stage::ExpandMacros,
-        };
+    diagnostics.extend(germanium_syntax::expand_macros(&mut program, &mut ids));
+    if has_errors(&diagnostics) {
+        return StagesDone { program, diagnostics, stage: Stage::ExpandMacros };
     }
-    let (_semantics, diagnostics) = germanium_semantics::check_program(&program, ids.count());
-    if !diagnostics.is_empty() || options.mode == Mode::Check {
-        return StagesDone {
-            program,
-            diagnostics,
-            stage: Stage::Check,
-        };
+    let (_semantics, found) = germanium_semantics::check_program(&program, ids.count());
+    diagnostics.extend(found);
+    if has_errors(&diagnostics) || options.mode == Mode::Check {
+        return StagesDone { program, diagnostics, stage: Stage::Check };
     }
     // No verifier yet: say so for every member that has something to verify.
-    let diagnostics = crate::unsupported::members_to_verify(&program);
-    StagesDone {
-        program,
-        diagnostics,
-        stage: Stage::Verify,
-    }
+    diagnostics.extend(crate::unsupported::members_to_verify(&program));
+    StagesDone { program, diagnostics, stage: Stage::Verify }
+}
+
+fn has_errors(diagnostics: &[Diagnostic]) -> bool {
+    diagnostics.iter().any(Diagnostic::is_error)
 }
 
 /// `Error` if any diagnostic is internal (Germanium could not finish), else `Failed` if there
@@ -126,7 +116,7 @@ fn outcome_of(diagnostics: &[Diagnostic]) -> Outcome {
     let is_internal = |d: &Diagnostic| d.id == ids::INTERNAL || d.id.starts_with("internal:");
     if diagnostics.iter().any(is_internal) {
         Outcome::Error
-    } else if diagnostics.is_empty() {
+    } else if !has_errors(diagnostics) {
         Outcome::Verified
     } else {
         Outcome::Failed

@@ -12,6 +12,14 @@ pub mod ids {
     pub const INTERNAL: &str = "internal";
 }
 
+/// Errors make a file fail and stop the pipeline after their stage; warnings do neither.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Severity {
+    #[default]
+    Error,
+    Warning,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
     /// `error.id` or `error.id:reason.id`, e.g. `assert.failed:assertion.false`.
@@ -20,11 +28,21 @@ pub struct Diagnostic {
     pub span: Span,
     /// Human-readable text following Viper's wording.
     pub message: String,
+    pub severity: Severity,
 }
 
 impl Diagnostic {
     pub fn new(id: impl Into<String>, span: Span, message: impl Into<String>) -> Self {
-        Diagnostic { id: id.into(), span, message: message.into() }
+        Diagnostic { id: id.into(), span, message: message.into(), severity: Severity::Error }
+    }
+
+    /// A warning (e.g. `parser.warning`): reported, but the program is still processed.
+    pub fn warning(id: impl Into<String>, span: Span, message: impl Into<String>) -> Self {
+        Diagnostic { severity: Severity::Warning, ..Self::new(id, span, message) }
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
     }
 
     pub fn parser(span: Span, message: impl Into<String>) -> Self {

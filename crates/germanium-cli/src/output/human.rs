@@ -7,6 +7,7 @@ use codespan_reporting::diagnostic::{Diagnostic as Rendered, Label};
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, termcolor::WriteColor};
 use germanium_driver::{FileReport, Outcome};
+use germanium_syntax::Severity;
 
 /// Writes all diagnostics of `report`, then its summary line.
 pub fn write_report(out: &mut dyn WriteColor, report: &FileReport) -> io::Result<()> {
@@ -19,7 +20,10 @@ pub fn write_report(out: &mut dyn WriteColor, report: &FileReport) -> io::Result
         let text_len = report.sources.get(diagnostic.span.file).text.len();
         let start = (diagnostic.span.start as usize).min(text_len);
         let end = (diagnostic.span.end as usize).clamp(start, text_len);
-        let rendered = Rendered::error()
+        let rendered = match diagnostic.severity {
+            Severity::Error => Rendered::error(),
+            Severity::Warning => Rendered::warning(),
+        }
             .with_code(diagnostic.id.clone())
             .with_message(&diagnostic.message)
             .with_labels(vec![Label::primary(
@@ -35,7 +39,7 @@ pub fn write_report(out: &mut dyn WriteColor, report: &FileReport) -> io::Result
 /// `path: verified in 3 ms`, `path: failed with 2 errors in 3 ms`, `path: not fully checked
 /// (1 error) in 3 ms` (Germanium could not finish).
 pub fn summary(report: &FileReport) -> String {
-    let count = report.diagnostics.len();
+    let count = report.diagnostics.iter().filter(|d| d.is_error()).count();
     let errors = if count == 1 {
         "1 error".to_string()
     } else {

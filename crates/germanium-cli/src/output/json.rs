@@ -2,6 +2,7 @@
 //! Fields may be added but never renamed or dropped.
 
 use germanium_driver::FileReport;
+use germanium_syntax::Severity;
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -20,6 +21,8 @@ struct JsonError<'a> {
     end_line: u32,
     end_column: u32,
     message: &'a str,
+    /// `error` or `warning` (an addition to the spec; warnings do not make a file fail).
+    severity: &'a str,
     /// The file the error is in: the input file or one it imports (an addition to the spec).
     file: String,
 }
@@ -39,6 +42,10 @@ pub fn render(report: &FileReport) -> String {
                 end_line: end.line,
                 end_column: end.column,
                 message: &d.message,
+                severity: match d.severity {
+                    Severity::Error => "error",
+                    Severity::Warning => "warning",
+                },
                 file: report.sources.get(d.span.file).path.display().to_string(),
             }
         })
@@ -82,7 +89,7 @@ mod tests {
                 "file": "t.vpr", "result": "failed", "time_ms": 41,
                 "errors": [{"id": "assert.failed:assertion.false", "line": 2, "column": 10,
                             "end_line": 2, "end_column": 18, "message": "Assert might fail.",
-                            "file": "t.vpr"}]
+                            "severity": "error", "file": "t.vpr"}]
             })
         );
     }

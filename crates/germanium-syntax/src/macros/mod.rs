@@ -209,7 +209,7 @@ fn warn_unused_params(m: &MacroDef, diags: &mut Vec<Diagnostic>) {
     }
     let unused: Vec<&str> = params.iter().map(|p| p.name.as_str()).filter(|p| !used.contains(*p)).collect();
     if !unused.is_empty() {
-        diags.push(Diagnostic::new(
+        diags.push(Diagnostic::warning(
             PARSER_WARNING,
             m.span,
             format!(
