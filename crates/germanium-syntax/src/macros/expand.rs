@@ -18,8 +18,12 @@ use crate::Diagnostic;
 const MAX_EXPANSION_DEPTH: u32 = 200;
 
 pub(super) struct Expander<'a> {
-    pub macros: HashMap<&'a str, &'a MacroDef>,
+    pub macros: &'a HashMap<&'a str, &'a MacroDef>,
     pub ids: &'a mut NodeIdGen,
+    /// Top-level names, shared by all declarations (not copied per declaration, which made
+    /// expansion quadratic in the number of declarations).
+    pub globals: &'a HashSet<String>,
+    /// Names declared inside this declaration, plus those its expansions declare.
     pub scope: HashSet<String>,
     pub counters: HashMap<String, u32>,
     pub error: Option<Diagnostic>,
@@ -29,8 +33,13 @@ pub(super) struct Expander<'a> {
 type R = Result<(), ()>;
 
 impl<'a> Expander<'a> {
-    pub fn new(macros: HashMap<&'a str, &'a MacroDef>, ids: &'a mut NodeIdGen, scope: HashSet<String>) -> Self {
-        Expander { macros, ids, scope, counters: HashMap::new(), error: None, depth: 0 }
+    pub fn new(
+        macros: &'a HashMap<&'a str, &'a MacroDef>,
+        ids: &'a mut NodeIdGen,
+        globals: &'a HashSet<String>,
+        scope: HashSet<String>,
+    ) -> Self {
+        Expander { macros, ids, globals, scope, counters: HashMap::new(), error: None, depth: 0 }
     }
 
     fn fail(&mut self, span: Span, msg: impl Into<String>) -> R {
@@ -63,7 +72,7 @@ impl<'a> Expander<'a> {
             .map(|p| p.name.clone())
             .zip(args.iter())
             .collect();
-        let mut inst = Instantiator::new(self.ids, &mut self.scope, &mut self.counters, params, span);
+        let mut inst = Instantiator::new(self.ids, self.globals, &mut self.scope, &mut self.counters, params, span);
         let body = inst.body(&def.body);
         if let Some(e) = inst.error {
             if self.error.is_none() {

@@ -12,7 +12,9 @@ use crate::Diagnostic;
 
 pub(super) struct Instantiator<'a> {
     pub ids: &'a mut NodeIdGen,
-    /// Names visible at the use; grows with the names the expansion declares.
+    /// Top-level names (visible at every use).
+    pub globals: &'a HashSet<String>,
+    /// Other names visible at the use; grows with the names the expansion declares.
     pub scope: &'a mut HashSet<String>,
     /// Last suffix used per renamed name (`x$0`, `x$1`, ...).
     pub counters: &'a mut HashMap<String, u32>,
@@ -28,19 +30,24 @@ pub(super) struct Instantiator<'a> {
 impl<'a> Instantiator<'a> {
     pub fn new(
         ids: &'a mut NodeIdGen,
+        globals: &'a HashSet<String>,
         scope: &'a mut HashSet<String>,
         counters: &'a mut HashMap<String, u32>,
         params: HashMap<String, &'a Expr>,
         span: Span,
     ) -> Self {
-        Instantiator { ids, scope, counters, params, span, flat_renames: HashMap::new(), binders: Vec::new(), error: None }
+        Instantiator { ids, globals, scope, counters, params, span, flat_renames: HashMap::new(), binders: Vec::new(), error: None }
+    }
+
+    fn in_scope(&self, name: &str) -> bool {
+        self.scope.contains(name) || self.globals.contains(name)
     }
 
     /// A name for a variable declared by the expansion: itself unless already in scope.
     fn declare(&mut self, name: &str) -> String {
-        let new = if self.scope.contains(name) {
+        let new = if self.in_scope(name) {
             let mut n = self.counters.get(name).map_or(0, |n| n + 1);
-            while self.scope.contains(&format!("{name}${n}")) {
+            while self.in_scope(&format!("{name}${n}")) {
                 n += 1;
             }
             self.counters.insert(name.to_string(), n);

@@ -49,6 +49,9 @@ pub fn expand_macros(program: &mut Program, ids: &mut NodeIdGen) -> Vec<Diagnost
         warn_unused_params(m, &mut diags);
     }
     let global_names = global_names(&program.items);
+    // The first definition of a name wins (duplicates are reported above).
+    let global_table: HashMap<&str, &MacroDef> =
+        globals.iter().rev().map(|m| (m.name.name.as_str(), m)).collect();
 
     let mut stopped = false;
     for item in program.items.iter_mut() {
@@ -61,19 +64,28 @@ pub fn expand_macros(program: &mut Program, ids: &mut NodeIdGen) -> Vec<Diagnost
             strip_defines(item);
             continue;
         }
-        let mut table: HashMap<&str, &MacroDef> = HashMap::new();
-        for m in globals.iter().rev().chain(locals.iter().rev()) {
-            table.insert(m.name.name.as_str(), m);
-        }
-        if let Some(d) = detect_cycles(item, &table) {
+        // Local macros shadow global ones; only declarations that have some get their own
+        // table (rebuilding the global one per declaration was quadratic).
+        let with_locals: HashMap<&str, &MacroDef>;
+        let table = if locals.is_empty() {
+            &global_table
+        } else {
+            let mut t = global_table.clone();
+            for m in locals.iter().rev() {
+                t.insert(m.name.name.as_str(), m);
+            }
+            with_locals = t;
+            &with_locals
+        };
+        if let Some(d) = detect_cycles(item, table) {
             diags.push(d);
             stopped = true;
             strip_defines(item);
             continue;
         }
-        let mut scope = global_names.clone();
+        let mut scope = HashSet::new();
         collect_item_decls(item, &mut scope);
-        let mut ex = Expander::new(table, ids, scope);
+        let mut ex = Expander::new(table, ids, &global_names, scope);
         if expand_item(&mut ex, item).is_err() {
             if let Some(d) = ex.error.take() {
                 diags.push(d);
