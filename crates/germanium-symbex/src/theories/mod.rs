@@ -13,9 +13,52 @@
 //!   arguments; it is pure (all declarations are in the preamble).
 //! - Nothing here knows about the heap: heap-dependent expressions never reach this module
 //!   except as already-evaluated terms.
+//! - Viper `==` on collections must be built with [`Theories::equal`] (or the `*Equal`
+//!   ops): it is the extensional equality function, whose axioms prove and refute equalities;
+//!   SMT `=` on collection terms is sound but the solver cannot prove it from the contents.
+//!   For every other type `equal` is `=`.
+//! - Names: every sort and function declared here is named after a Viper type with `.`,
+//!   `[` or `,` in it (see [`sorts`]); plain Viper type names are used for non-generic
+//!   domains and ADTs and for `Ref` (with the constant `null`). The engine must not
+//!   declare SMT sorts named like Viper types.
+//!
+//! Map of the module: [`instances`] finds the ground types; [`sorts`] names them;
+//! [`sequences`], [`sets`], [`multisets`], [`maps`] axiomatise the built-in collections;
+//! [`domains`] and [`adts`] declare user types, with [`pure_translate`] and [`triggers`]
+//! for domain axioms.
+
+mod adts;
+mod domains;
+mod instances;
+mod maps;
+mod multisets;
+mod pure_translate;
+mod sequences;
+mod sets;
+mod sorts;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+#[allow(clippy::cloned_ref_to_slice_refs)] // `&[h.clone()]` reads better in goals
+mod tests_collections;
+#[cfg(test)]
+mod tests_corpus;
+#[cfg(test)]
+mod tests_user_types;
+mod triggers;
+
+use std::collections::HashMap;
 
 use germanium_semantics::types::Type;
-use germanium_smt::{Command, Sort, Term};
+use germanium_smt::{Command, FunDecl, Solver, SolverError, Sort, Symbol, Term};
+
+use adts::AdtInstance;
+use domains::{DomainFn, FnTable};
+use maps::MapTheory;
+use multisets::MultisetTheory;
+use sequences::SeqTheory;
+use sets::SetTheory;
+pub use sorts::type_name;
 
 /// One operation of a built-in theory or of a user domain / ADT, applied to evaluated
 /// arguments by [`Theories::apply`]. Types are the ground Viper types involved (element
@@ -74,10 +117,27 @@ pub enum TheoryOp {
     MapCardinality(Type, Type),
     MapEqual(Type, Type),
     /// A domain function with the ground instantiation of its domain's type parameters.
-    DomainFunction { domain: String, function: String, type_args: Vec<Type> },
-    AdtConstructor { adt: String, constructor: String, type_args: Vec<Type> },
-    AdtDestructor { adt: String, constructor: String, destructor: String, type_args: Vec<Type> },
-    AdtDiscriminator { adt: String, constructor: String, type_args: Vec<Type> },
+    DomainFunction {
+        domain: String,
+        function: String,
+        type_args: Vec<Type>,
+    },
+    AdtConstructor {
+        adt: String,
+        constructor: String,
+        type_args: Vec<Type>,
+    },
+    AdtDestructor {
+        adt: String,
+        constructor: String,
+        destructor: String,
+        type_args: Vec<Type>,
+    },
+    AdtDiscriminator {
+        adt: String,
+        constructor: String,
+        type_args: Vec<Type>,
+    },
 }
 
 /// Errors of the theory layer: a construct it cannot express (reported by the engine as
@@ -88,33 +148,474 @@ pub struct Unsupported(pub String);
 /// The SMT view of a program's types and theories (see the module documentation).
 #[derive(Debug)]
 pub struct Theories {
-    _private: (),
+    sorts: HashMap<Type, Sort>,
+    null: FunDecl,
+    seqs: HashMap<Type, SeqTheory>,
+    sets: HashMap<Type, SetTheory>,
+    multisets: HashMap<Type, MultisetTheory>,
+    maps: HashMap<(Type, Type), MapTheory>,
+    domain_functions: FnTable,
+    adts: HashMap<Type, AdtInstance>,
+    preamble: Vec<Command>,
+    /// What could not be expressed (instances, functions and axioms left out).
+    problems: Vec<String>,
 }
 
 impl Theories {
     /// Scans the program and its semantic tables for every ground type instance in use.
+    /// Constructs that cannot be expressed are left out (see [`Theories::problems`]): their
+    /// sorts and operations are then `Unsupported`, and skipped axioms only weaken what is
+    /// assumed.
     pub fn new(
         program: &germanium_syntax::ast::Program,
         semantics: &germanium_semantics::Semantics,
     ) -> Result<Theories, Unsupported> {
-        let _ = (program, semantics);
-        Err(Unsupported("theories are not implemented yet".into()))
+        let found = instances::Instances::collect(program, semantics);
+        let mut problems = Vec::new();
+        if found.truncated {
+            problems.push("generic domain instantiation was cut off at a nesting bound".into());
+        }
+
+        // Sorts by name first (ADT and collection sorts are names; interpreted domains
+        // need an SMT-LIB type), then keep the types whose components all have sorts.
+        let mut named: HashMap<Type, Sort> = HashMap::new();
+        for ty in &found.types {
+            if let Some(sort) = nominal_sort(ty, semantics) {
+                named.insert(ty.clone(), sort);
+            } else {
+                problems.push(format!("no SMT-LIB sort for {ty}"));
+            }
+        }
+        let (adts, adt_problems) = adts::build(&found.types, semantics, &|t: &Type| {
+            supported_sort(t, &named, None)
+        });
+        problems.extend(adt_problems);
+        let sorts: HashMap<Type, Sort> = found
+            .types
+            .iter()
+            .filter_map(|t| supported_sort(t, &named, Some(&adts)).map(|s| (t.clone(), s)))
+            .collect();
+
+        let mut theories = Theories {
+            null: FunDecl::constant(Symbol::user("null"), Sort::named("Ref")),
+            sorts,
+            seqs: HashMap::new(),
+            sets: HashMap::new(),
+            multisets: HashMap::new(),
+            maps: HashMap::new(),
+            domain_functions: HashMap::new(),
+            adts,
+            preamble: Vec::new(),
+            problems,
+        };
+        theories.build_collections(&found.types);
+        theories.build_preamble(program, semantics, &found.types);
+        Ok(theories)
+    }
+
+    fn build_collections(&mut self, types: &[Type]) {
+        for ty in types {
+            let (Some(sort), name) = (self.sorts.get(ty).cloned(), type_name(ty)) else {
+                continue;
+            };
+            let elem = |t: &Type| self.sorts.get(t).cloned();
+            match ty {
+                Type::Seq(e) => {
+                    if let Some(es) = elem(e) {
+                        self.seqs
+                            .insert((**e).clone(), SeqTheory::new(&name, sort, es));
+                    }
+                }
+                Type::Set(e) => {
+                    if let Some(es) = elem(e) {
+                        self.sets
+                            .insert((**e).clone(), SetTheory::new(&name, sort, es));
+                    }
+                }
+                Type::Multiset(e) => {
+                    if let Some(es) = elem(e) {
+                        self.multisets
+                            .insert((**e).clone(), MultisetTheory::new(&name, sort, es));
+                    }
+                }
+                Type::Map(k, v) => {
+                    let parts = (
+                        elem(k),
+                        elem(v),
+                        elem(&Type::set((**k).clone())),
+                        elem(&Type::set((**v).clone())),
+                    );
+                    if let (Some(ks), Some(vs), Some(kset), Some(vset)) = parts {
+                        let theory = MapTheory::new(&name, sort, ks, vs, kset, vset);
+                        self.maps.insert(((**k).clone(), (**v).clone()), theory);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn build_preamble(
+        &mut self,
+        program: &germanium_syntax::ast::Program,
+        sem: &germanium_semantics::Semantics,
+        types: &[Type],
+    ) {
+        let mut declarations = vec![Command::DeclareSort(Symbol::user("Ref"))];
+        for ty in types {
+            let declared = !matches!(
+                ty,
+                Type::Int | Type::Bool | Type::Perm | Type::Ref | Type::Adt(..)
+            );
+            if let (true, Some(Sort::Uninterpreted(name))) = (declared, self.sorts.get(ty)) {
+                declarations.push(Command::DeclareSort(name.clone()));
+            }
+        }
+        let adt_order: Vec<(&Type, &AdtInstance)> = types
+            .iter()
+            .filter_map(|t| self.adts.get(t).map(|a| (t, a)))
+            .collect();
+        if let Some(text) = adts::declare_datatypes(&adt_order) {
+            declarations.push(Command::Raw(text.into()));
+        }
+        let mut functions = vec![self.null.clone()];
+        let mut axioms = Vec::new();
+        for ty in types {
+            match ty {
+                Type::Seq(e) => {
+                    if let Some(th) = self.seqs.get(e) {
+                        functions.extend(th.declarations());
+                        axioms.extend(th.axioms());
+                    }
+                }
+                Type::Set(e) => {
+                    if let Some(th) = self.sets.get(e) {
+                        functions.extend(th.declarations());
+                        axioms.extend(th.axioms());
+                    }
+                }
+                Type::Multiset(e) => {
+                    if let Some(th) = self.multisets.get(e) {
+                        functions.extend(th.declarations());
+                        axioms.extend(th.axioms());
+                    }
+                }
+                Type::Map(k, v) => {
+                    let key = ((**k).clone(), (**v).clone());
+                    let (Some(th), Some(ks), Some(vs)) = (
+                        self.maps.get(&key),
+                        self.sets.get(&**k),
+                        self.sets.get(&**v),
+                    ) else {
+                        continue;
+                    };
+                    functions.extend(th.declarations());
+                    axioms.extend(th.axioms(ks, vs));
+                }
+                _ => {}
+            }
+        }
+        // Domain functions (all instances first: axioms of one domain may use another's).
+        let mut unique = Vec::new();
+        let domain_types: Vec<&Type> = types
+            .iter()
+            .filter(|t| matches!(t, Type::Domain(..)) && self.sorts.contains_key(*t))
+            .collect();
+        for ty in &domain_types {
+            let Type::Domain(_, args) = ty else { continue };
+            let sorts = &self.sorts;
+            let listed = domains::functions(
+                ty,
+                sem,
+                &|t: &Type| sorts.get(t).cloned(),
+                &mut self.problems,
+            );
+            for (fname, function, is_unique) in listed {
+                if let DomainFn::Declared(decl) = &function {
+                    functions.push(decl.clone());
+                    if is_unique {
+                        unique.push(decl.clone());
+                    }
+                }
+                self.domain_functions
+                    .insert((fname, args.clone()), function);
+            }
+        }
+        axioms.extend(domains::uniqueness(&unique));
+        let syntax = instances::domains_by_name(program);
+        let mut problems = Vec::new();
+        for ty in &domain_types {
+            let Type::Domain(name, _) = ty else { continue };
+            if let Some(d) = syntax.get(name.as_str()) {
+                axioms.extend(domains::axioms(self, ty, d, sem, &mut problems));
+            }
+        }
+        self.problems.extend(problems);
+
+        let mut preamble = declarations;
+        preamble.extend(functions.into_iter().map(Command::DeclareFun));
+        preamble.extend(axioms.into_iter().map(Command::assert));
+        self.preamble = preamble;
     }
 
     /// Declarations and axioms for scope 0 of every solver session.
     pub fn preamble(&self) -> Vec<Command> {
-        Vec::new()
+        self.preamble.clone()
+    }
+
+    /// Sends the preamble to `solver` (at its current scope; meant for scope 0).
+    pub fn declare_in(&self, solver: &mut Solver) -> Result<(), SolverError> {
+        for command in &self.preamble {
+            match command {
+                Command::DeclareSort(name) => solver.declare_sort(name)?,
+                Command::DeclareFun(decl) => solver.declare_fun(decl)?,
+                Command::Assert { term, .. } => solver.assert(term)?,
+                Command::Raw(text) => solver.raw(text)?,
+                // The preamble holds nothing else.
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// What the theory layer left out, for logs and diagnostics (empty for most programs).
+    pub fn problems(&self) -> &[String] {
+        &self.problems
     }
 
     /// The SMT sort of a ground Viper type (Int → Int, Bool → Bool, Perm → Real, Ref → a
     /// declared `Ref` sort, collections and domains → declared sorts per instance).
     pub fn sort(&self, ty: &Type) -> Result<Sort, Unsupported> {
-        Err(Unsupported(format!("no sort for {ty:?} yet")))
+        match ty {
+            Type::Int => Ok(Sort::Int),
+            Type::Bool => Ok(Sort::Bool),
+            Type::Perm => Ok(Sort::Real),
+            Type::Ref => Ok(Sort::named("Ref")),
+            _ => self.sorts.get(ty).cloned().ok_or_else(|| {
+                Unsupported(format!("the type {ty} has no SMT sort in this program"))
+            }),
+        }
+    }
+
+    /// The constant `null` of sort `Ref`.
+    pub fn null(&self) -> Term {
+        Term::constant(&self.null)
+    }
+
+    /// Viper's `a == b` at type `ty`: extensional equality for collections, `=` otherwise.
+    pub fn equal(&self, ty: &Type, a: Term, b: Term) -> Result<Term, Unsupported> {
+        match ty {
+            Type::Seq(e) => self.apply(&TheoryOp::SeqEqual((**e).clone()), vec![a, b]),
+            Type::Set(e) => self.apply(&TheoryOp::SetEqual((**e).clone()), vec![a, b]),
+            Type::Multiset(e) => self.apply(&TheoryOp::MultisetEqual((**e).clone()), vec![a, b]),
+            Type::Map(k, v) => self.apply(
+                &TheoryOp::MapEqual((**k).clone(), (**v).clone()),
+                vec![a, b],
+            ),
+            _ => Ok(Term::eq(a, b)),
+        }
+    }
+
+    fn seq(&self, t: &Type) -> Result<&SeqTheory, Unsupported> {
+        self.seqs
+            .get(t)
+            .ok_or_else(|| Unsupported(format!("Seq[{t}] is not declared")))
+    }
+    fn set(&self, t: &Type) -> Result<&SetTheory, Unsupported> {
+        self.sets
+            .get(t)
+            .ok_or_else(|| Unsupported(format!("Set[{t}] is not declared")))
+    }
+    fn multiset(&self, t: &Type) -> Result<&MultisetTheory, Unsupported> {
+        self.multisets
+            .get(t)
+            .ok_or_else(|| Unsupported(format!("Multiset[{t}] is not declared")))
+    }
+    fn map(&self, k: &Type, v: &Type) -> Result<&MapTheory, Unsupported> {
+        self.maps
+            .get(&(k.clone(), v.clone()))
+            .ok_or_else(|| Unsupported(format!("Map[{k}, {v}] is not declared")))
+    }
+    fn adt(&self, name: &str, args: &[Type]) -> Result<&AdtInstance, Unsupported> {
+        let ty = Type::Adt(name.to_string(), args.to_vec());
+        self.adts
+            .get(&ty)
+            .ok_or_else(|| Unsupported(format!("the ADT {ty} is not declared")))
     }
 
     /// The term of `op` applied to `args`.
     pub fn apply(&self, op: &TheoryOp, args: Vec<Term>) -> Result<Term, Unsupported> {
-        let _ = args;
-        Err(Unsupported(format!("{op:?} is not implemented yet")))
+        use TheoryOp::*;
+        let arity = match op {
+            SeqEmpty(_) | SetEmpty(_) | MultisetEmpty(_) | MapEmpty(..) => Some(0),
+            SeqLength(_)
+            | SetCardinality(_)
+            | MultisetCardinality(_)
+            | MapDomain(..)
+            | MapRange(..)
+            | MapCardinality(..) => Some(1),
+            SeqUpdate(_) | MapUpdate(..) => Some(3),
+            SeqLiteral(_)
+            | SetLiteral(_)
+            | MultisetLiteral(_)
+            | MapLiteral(..)
+            | DomainFunction { .. }
+            | AdtConstructor { .. } => None,
+            AdtDestructor { .. } | AdtDiscriminator { .. } => Some(1),
+            _ => Some(2),
+        };
+        if let Some(n) = arity {
+            if args.len() != n {
+                return Err(Unsupported(format!(
+                    "{op:?} applied to {} arguments",
+                    args.len()
+                )));
+            }
+        }
+        let mut it = args.into_iter();
+        let mut next = || it.next().unwrap_or_else(Term::tt);
+        Ok(match op {
+            SeqEmpty(t) => self.seq(t)?.empty(),
+            SeqLiteral(t) => self.seq(t)?.literal(it.collect()),
+            SeqRange => match self.seq(&Type::Int)?.range.as_ref() {
+                Some(range) => Term::app(range, vec![next(), next()]),
+                None => return Err(Unsupported("integer ranges are not declared".into())),
+            },
+            SeqAppend(t) => self.seq(t)?.append(next(), next()),
+            SeqLength(t) => self.seq(t)?.length(next()),
+            SeqIndex(t) => self.seq(t)?.index(next(), next()),
+            SeqTake(t) => self.seq(t)?.take(next(), next()),
+            SeqDrop(t) => self.seq(t)?.drop(next(), next()),
+            SeqUpdate(t) => self.seq(t)?.update(next(), next(), next()),
+            // Viper writes `x in s`: the element comes first.
+            SeqContains(t) => {
+                let (x, s) = (next(), next());
+                self.seq(t)?.contains(s, x)
+            }
+            SeqEqual(t) => self.seq(t)?.equal(next(), next()),
+            SetEmpty(t) => self.set(t)?.empty(),
+            SetLiteral(t) => self.set(t)?.literal(it.collect()),
+            SetUnion(t) => self.set(t)?.union(next(), next()),
+            SetIntersection(t) => self.set(t)?.intersection(next(), next()),
+            SetDifference(t) => self.set(t)?.difference(next(), next()),
+            SetSubset(t) => self.set(t)?.subset(next(), next()),
+            SetContains(t) => self.set(t)?.contains(next(), next()),
+            SetCardinality(t) => self.set(t)?.card(next()),
+            SetEqual(t) => self.set(t)?.equal(next(), next()),
+            MultisetEmpty(t) => self.multiset(t)?.empty(),
+            MultisetLiteral(t) => self.multiset(t)?.literal(it.collect()),
+            MultisetUnion(t) => self.multiset(t)?.union(next(), next()),
+            MultisetIntersection(t) => self.multiset(t)?.intersection(next(), next()),
+            MultisetDifference(t) => self.multiset(t)?.difference(next(), next()),
+            MultisetSubset(t) => self.multiset(t)?.subset(next(), next()),
+            MultisetCount(t) => {
+                let (x, m) = (next(), next());
+                self.multiset(t)?.count(m, x)
+            }
+            MultisetCardinality(t) => self.multiset(t)?.card(next()),
+            MultisetEqual(t) => self.multiset(t)?.equal(next(), next()),
+            MapEmpty(k, v) => self.map(k, v)?.empty(),
+            MapLiteral(k, v) => match self.map(k, v)?.literal(it.collect()) {
+                Some(t) => t,
+                None => {
+                    return Err(Unsupported(
+                        "a map literal with an odd number of terms".into(),
+                    ))
+                }
+            },
+            MapLookup(k, v) => self.map(k, v)?.lookup(next(), next()),
+            MapUpdate(k, v) => self.map(k, v)?.update(next(), next(), next()),
+            MapContainsKey(k, v) => {
+                let (key, m) = (next(), next());
+                let domain = self.map(k, v)?.domain(m);
+                self.set(k)?.contains(key, domain)
+            }
+            MapDomain(k, v) => self.map(k, v)?.domain(next()),
+            MapRange(k, v) => self.map(k, v)?.range(next()),
+            MapCardinality(k, v) => {
+                let domain = self.map(k, v)?.domain(next());
+                self.set(k)?.card(domain)
+            }
+            MapEqual(k, v) => self.map(k, v)?.equal(next(), next()),
+            DomainFunction {
+                domain,
+                function,
+                type_args,
+            } => {
+                match self
+                    .domain_functions
+                    .get(&(function.clone(), type_args.clone()))
+                {
+                    Some(f) => f.apply(it.collect())?,
+                    None => return Err(Unsupported(format!(
+                        "the domain function {domain}.{function} at {type_args:?} is not declared"
+                    ))),
+                }
+            }
+            AdtConstructor {
+                adt,
+                constructor,
+                type_args,
+            } => self
+                .adt(adt, type_args)?
+                .construct(constructor, it.collect())?,
+            AdtDestructor {
+                adt,
+                constructor,
+                destructor,
+                type_args,
+            } => self
+                .adt(adt, type_args)?
+                .destruct(constructor, destructor, next())?,
+            AdtDiscriminator {
+                adt,
+                constructor,
+                type_args,
+            } => self
+                .adt(adt, type_args)?
+                .discriminate(constructor, next())?,
+        })
+    }
+}
+
+/// The sort a type gets by name alone (`None` for a domain interpreted for other back
+/// ends only, or an unknown domain).
+fn nominal_sort(ty: &Type, sem: &germanium_semantics::Semantics) -> Option<Sort> {
+    Some(match ty {
+        Type::Int => Sort::Int,
+        Type::Bool => Sort::Bool,
+        Type::Perm => Sort::Real,
+        Type::Ref => Sort::named("Ref"),
+        Type::Domain(name, _) => domains::domain_sort(sem.domains.get(name)?, ty)?,
+        _ => Sort::named(&type_name(ty)),
+    })
+}
+
+/// The sort of `ty` if it and all its components have one (ADTs: only the declared ones,
+/// once `adts` is known).
+fn supported_sort(
+    ty: &Type,
+    named: &HashMap<Type, Sort>,
+    adts: Option<&HashMap<Type, AdtInstance>>,
+) -> Option<Sort> {
+    let parts_ok = match ty {
+        Type::Seq(e) | Type::Set(e) | Type::Multiset(e) => supported_sort(e, named, adts).is_some(),
+        Type::Map(k, v) => {
+            supported_sort(k, named, adts).is_some() && supported_sort(v, named, adts).is_some()
+        }
+        Type::Domain(_, a) => a.iter().all(|t| supported_sort(t, named, adts).is_some()),
+        Type::Adt(_, a) => {
+            let declared = match adts {
+                Some(built) => built.contains_key(ty),
+                None => true,
+            };
+            declared && a.iter().all(|t| supported_sort(t, named, adts).is_some())
+        }
+        _ => true,
+    };
+    if parts_ok {
+        named.get(ty).cloned()
+    } else {
+        None
     }
 }

@@ -1,0 +1,463 @@
+//! The theory of one sequence instance `Seq[E]`: a declared sort with functions for the
+//! empty and singleton sequences, append, length, indexing, take/drop, update, membership,
+//! extensional equality and (for `Seq[Int]`) integer ranges.
+//!
+//! Indexing is only specified in range, so the axioms have a model where sequences are
+//! finite lists and out-of-range reads are arbitrary. Every quantifier has explicit
+//! triggers; an instantiation only creates terms over strictly smaller sequence terms, or
+//! `index` terms on sequence terms that already exist, so matching terminates.
+//! `s[a..b]` is `drop(take(s, b), a)`.
+
+use germanium_smt::{FunDecl, Sort, Term};
+
+use super::sorts::{bound, exists, forall, in_range, member_fun};
+
+/// Declarations of one `Seq[E]` instance.
+#[derive(Debug)]
+pub(crate) struct SeqTheory {
+    name: String,
+    pub sort: Sort,
+    pub elem: Sort,
+    pub empty: FunDecl,
+    pub singleton: FunDecl,
+    pub append: FunDecl,
+    pub length: FunDecl,
+    pub index: FunDecl,
+    pub take: FunDecl,
+    pub drop: FunDecl,
+    pub update: FunDecl,
+    pub contains: FunDecl,
+    pub equal: FunDecl,
+    /// `[a..b)`, only for `Seq[Int]`.
+    pub range: Option<FunDecl>,
+}
+
+impl SeqTheory {
+    /// The theory of the sequence sort `sort` (named `name`) with elements of sort `elem`.
+    pub fn new(name: &str, sort: Sort, elem: Sort) -> SeqTheory {
+        let f = |op: &str, args: Vec<Sort>, result: Sort| member_fun(name, op, args, result);
+        let s = sort.clone();
+        let e = elem.clone();
+        SeqTheory {
+            name: name.to_string(),
+            empty: f("empty", vec![], s.clone()),
+            singleton: f("singleton", vec![e.clone()], s.clone()),
+            append: f("append", vec![s.clone(), s.clone()], s.clone()),
+            length: f("length", vec![s.clone()], Sort::Int),
+            index: f("index", vec![s.clone(), Sort::Int], e.clone()),
+            take: f("take", vec![s.clone(), Sort::Int], s.clone()),
+            drop: f("drop", vec![s.clone(), Sort::Int], s.clone()),
+            update: f("update", vec![s.clone(), Sort::Int, e.clone()], s.clone()),
+            contains: f("contains", vec![s.clone(), e.clone()], Sort::Bool),
+            equal: f("equal", vec![s.clone(), s.clone()], Sort::Bool),
+            range: (elem == Sort::Int).then(|| f("range", vec![Sort::Int, Sort::Int], s.clone())),
+            sort,
+            elem,
+        }
+    }
+
+    pub fn declarations(&self) -> Vec<FunDecl> {
+        let mut out = vec![
+            self.empty.clone(),
+            self.singleton.clone(),
+            self.append.clone(),
+            self.length.clone(),
+            self.index.clone(),
+            self.take.clone(),
+            self.drop.clone(),
+            self.update.clone(),
+            self.contains.clone(),
+            self.equal.clone(),
+        ];
+        out.extend(self.range.clone());
+        out
+    }
+
+    // ----- term builders ------------------------------------------------------------------
+
+    pub fn empty(&self) -> Term {
+        Term::constant(&self.empty)
+    }
+    pub fn singleton(&self, e: Term) -> Term {
+        Term::app(&self.singleton, vec![e])
+    }
+    pub fn append(&self, s: Term, t: Term) -> Term {
+        Term::app(&self.append, vec![s, t])
+    }
+    pub fn length(&self, s: Term) -> Term {
+        Term::app(&self.length, vec![s])
+    }
+    pub fn index(&self, s: Term, i: Term) -> Term {
+        Term::app(&self.index, vec![s, i])
+    }
+    pub fn take(&self, s: Term, n: Term) -> Term {
+        Term::app(&self.take, vec![s, n])
+    }
+    pub fn drop(&self, s: Term, n: Term) -> Term {
+        Term::app(&self.drop, vec![s, n])
+    }
+    pub fn update(&self, s: Term, i: Term, e: Term) -> Term {
+        Term::app(&self.update, vec![s, i, e])
+    }
+    pub fn contains(&self, s: Term, e: Term) -> Term {
+        Term::app(&self.contains, vec![s, e])
+    }
+    pub fn equal(&self, s: Term, t: Term) -> Term {
+        Term::app(&self.equal, vec![s, t])
+    }
+
+    /// `Seq(e1, ..., en)`: singletons appended left to right.
+    pub fn literal(&self, elems: Vec<Term>) -> Term {
+        elems
+            .into_iter()
+            .map(|e| self.singleton(e))
+            .reduce(|acc, one| self.append(acc, one))
+            .unwrap_or_else(|| self.empty())
+    }
+
+    // ----- axioms ---------------------------------------------------------------------------
+
+    pub fn axioms(&self) -> Vec<Term> {
+        let n = &self.name;
+        let qid = |what: &str| format!("{n}.{what}");
+        let (s, t) = (bound("s", &self.sort), bound("t", &self.sort));
+        let (i, k) = (bound("i", &Sort::Int), bound("k", &Sort::Int));
+        let (e, x) = (bound("e", &self.elem), bound("x", &self.elem));
+        let len = |q: &Term| self.length(q.clone());
+        let zero = || Term::int(0);
+        let mut out = Vec::new();
+
+        // Length is non-negative, and only the empty sequence has length 0.
+        out.push(forall(
+            &qid("length"),
+            &[&s],
+            vec![vec![len(&s)]],
+            Term::and([
+                Term::le(zero(), len(&s)),
+                Term::implies(Term::eq(len(&s), zero()), Term::eq(s.clone(), self.empty())),
+            ]),
+        ));
+        out.push(Term::eq(self.length(self.empty()), zero()));
+
+        // Singleton: length 1, its element at 0.
+        let one = self.singleton(e.clone());
+        out.push(forall(
+            &qid("singleton"),
+            &[&e],
+            vec![vec![one.clone()]],
+            Term::and([
+                Term::eq(self.length(one.clone()), Term::int(1)),
+                Term::eq(self.index(one.clone(), zero()), e.clone()),
+            ]),
+        ));
+
+        // Append: lengths add up; the empty sequence is neutral; indexing splits.
+        let st = self.append(s.clone(), t.clone());
+        out.push(forall(
+            &qid("append_length"),
+            &[&s, &t],
+            vec![vec![len(&st)]],
+            Term::eq(len(&st), Term::add(vec![len(&s), len(&t)])),
+        ));
+        let left = self.append(self.empty(), s.clone());
+        out.push(forall(
+            &qid("append_empty_left"),
+            &[&s],
+            vec![vec![left.clone()]],
+            Term::eq(left, s.clone()),
+        ));
+        let right = self.append(s.clone(), self.empty());
+        out.push(forall(
+            &qid("append_empty_right"),
+            &[&s],
+            vec![vec![right.clone()]],
+            Term::eq(right, s.clone()),
+        ));
+        let at = self.index(st.clone(), i.clone());
+        out.push(forall(
+            &qid("append_index"),
+            &[&s, &t, &i],
+            vec![
+                vec![at.clone()],
+                vec![self.index(s.clone(), i.clone()), st.clone()],
+            ],
+            Term::implies(
+                in_range(zero(), &i, Term::add(vec![len(&s), len(&t)])),
+                Term::eq(
+                    at,
+                    Term::ite(
+                        Term::lt(i.clone(), len(&s)),
+                        self.index(s.clone(), i.clone()),
+                        self.index(t.clone(), Term::sub(i.clone(), len(&s))),
+                    ),
+                ),
+            ),
+        ));
+
+        // Update: same length; the element at `i` replaced.
+        let upd = self.update(s.clone(), i.clone(), e.clone());
+        out.push(forall(
+            &qid("update_length"),
+            &[&s, &i, &e],
+            vec![vec![len(&upd)]],
+            Term::eq(len(&upd), len(&s)),
+        ));
+        let at = self.index(upd.clone(), k.clone());
+        out.push(forall(
+            &qid("update_index"),
+            &[&s, &i, &e, &k],
+            vec![vec![at.clone()]],
+            Term::implies(
+                in_range(zero(), &k, len(&s)),
+                Term::eq(
+                    at,
+                    Term::ite(
+                        Term::eq(i.clone(), k.clone()),
+                        e.clone(),
+                        self.index(s.clone(), k.clone()),
+                    ),
+                ),
+            ),
+        ));
+
+        // Take: the first `k` elements (none for k <= 0, all for k >= |s|).
+        let tk = self.take(s.clone(), k.clone());
+        out.push(forall(
+            &qid("take_length"),
+            &[&s, &k],
+            vec![vec![len(&tk)]],
+            Term::eq(
+                len(&tk),
+                Term::ite(
+                    Term::le(k.clone(), zero()),
+                    zero(),
+                    Term::ite(Term::le(k.clone(), len(&s)), k.clone(), len(&s)),
+                ),
+            ),
+        ));
+        out.push(forall(
+            &qid("take_nonpositive"),
+            &[&s, &k],
+            vec![vec![tk.clone()]],
+            Term::implies(
+                Term::le(k.clone(), zero()),
+                Term::eq(tk.clone(), self.empty()),
+            ),
+        ));
+        let at = self.index(tk.clone(), i.clone());
+        out.push(forall(
+            &qid("take_index"),
+            &[&s, &k, &i],
+            vec![
+                vec![at.clone()],
+                vec![self.index(s.clone(), i.clone()), tk.clone()],
+            ],
+            Term::implies(
+                Term::and([
+                    in_range(zero(), &i, len(&s)),
+                    Term::lt(i.clone(), k.clone()),
+                ]),
+                Term::eq(at, self.index(s.clone(), i.clone())),
+            ),
+        ));
+
+        // Drop: all but the first `k` elements (all for k <= 0, none for k >= |s|).
+        let dr = self.drop(s.clone(), k.clone());
+        out.push(forall(
+            &qid("drop_length"),
+            &[&s, &k],
+            vec![vec![len(&dr)]],
+            Term::eq(
+                len(&dr),
+                Term::ite(
+                    Term::le(k.clone(), zero()),
+                    len(&s),
+                    Term::ite(
+                        Term::le(k.clone(), len(&s)),
+                        Term::sub(len(&s), k.clone()),
+                        zero(),
+                    ),
+                ),
+            ),
+        ));
+        out.push(forall(
+            &qid("drop_nonpositive"),
+            &[&s, &k],
+            vec![vec![dr.clone()]],
+            Term::implies(Term::le(k.clone(), zero()), Term::eq(dr.clone(), s.clone())),
+        ));
+        let at = self.index(dr.clone(), i.clone());
+        out.push(forall(
+            &qid("drop_index"),
+            &[&s, &k, &i],
+            vec![vec![at.clone()]],
+            Term::implies(
+                Term::and([
+                    Term::le(zero(), k.clone()),
+                    in_range(zero(), &i, Term::sub(len(&s), k.clone())),
+                ]),
+                Term::eq(
+                    at,
+                    self.index(s.clone(), Term::add(vec![i.clone(), k.clone()])),
+                ),
+            ),
+        ));
+        // The other direction, from an element of `s` to its place in `drop(s, k)`.
+        out.push(forall(
+            &qid("drop_index_back"),
+            &[&s, &k, &i],
+            vec![vec![self.index(s.clone(), i.clone()), dr.clone()]],
+            Term::implies(
+                Term::and([
+                    Term::le(zero(), k.clone()),
+                    in_range(k.clone(), &i, len(&s)),
+                ]),
+                Term::eq(
+                    self.index(dr.clone(), Term::sub(i.clone(), k.clone())),
+                    self.index(s.clone(), i.clone()),
+                ),
+            ),
+        ));
+
+        // Membership: some in-range index holds the element (the inner trigger gives the
+        // converse for every index term of `s`).
+        let has = self.contains(s.clone(), x.clone());
+        let witness = |lo: Term, hi: Term| {
+            exists(
+                &qid("contains_witness"),
+                &[&i],
+                vec![vec![self.index(s.clone(), i.clone())]],
+                Term::and([
+                    in_range(lo, &i, hi),
+                    Term::eq(self.index(s.clone(), i.clone()), x.clone()),
+                ]),
+            )
+        };
+        out.push(forall(
+            &qid("contains"),
+            &[&s, &x],
+            vec![vec![has.clone()]],
+            Term::iff(has, witness(zero(), len(&s))),
+        ));
+        let none = self.contains(self.empty(), x.clone());
+        out.push(forall(
+            &qid("contains_empty"),
+            &[&x],
+            vec![vec![none.clone()]],
+            Term::not(none),
+        ));
+        let in_one = self.contains(self.singleton(e.clone()), x.clone());
+        out.push(forall(
+            &qid("contains_singleton"),
+            &[&e, &x],
+            vec![vec![in_one.clone()]],
+            Term::iff(in_one, Term::eq(e.clone(), x.clone())),
+        ));
+        let in_st = self.contains(st.clone(), x.clone());
+        out.push(forall(
+            &qid("contains_append"),
+            &[&s, &t, &x],
+            vec![vec![in_st.clone()]],
+            Term::iff(
+                in_st,
+                Term::or([
+                    self.contains(s.clone(), x.clone()),
+                    self.contains(t.clone(), x.clone()),
+                ]),
+            ),
+        ));
+        let in_tk = self.contains(tk.clone(), x.clone());
+        out.push(forall(
+            &qid("contains_take"),
+            &[&s, &k, &x],
+            vec![vec![in_tk.clone()]],
+            Term::iff(
+                in_tk,
+                witness(
+                    zero(),
+                    Term::ite(Term::lt(k.clone(), len(&s)), k.clone(), len(&s)),
+                ),
+            ),
+        ));
+        let in_dr = self.contains(dr.clone(), x.clone());
+        out.push(forall(
+            &qid("contains_drop"),
+            &[&s, &k, &x],
+            vec![vec![in_dr.clone()]],
+            Term::iff(
+                in_dr,
+                witness(
+                    Term::ite(Term::lt(zero(), k.clone()), k.clone(), zero()),
+                    len(&s),
+                ),
+            ),
+        ));
+
+        // Extensional equality.
+        let eq = self.equal(s.clone(), t.clone());
+        let pointwise = forall(
+            &qid("equal_pointwise"),
+            &[&i],
+            vec![
+                vec![self.index(s.clone(), i.clone())],
+                vec![self.index(t.clone(), i.clone())],
+            ],
+            Term::implies(
+                in_range(zero(), &i, len(&s)),
+                Term::eq(
+                    self.index(s.clone(), i.clone()),
+                    self.index(t.clone(), i.clone()),
+                ),
+            ),
+        );
+        out.push(forall(
+            &qid("equal"),
+            &[&s, &t],
+            vec![vec![eq.clone()]],
+            Term::and([
+                Term::iff(
+                    eq.clone(),
+                    Term::and([Term::eq(len(&s), len(&t)), pointwise]),
+                ),
+                Term::implies(eq, Term::eq(s.clone(), t.clone())),
+            ]),
+        ));
+
+        // Integer ranges `[a..b)`.
+        if let Some(range) = &self.range {
+            let (a, b) = (bound("a", &Sort::Int), bound("b", &Sort::Int));
+            let r = Term::app(range, vec![a.clone(), b.clone()]);
+            out.push(forall(
+                &qid("range_length"),
+                &[&a, &b],
+                vec![vec![len(&r)]],
+                Term::eq(
+                    len(&r),
+                    Term::ite(
+                        Term::lt(a.clone(), b.clone()),
+                        Term::sub(b.clone(), a.clone()),
+                        zero(),
+                    ),
+                ),
+            ));
+            let at = self.index(r.clone(), i.clone());
+            out.push(forall(
+                &qid("range_index"),
+                &[&a, &b, &i],
+                vec![vec![at.clone()]],
+                Term::implies(
+                    in_range(zero(), &i, Term::sub(b.clone(), a.clone())),
+                    Term::eq(at, Term::add(vec![a.clone(), i.clone()])),
+                ),
+            ));
+            let has = self.contains(r.clone(), i.clone());
+            out.push(forall(
+                &qid("range_contains"),
+                &[&a, &b, &i],
+                vec![vec![has.clone()]],
+                Term::iff(has, in_range(a.clone(), &i, b.clone())),
+            ));
+        }
+        out
+    }
+}

@@ -1,0 +1,245 @@
+//! Z3 checks of user domains (generic, unique, interpreted, inferred triggers) and ADTs.
+
+use germanium_semantics::types::Type;
+use germanium_smt::Term;
+
+use super::tests::{checked, int, Check};
+use super::{Theories, TheoryOp};
+
+const DOMAINS: &str = "
+domain Pair[A, B] {
+  function pair(a: A, b: B): Pair[A, B]
+  function fst(p: Pair[A, B]): A
+  function snd(p: Pair[A, B]): B
+  axiom fst_snd { forall a: A, b: B :: {pair(a, b)} fst(pair(a, b)) == a && snd(pair(a, b)) == b }
+}
+domain Color {
+  unique function red(): Color
+  unique function green(): Color
+  function blue(): Color
+}
+domain List[T] {
+  function nil(): List[T]
+  function cons(x: T, l: List[T]): List[T]
+  function len(l: List[T]): Int
+  function elems(l: List[T]): Seq[T]
+  axiom { len((nil(): List[T])) == 0 }
+  axiom { forall x: T, l: List[T] :: len(cons(x, l)) == len(l) + 1 }
+  axiom { forall x: T, l: List[T] :: elems(cons(x, l)) == Seq(x) ++ elems(l) }
+  axiom { forall l: List[T] :: len(l) >= 0 }
+}
+domain Unused[T] {
+  function unused(t: T): Unused[T]
+  axiom { false }
+}
+method m(p: Pair[Int, Bool], q: Pair[Ref, Seq[Int]], l: List[Int], c: Color) {}
+";
+
+fn dfun(domain: &str, function: &str, type_args: Vec<Type>) -> TheoryOp {
+    TheoryOp::DomainFunction {
+        domain: domain.into(),
+        function: function.into(),
+        type_args,
+    }
+}
+
+#[test]
+fn generic_domains_are_instantiated_per_ground_type() {
+    let mut c = Check::new(DOMAINS);
+    let ib = vec![Type::Int, Type::Bool];
+    let p = c.op(dfun("Pair", "pair", ib.clone()), vec![int(3), Term::tt()]);
+    assert!(c.valid(
+        &[],
+        Term::eq(
+            c.op(dfun("Pair", "fst", ib.clone()), vec![p.clone()]),
+            int(3)
+        )
+    ));
+    assert!(c.valid(&[], c.op(dfun("Pair", "snd", ib.clone()), vec![p.clone()])));
+    assert!(!c.valid(
+        &[],
+        Term::eq(c.op(dfun("Pair", "fst", ib.clone()), vec![p]), int(4))
+    ));
+    // The other instance exists too; instances nobody uses do not (so `axiom { false }`
+    // of the unused generic domain is not assumed: the preamble check would have failed).
+    let rs = vec![Type::Ref, Type::seq(Type::Int)];
+    let q = c.op(
+        dfun("Pair", "pair", rs.clone()),
+        vec![c.th.null(), c.op(TheoryOp::SeqEmpty(Type::Int), vec![])],
+    );
+    assert!(c.valid(
+        &[],
+        Term::eq(c.op(dfun("Pair", "fst", rs), vec![q]), c.th.null())
+    ));
+    assert!(c
+        .th
+        .sort(&Type::Domain("List".into(), vec![Type::Bool]))
+        .is_err());
+    assert!(c
+        .th
+        .apply(&dfun("List", "nil", vec![Type::Bool]), vec![])
+        .is_err());
+}
+
+#[test]
+fn unique_functions_and_inferred_triggers() {
+    let mut c = Check::new(DOMAINS);
+    let red = c.op(dfun("Color", "red", vec![]), vec![]);
+    let green = c.op(dfun("Color", "green", vec![]), vec![]);
+    let blue = c.op(dfun("Color", "blue", vec![]), vec![]);
+    assert!(c.valid(&[], Term::not(Term::eq(red.clone(), green))));
+    assert!(!c.valid(&[], Term::not(Term::eq(red, blue))));
+
+    let t = vec![Type::Int];
+    let nil = c.op(dfun("List", "nil", t.clone()), vec![]);
+    let l2 = c.op(dfun("List", "cons", t.clone()), vec![int(2), nil]);
+    let l1 = c.op(dfun("List", "cons", t.clone()), vec![int(1), l2]);
+    assert!(c.valid(
+        &[],
+        Term::eq(
+            c.op(dfun("List", "len", t.clone()), vec![l1.clone()]),
+            int(2)
+        )
+    ));
+    let elems = c.op(dfun("List", "elems", t.clone()), vec![l1]);
+    let first = c.op(TheoryOp::SeqIndex(Type::Int), vec![elems.clone(), int(0)]);
+    assert!(c.valid(&[], Term::eq(first, int(1))));
+    let l = c.constant("l", &Type::Domain("List".into(), t.clone()));
+    assert!(c.valid(&[], Term::le(int(0), c.op(dfun("List", "len", t), vec![l]))));
+}
+
+#[test]
+fn interpreted_domains_use_backend_sorts_and_functions() {
+    let mut c = Check::new(
+        "
+domain myBV interpretation (SMTLIB: \"(_ BitVec 8)\", Boogie: \"bv8\") {
+  function toBV(i: Int): myBV interpretation \"(_ int2bv 8)\"
+  function add(a: myBV, b: myBV): myBV interpretation \"bvadd\"
+  function toNat(b: myBV): Int interpretation \"bv2nat\"
+  function zero(): myBV interpretation \"#x00\"
+}
+domain myFloat interpretation (SMTLIB: \"(_ FloatingPoint 8 24)\") {
+  function fadd(a: myFloat, b: myFloat): myFloat interpretation \"fp.add RNE\"
+  function isZero(a: myFloat): Bool interpretation \"fp.isZero\"
+}
+method m(x: myBV, f: myFloat) {}
+",
+    );
+    let sum = c.op(
+        dfun("myBV", "add", vec![]),
+        vec![
+            c.op(dfun("myBV", "toBV", vec![]), vec![int(200)]),
+            c.op(dfun("myBV", "toBV", vec![]), vec![int(100)]),
+        ],
+    );
+    assert!(c.valid(
+        &[],
+        Term::eq(c.op(dfun("myBV", "toNat", vec![]), vec![sum]), int(44))
+    ));
+    let zero = c.op(dfun("myBV", "zero", vec![]), vec![]);
+    assert!(c.valid(
+        &[],
+        Term::eq(c.op(dfun("myBV", "toNat", vec![]), vec![zero]), int(0))
+    ));
+    let f = c.constant("f", &Type::Domain("myFloat".into(), vec![]));
+    let doubled = c.op(dfun("myFloat", "fadd", vec![]), vec![f.clone(), f.clone()]);
+    let is_zero = |c: &Check, t: Term| c.op(dfun("myFloat", "isZero", vec![]), vec![t]);
+    assert!(c.valid(&[is_zero(&c, f.clone())], is_zero(&c, doubled)));
+}
+
+#[test]
+fn domains_interpreted_for_other_backends_only_are_unsupported() {
+    let (program, sem) = checked(
+        "domain B interpretation (Boogie: \"bv8\") { function b(): B }\nmethod m(x: B) {}\n",
+    );
+    let th = Theories::new(&program, &sem).expect("theories");
+    assert!(th.sort(&Type::Domain("B".into(), vec![])).is_err());
+    assert!(!th.problems().is_empty());
+}
+
+const ADTS: &str = "
+adt Tree[T] {
+  Leaf()
+  Node(left: Tree[T], value: T, right: Tree[T])
+}
+adt Op { Plus() Minus() }
+adt Expr2 {
+  Num(n: Int)
+  Bin(op: Op, args: Seq[Expr2])
+}
+method m(t: Tree[Int], e: Expr2) {}
+";
+
+#[test]
+fn adts_are_datatypes() {
+    let mut c = Check::new(ADTS);
+    let ti = vec![Type::Int];
+    let ctor = |name: &str, args: Vec<Type>| TheoryOp::AdtConstructor {
+        adt: "Tree".into(),
+        constructor: name.into(),
+        type_args: args,
+    };
+    let leaf = c.op(ctor("Leaf", ti.clone()), vec![]);
+    let node = c.op(
+        ctor("Node", ti.clone()),
+        vec![leaf.clone(), int(5), leaf.clone()],
+    );
+    let value = TheoryOp::AdtDestructor {
+        adt: "Tree".into(),
+        constructor: "Node".into(),
+        destructor: "value".into(),
+        type_args: ti.clone(),
+    };
+    let is = |name: &str| TheoryOp::AdtDiscriminator {
+        adt: "Tree".into(),
+        constructor: name.into(),
+        type_args: ti.clone(),
+    };
+    assert!(c.valid(&[], Term::eq(c.op(value, vec![node.clone()]), int(5))));
+    assert!(c.valid(&[], c.op(is("Node"), vec![node.clone()])));
+    assert!(c.valid(&[], Term::not(Term::eq(node.clone(), leaf.clone()))));
+    let t = c.constant("t", &Type::Adt("Tree".into(), ti.clone()));
+    assert!(c.valid(
+        &[],
+        Term::or([
+            c.op(is("Leaf"), vec![t.clone()]),
+            c.op(is("Node"), vec![t.clone()])
+        ])
+    ));
+    assert!(!c.valid(&[], c.op(is("Leaf"), vec![t])));
+    // ADTs nested in sequences, and enumerations.
+    let num = TheoryOp::AdtConstructor {
+        adt: "Expr2".into(),
+        constructor: "Num".into(),
+        type_args: vec![],
+    };
+    let bin = TheoryOp::AdtConstructor {
+        adt: "Expr2".into(),
+        constructor: "Bin".into(),
+        type_args: vec![],
+    };
+    let plus = c.op(
+        TheoryOp::AdtConstructor {
+            adt: "Op".into(),
+            constructor: "Plus".into(),
+            type_args: vec![],
+        },
+        vec![],
+    );
+    let one = c.op(num, vec![int(1)]);
+    let args = c.op(
+        TheoryOp::SeqLiteral(Type::Adt("Expr2".into(), vec![])),
+        vec![one.clone()],
+    );
+    let e = c.op(bin, vec![plus, args]);
+    assert!(c.valid(&[], Term::not(Term::eq(e, one))));
+}
+
+#[test]
+fn adts_without_a_finite_value_are_left_out() {
+    let (program, sem) =
+        checked("adt Stream { Cons(head: Int, tail: Stream) }\nmethod m(s: Stream) {}\n");
+    let th = Theories::new(&program, &sem).expect("theories");
+    assert!(th.sort(&Type::Adt("Stream".into(), vec![])).is_err());
+    assert!(th.problems().iter().any(|p| p.contains("Stream")));
+}
