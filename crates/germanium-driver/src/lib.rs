@@ -9,7 +9,6 @@
 //! Architecture invariant: the driver never prints; it returns [`FileReport`]s.
 
 mod pipeline;
-mod unsupported;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -42,6 +41,8 @@ pub struct Options {
     pub smt_log: Option<PathBuf>,
     /// Stack size of the thread running the front end.
     pub stack_size: usize,
+    /// Verification worker threads per file (each with its own solver).
+    pub jobs: usize,
 }
 
 /// Big enough for programs nested thousands of levels deep.
@@ -56,6 +57,7 @@ impl Options {
             timeout: None,
             smt_log: None,
             stack_size: DEFAULT_STACK_SIZE,
+            jobs: 1,
         }
     }
 }

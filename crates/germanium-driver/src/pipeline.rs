@@ -96,13 +96,18 @@ fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap)
     if has_errors(&diagnostics) {
         return StagesDone { program, diagnostics, stage: Stage::ExpandMacros };
     }
-    let (_semantics, found) = germanium_semantics::check_program(&program, ids.count());
+    let (semantics, found) = germanium_semantics::check_program(&program, ids.count());
     diagnostics.extend(found);
     if has_errors(&diagnostics) || options.mode == Mode::Check {
         return StagesDone { program, diagnostics, stage: Stage::Check };
     }
-    // No verifier yet: say so for every member that has something to verify.
-    diagnostics.extend(crate::unsupported::members_to_verify(&program));
+    let verify_options = germanium_symbex::VerifyOptions {
+        z3: options.z3.clone(),
+        timeout: options.timeout,
+        smt_log: options.smt_log.clone(),
+        jobs: options.jobs,
+    };
+    diagnostics.extend(germanium_symbex::verify_program(&program, &semantics, sources, &verify_options));
     StagesDone { program, diagnostics, stage: Stage::Verify }
 }
 

@@ -3,8 +3,27 @@
 //! evaluate (expression → term), produce (assertion → added to the state), consume
 //! (assertion → checked and removed), execute (statement → successor states).
 //!
+//! Map: [`state`] (permissions, heap chunks, snapshots, path conditions), [`errors`]
+//! (Viper's error ids and wording), `context` (the shared environment and one worker's
+//! verifier), `evaluate`, `produce`, `consume`, `execute`, `functions` (modular function
+//! applications), `triggers` (quantifier triggers), [`verifier`] (members, workers,
+//! solvers), [`theories`] (sorts and axioms of Viper's built-in and user types).
+//!
 //! Architecture invariant: never reports a member as verified unless every check on every
 //! path was proved by the solver (`unsat` of the negation); `unknown`, timeouts, solver
 //! crashes and unsupported constructs become errors on the construct being checked.
 
+mod consume;
+mod context;
+pub mod errors;
+mod evaluate;
+mod execute;
+mod functions;
+mod produce;
+pub mod state;
 pub mod theories;
+mod triggers;
+pub mod verifier;
+
+pub use errors::VerificationError;
+pub use verifier::{verify_program, VerifyOptions};

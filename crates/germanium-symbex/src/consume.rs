@@ -1,0 +1,98 @@
+//! Consumption (exhale, assert, preconditions, postconditions, invariants): checks an
+//! assertion and removes its permissions. Expressions are evaluated in the heap as it was
+//! before the consumption started (`eval_heap`), chunks are removed from the current one.
+//! A failed pure conjunct is reported and then assumed; a missing permission ends the path.
+
+use germanium_smt::{Sort, Term};
+use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
+
+use crate::context::{Abort, Verifier, R};
+use crate::errors::{ErrorContext, Reason};
+use crate::produce::is_impure;
+use crate::state::{Heap, Permission, State};
+
+impl<'e, 'a> Verifier<'e, 'a> {
+    pub fn consume(&mut self, st: &mut State, eval_heap: &Heap, a: &Expr, ctx: &ErrorContext) -> R<()> {
+        match &a.kind {
+            ExprKind::Binary(BinaryOp::And, l, r) => {
+                self.consume(st, eval_heap, l, ctx)?;
+                self.consume(st, eval_heap, r, ctx)
+            }
+            ExprKind::Binary(BinaryOp::Implies, c, body) if is_impure(self.env.sem, body) => {
+                let c = self.eval(st, eval_heap, c, ctx)?;
+                self.under(c, |v| v.consume(st, eval_heap, body, ctx))
+            }
+            ExprKind::Cond(c, x, y) if is_impure(self.env.sem, a) => {
+                let c = self.eval(st, eval_heap, c, ctx)?;
+                self.under(c.clone(), |v| v.consume(st, eval_heap, x, ctx))?;
+                self.under(Term::not(c), |v| v.consume(st, eval_heap, y, ctx))
+            }
+            ExprKind::Let(_, value, body) if is_impure(self.env.sem, body) => {
+                let v = self.eval(st, eval_heap, value, ctx)?;
+                let Some(var) = self.env.sem.binders.get(&(a.id, 0)).copied() else {
+                    return Err(self.unsupported(a.span, "this `let`"));
+                };
+                self.bound.push((var, v));
+                let r = self.consume(st, eval_heap, body, ctx);
+                self.bound.pop();
+                r
+            }
+            ExprKind::Annotated(_, x) => self.consume(st, eval_heap, x, ctx),
+            ExprKind::InhaleExhale(_, x) => self.consume(st, eval_heap, x, ctx),
+            ExprKind::Acc(loc, amount) => self.consume_acc(st, eval_heap, loc, amount.as_deref(), ctx),
+            _ if is_impure(self.env.sem, a) => Err(self.unsupported_assertion(a)),
+            _ => {
+                let t = self.eval(st, eval_heap, a, ctx)?;
+                self.check(t, ctx, Reason::AssertionFalse, a)?;
+                Ok(())
+            }
+        }
+    }
+
+    fn consume_acc(&mut self, st: &mut State, eval_heap: &Heap, loc: &Expr, amount: Option<&Expr>, ctx: &ErrorContext) -> R<()> {
+        let (field, rcv) = self.field_location(loc)?;
+        let r = self.eval(st, eval_heap, rcv, ctx)?;
+        let wildcard = matches!(amount.map(|x| &x.kind), Some(ExprKind::Wildcard));
+        let p = match amount {
+            None => Permission::write(),
+            Some(_) if wildcard => Permission::none(), // replaced below
+            Some(x) => {
+                let p = Permission::of(self.eval(st, eval_heap, x, ctx)?);
+                self.check(p.is_non_negative(), ctx, Reason::NegativePermission, x)?;
+                p
+            }
+        };
+        let found = self.find_chunk(&st.heap.clone(), &field, &r, loc)?;
+        let Some(i) = found else {
+            if !wildcard && self.prove(Term::not(p.is_positive()), loc.span)? {
+                return Ok(());
+            }
+            if self.checking {
+                self.report(ctx, Reason::InsufficientPermission, loc);
+            }
+            return Err(Abort::Failed);
+        };
+        let chunk = st.heap.chunks[i].clone();
+        let guard = self.guard();
+        let taken = if wildcard {
+            if self.checking && !self.prove(chunk.perm().is_positive(), loc.span)? {
+                self.report(ctx, Reason::InsufficientPermission, loc);
+                return Err(Abort::Failed);
+            }
+            let w = Permission(self.fresh("wildcard", Sort::Real, loc.span)?);
+            let bounds = Term::and([w.is_positive(), Term::lt(w.0.clone(), chunk.perm().0.clone())]);
+            self.assume(Term::implies(guard.clone(), bounds), loc.span)?;
+            w
+        } else {
+            if self.checking && !self.prove(chunk.perm().at_least(&p), loc.span)? {
+                self.report(ctx, Reason::InsufficientPermission, loc);
+                return Err(Abort::Failed);
+            }
+            p
+        };
+        let rest = chunk.perm().sub(&taken.when(&guard));
+        st.heap.chunks[i].set_perm(rest);
+        st.heap.drop_empty();
+        Ok(())
+    }
+}

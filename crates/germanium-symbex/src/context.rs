@@ -1,0 +1,276 @@
+//! The program-wide environment shared by all workers ([`Env`]) and one worker's verifier
+//! ([`Verifier`]): its solver, path conditions, fresh names, guards and collected errors.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use germanium_semantics::{Semantics, Type};
+use germanium_smt::{FunDecl, QueryLimits, SatResult, Solver, SolverError, Sort, Symbol, Term};
+use germanium_syntax::ast::{Expr, Function, ItemKind, Method, Program};
+use germanium_syntax::diagnostic::ids;
+use germanium_syntax::{Diagnostic, SourceMap, Span};
+
+use crate::errors::{make_error, ErrorContext, Reason, VerificationError};
+use crate::state::snapshot::SnapDecls;
+use crate::state::PathConditions;
+use crate::theories::Theories;
+
+/// Why the exploration of a path stopped early.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Abort {
+    /// A failure that ends this path (already reported).
+    Failed,
+    /// A construct Germanium cannot verify (already reported): the member is abandoned.
+    Unsupported,
+    /// The solver failed; the member is abandoned with an internal error (already reported).
+    Solver,
+}
+
+pub type R<T> = Result<T, Abort>;
+
+/// Read-only facts about the program, shared by the workers.
+pub struct Env<'a> {
+    pub sem: &'a Semantics,
+    pub sources: &'a SourceMap,
+    /// `None` while the theory layer cannot handle this program: then only Int, Bool, Perm
+    /// and Ref are supported.
+    pub theories: Option<Theories>,
+    pub snap: SnapDecls,
+    pub ref_sort: Sort,
+    /// `null`, and its declaration when the theory layer does not declare it.
+    pub null: Term,
+    pub null_decl: Option<FunDecl>,
+    pub methods: HashMap<String, &'a Method>,
+    pub functions: HashMap<String, &'a Function>,
+    pub timeout: Duration,
+}
+
+impl<'a> Env<'a> {
+    pub fn new(program: &'a Program, sem: &'a Semantics, sources: &'a SourceMap, timeout: Duration) -> Env<'a> {
+        let theories = Theories::new(program, sem).ok();
+        let ref_sort = match &theories {
+            Some(t) => t.sort(&Type::Ref).unwrap_or_else(|_| Sort::named("Ref")),
+            None => Sort::Uninterpreted(Symbol::user("sx.Ref")),
+        };
+        let (null, null_decl) = match &theories {
+            Some(t) => (t.null(), None),
+            None => {
+                let decl = FunDecl::constant(Symbol::user("sx.null"), ref_sort.clone());
+                (Term::constant(&decl), Some(decl))
+            }
+        };
+        let mut methods = HashMap::new();
+        let mut functions = HashMap::new();
+        for item in &program.items {
+            match &item.kind {
+                ItemKind::Method(m) => {
+                    methods.insert(m.name.name.clone(), m);
+                }
+                ItemKind::Function(f) => {
+                    functions.insert(f.name.name.clone(), f);
+                }
+                _ => {}
+            }
+        }
+        Env { sem, sources, theories, snap: SnapDecls::new(), ref_sort, null, null_decl, methods, functions, timeout }
+    }
+
+    /// The SMT sort of a Viper type.
+    pub fn sort_of(&self, ty: &Type) -> Result<Sort, String> {
+        match ty {
+            Type::Int => Ok(Sort::Int),
+            Type::Bool => Ok(Sort::Bool),
+            Type::Perm => Ok(Sort::Real),
+            Type::Ref => Ok(self.ref_sort.clone()),
+            _ => match &self.theories {
+                Some(t) => t.sort(ty).map_err(|u| u.0),
+                None => Err(format!("values of type {ty} are not supported yet")),
+            },
+        }
+    }
+
+    pub fn null(&self) -> Term {
+        self.null.clone()
+    }
+}
+
+/// One worker: a solver session and the state of the member being verified.
+pub struct Verifier<'e, 'a> {
+    pub env: &'e Env<'a>,
+    pub solver: Solver,
+    pub pcs: PathConditions,
+    pub names: germanium_smt::NameGenerator,
+    pub errors: Vec<Diagnostic>,
+    /// Conditions under which the expression being evaluated is reached (`a ==> b`, `c ? a : b`).
+    pub guards: Vec<Term>,
+    /// Functions declared in this solver so far (declarations are global and survive `pop`).
+    pub declared: HashSet<Symbol>,
+    pub wraps: HashMap<Sort, FunDecl>,
+    /// Nesting of quantifier bodies being evaluated (function postconditions are only assumed
+    /// outside them).
+    pub quantifier_depth: usize,
+    /// Set while a function's postcondition is being assumed (a postcondition mentioning
+    /// the function itself must not be unfolded again).
+    pub in_function_post: bool,
+    /// When false, evaluation checks nothing (for axioms built from verified contracts).
+    pub checking: bool,
+    /// Bound, `let` and callee-parameter variables, innermost last; they shadow the store.
+    pub bound: Vec<(germanium_semantics::VarId, Term)>,
+    /// The value of `result` in a function's postcondition.
+    pub result: Option<Term>,
+}
+
+impl<'e, 'a> Verifier<'e, 'a> {
+    pub fn new(env: &'e Env<'a>, solver: Solver) -> Verifier<'e, 'a> {
+        Verifier {
+            env,
+            solver,
+            pcs: PathConditions::default(),
+            names: germanium_smt::NameGenerator::new(),
+            errors: Vec::new(),
+            guards: Vec::new(),
+            declared: HashSet::new(),
+            wraps: HashMap::new(),
+            quantifier_depth: 0,
+            in_function_post: false,
+            checking: true,
+            bound: Vec::new(),
+            result: None,
+        }
+    }
+
+    /// Turns a solver failure into an internal error on `span`.
+    pub fn solver_failed(&mut self, err: SolverError, span: Span) -> Abort {
+        self.errors.push(Diagnostic::new(ids::INTERNAL, span, format!("the SMT solver failed: {err}")));
+        Abort::Solver
+    }
+
+    pub fn unsupported(&mut self, span: Span, what: impl Into<String>) -> Abort {
+        let what = what.into();
+        self.errors.push(Diagnostic::new(ids::UNSUPPORTED, span, format!("{what} is not supported by Germanium's verifier yet")));
+        Abort::Unsupported
+    }
+
+    pub fn report(&mut self, context: &ErrorContext, reason: Reason, offending: &Expr) {
+        let error: VerificationError = make_error(self.env.sources, context, &reason, offending);
+        let diagnostic = error.into_diagnostic();
+        if !self.errors.contains(&diagnostic) {
+            self.errors.push(diagnostic);
+        }
+    }
+
+    pub fn fresh(&mut self, base: &str, sort: Sort, span: Span) -> R<Term> {
+        let decl = FunDecl::constant(self.names.fresh(&format!("sx.{base}")), sort);
+        self.solver.declare_fun(&decl).map_err(|e| self.solver_failed(e, span))?;
+        Ok(Term::constant(&decl))
+    }
+
+    pub fn push(&mut self, span: Span) -> R<()> {
+        self.pcs.push(&mut self.solver).map_err(|e| self.solver_failed(e, span))
+    }
+
+    pub fn pop(&mut self, span: Span) -> R<()> {
+        self.pcs.pop(&mut self.solver).map_err(|e| self.solver_failed(e, span))
+    }
+
+    pub fn assume(&mut self, fact: Term, span: Span) -> R<()> {
+        self.pcs.assume(&mut self.solver, fact).map_err(|e| self.solver_failed(e, span))
+    }
+
+    /// The current guard as one term.
+    pub fn guard(&self) -> Term {
+        Term::and(self.guards.iter().cloned())
+    }
+
+    /// Assumes `fact` under the current guards.
+    pub fn assume_guarded(&mut self, fact: Term, span: Span) -> R<()> {
+        let fact = Term::implies(self.guard(), fact);
+        self.assume(fact, span)
+    }
+
+    /// Whether `fact` holds on the current path (under the current guards). `unknown` and
+    /// timeouts count as "not proved".
+    pub fn prove(&mut self, fact: Term, span: Span) -> R<bool> {
+        let goal = Term::implies(self.guard(), fact);
+        if goal.is_true() {
+            return Ok(true);
+        }
+        self.solver.push().map_err(|e| self.solver_failed(e, span))?;
+        let result = self
+            .solver
+            .assert(&Term::not(goal))
+            .and_then(|_| self.solver.check_sat(QueryLimits::timeout(self.env.timeout)));
+        let popped = self.solver.pop(1);
+        let result = result.map_err(|e| self.solver_failed(e, span))?;
+        popped.map_err(|e| self.solver_failed(e, span))?;
+        Ok(result == SatResult::Unsat)
+    }
+
+    /// Whether the current path may be feasible (`sat` or `unknown`).
+    pub fn feasible(&mut self, extra: Term, span: Span) -> R<bool> {
+        if extra.is_false() {
+            return Ok(false);
+        }
+        self.solver.push().map_err(|e| self.solver_failed(e, span))?;
+        let result = self
+            .solver
+            .assert(&extra)
+            .and_then(|_| self.solver.check_sat(QueryLimits::timeout(self.env.timeout)));
+        let popped = self.solver.pop(1);
+        let result = result.map_err(|e| self.solver_failed(e, span))?;
+        popped.map_err(|e| self.solver_failed(e, span))?;
+        Ok(result != SatResult::Unsat)
+    }
+
+    /// Checks `fact`; on failure reports `reason` and assumes the fact (as Silicon does) so
+    /// one mistake yields one error. Returns whether it was proved.
+    pub fn check(&mut self, fact: Term, context: &ErrorContext, reason: Reason, offending: &Expr) -> R<bool> {
+        if !self.checking {
+            return Ok(true);
+        }
+        if self.prove(fact.clone(), offending.span)? {
+            return Ok(true);
+        }
+        self.report(context, reason, offending);
+        self.assume_guarded(fact, offending.span)?;
+        Ok(false)
+    }
+
+    /// Declares `decl` in this solver once.
+    pub fn ensure_declared(&mut self, decl: &FunDecl, span: Span) -> R<()> {
+        if self.declared.insert(decl.name().clone()) {
+            self.solver.declare_fun(decl).map_err(|e| self.solver_failed(e, span))?;
+        }
+        Ok(())
+    }
+
+    /// `value` as a snapshot.
+    pub fn wrap(&mut self, value: Term, span: Span) -> R<Term> {
+        let sort = value.sort().clone();
+        let decl = match self.wraps.get(&sort) {
+            Some(d) => d.clone(),
+            None => {
+                let name = Symbol::user(&format!("sx.wrap{}", self.wraps.len()));
+                let decl = FunDecl::new(name, vec![sort.clone()], self.env.snap.sort.clone());
+                self.ensure_declared(&decl, span)?;
+                self.wraps.insert(sort, decl.clone());
+                decl
+            }
+        };
+        Ok(Term::app(&decl, vec![value]))
+    }
+
+    pub fn sort_of(&mut self, ty: &Type, span: Span) -> R<Sort> {
+        match self.env.sort_of(ty) {
+            Ok(s) => Ok(s),
+            Err(why) => Err(self.unsupported(span, why)),
+        }
+    }
+
+    pub fn type_of(&mut self, e: &Expr) -> R<Type> {
+        match self.env.sem.type_of(e.id) {
+            Some(t) => Ok(t.clone()),
+            None => Err(self.unsupported(e.span, "an expression without a type")),
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! Verification errors with Viper's identifiers and wording.
+
+use germanium_syntax::ast::Expr;
+use germanium_syntax::{Diagnostic, SourceMap, Span};
+
+/// One failed check: `error_id:reason_id` at `span`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerificationError {
+    pub error_id: &'static str,
+    pub reason_id: &'static str,
+    pub span: Span,
+    pub message: String,
+}
+
+impl VerificationError {
+    pub fn into_diagnostic(self) -> Diagnostic {
+        Diagnostic::new(format!("{}:{}", self.error_id, self.reason_id), self.span, self.message)
+    }
+}
+
+/// What is being checked: the error kind and the node it is reported at. When `node` is
+/// `None` the error is reported at the offending conjunct (postconditions, invariants,
+/// contract well-formedness).
+#[derive(Clone, Debug)]
+pub struct ErrorContext {
+    pub error_id: &'static str,
+    pub node: Option<Span>,
+    /// The first sentence of the message, e.g. `Assert might fail.`
+    pub headline: String,
+}
+
+impl ErrorContext {
+    pub fn at(error_id: &'static str, node: Span, headline: impl Into<String>) -> ErrorContext {
+        ErrorContext { error_id, node: Some(node), headline: headline.into() }
+    }
+
+    pub fn at_conjunct(error_id: &'static str, headline: impl Into<String>) -> ErrorContext {
+        ErrorContext { error_id, node: None, headline: headline.into() }
+    }
+}
+
+/// Why a check failed.
+#[derive(Clone, Debug)]
+pub enum Reason {
+    AssertionFalse,
+    InsufficientPermission,
+    DivisionByZero,
+    NegativePermission,
+    SeqIndexNegative(String),
+    SeqIndexLength(String),
+    MapKeyContains(String),
+    RefutationTrue,
+}
+
+impl Reason {
+    pub fn id(&self) -> &'static str {
+        match self {
+            Reason::AssertionFalse => "assertion.false",
+            Reason::InsufficientPermission => "insufficient.permission",
+            Reason::DivisionByZero => "division.by.zero",
+            Reason::NegativePermission => "negative.permission",
+            Reason::SeqIndexNegative(_) => "seq.index.negative",
+            Reason::SeqIndexLength(_) => "seq.index.length",
+            Reason::MapKeyContains(_) => "map.key.contains",
+            Reason::RefutationTrue => "refutation.true",
+        }
+    }
+
+    /// Viper's sentence for the reason, about the expression text `e`.
+    pub fn sentence(&self, e: &str) -> String {
+        match self {
+            Reason::AssertionFalse => format!("Assertion {e} might not hold."),
+            Reason::InsufficientPermission => format!("There might be insufficient permission to access {e}."),
+            Reason::DivisionByZero => format!("Divisor {e} might be zero."),
+            Reason::NegativePermission => format!("Fraction {e} might be negative."),
+            Reason::SeqIndexNegative(s) => format!("Index {e} into {s} might be negative."),
+            Reason::SeqIndexLength(s) => format!("Index {e} into {s} might exceed sequence length."),
+            Reason::MapKeyContains(m) => format!("Map {m} might not contain an entry at key {e}."),
+            Reason::RefutationTrue => format!("Assertion {e} definitely holds."),
+        }
+    }
+}
+
+/// The source text of a node, on one line, for messages.
+pub fn text_of(sources: &SourceMap, span: Span) -> String {
+    let file = sources.files().find(|(id, _)| *id == span.file).map(|(_, f)| f);
+    let Some(file) = file else { return String::from("<expression>") };
+    let text = file.text.get(span.start as usize..span.end as usize).unwrap_or("<expression>");
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Builds the error for `reason` about `offending` within `context`.
+pub fn make_error(sources: &SourceMap, context: &ErrorContext, reason: &Reason, offending: &Expr) -> VerificationError {
+    let span = context.node.unwrap_or(offending.span);
+    let message = format!("{} {}", context.headline, reason.sentence(&text_of(sources, offending.span)));
+    VerificationError { error_id: context.error_id, reason_id: reason.id(), span, message }
+}

@@ -1,0 +1,522 @@
+//! Evaluation: a pure expression to a term, checking well-definedness on the way
+//! (permission to read fields, divisors non-zero, sequence indices in range, map keys
+//! present, function preconditions). Conditional sub-expressions are evaluated under
+//! guards instead of by branching, so evaluation never splits the path.
+
+use std::collections::HashMap;
+
+use germanium_semantics::{CallTarget, FieldTarget, Type};
+use germanium_smt::{Sort, Term};
+use germanium_syntax::ast::{BinaryOp, CollectionKind, Expr, ExprKind, QuantifierKind, UnaryOp};
+
+use crate::context::{Abort, Verifier, R};
+use crate::errors::{ErrorContext, Reason};
+use crate::state::{Heap, Permission, State, PRE_STATE};
+use crate::theories::TheoryOp;
+use crate::triggers;
+
+impl<'e, 'a> Verifier<'e, 'a> {
+    /// Evaluates `e` in state `st`, reading fields from `heap`.
+    pub fn eval(&mut self, st: &State, heap: &Heap, e: &Expr, ctx: &ErrorContext) -> R<Term> {
+        match &e.kind {
+            ExprKind::IntLit(text) => match Term::int_from_text(text) {
+                Some(t) => Ok(t),
+                None => Err(self.unsupported(e.span, "this integer literal")),
+            },
+            ExprKind::BoolLit(b) => Ok(Term::bool(*b)),
+            ExprKind::Null => Ok(self.env.null()),
+            ExprKind::Result => match &self.result {
+                Some(t) => Ok(t.clone()),
+                None => Err(self.unsupported(e.span, "`result` here")),
+            },
+            ExprKind::Ident(_) => self.variable(st, e),
+            ExprKind::Unary(op, x) => {
+                let t = self.eval(st, heap, x, ctx)?;
+                Ok(match op {
+                    UnaryOp::Not => Term::not(t),
+                    UnaryOp::Neg => Term::neg(t),
+                })
+            }
+            ExprKind::Binary(op, l, r) => self.eval_binary(st, heap, e, *op, l, r, ctx),
+            ExprKind::Cond(c, a, b) => {
+                let c = self.eval(st, heap, c, ctx)?;
+                let a = self.under(c.clone(), |v| v.eval(st, heap, a, ctx))?;
+                let b = self.under(Term::not(c.clone()), |v| v.eval(st, heap, b, ctx))?;
+                Ok(Term::ite(c, a, b))
+            }
+            ExprKind::FieldAccess(rcv, field) => match self.env.sem.field_access(e.id).cloned() {
+                Some(FieldTarget::Field(f)) => {
+                    let r = self.eval(st, heap, rcv, ctx)?;
+                    self.read_field(heap, &f, r, e, ctx)
+                }
+                Some(FieldTarget::AdtDestructor { adt, constructor, destructor, type_args }) => {
+                    let r = self.eval(st, heap, rcv, ctx)?;
+                    self.theory(TheoryOp::AdtDestructor { adt, constructor, destructor, type_args }, vec![r], e)
+                }
+                Some(FieldTarget::AdtDiscriminator { adt, constructor, type_args }) => {
+                    let r = self.eval(st, heap, rcv, ctx)?;
+                    self.theory(TheoryOp::AdtDiscriminator { adt, constructor, type_args }, vec![r], e)
+                }
+                None => Err(self.unsupported(field.span, "an unresolved field")),
+            },
+            ExprKind::Call(name, args) => {
+                let target = self.env.sem.call(e.id).cloned();
+                let mut terms = Vec::new();
+                for a in args {
+                    terms.push(self.eval(st, heap, a, ctx)?);
+                }
+                match target {
+                    Some(CallTarget::Function(f)) => self.apply_function(st, heap, e, &f, terms, ctx),
+                    Some(CallTarget::DomainFunction { domain, function, type_args }) => {
+                        self.theory(TheoryOp::DomainFunction { domain, function, type_args }, terms, e)
+                    }
+                    Some(CallTarget::AdtConstructor { adt, constructor, type_args }) => {
+                        self.theory(TheoryOp::AdtConstructor { adt, constructor, type_args }, terms, e)
+                    }
+                    _ => Err(self.unsupported(name.span, format!("the predicate instance `{}` in an expression", name.name))),
+                }
+            }
+            ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => self.eval(st, heap, x, ctx),
+            ExprKind::Old(label, x) => {
+                let key = label.as_ref().map_or(PRE_STATE, |l| l.name.as_str());
+                match st.old_heaps.get(key) {
+                    Some(old) => {
+                        let old = old.clone();
+                        self.eval(st, &old, x, ctx)
+                    }
+                    None => Err(self.unsupported(e.span, format!("`old` of the label `{key}` here"))),
+                }
+            }
+            ExprKind::Let(_, value, body) => {
+                let v = self.eval(st, heap, value, ctx)?;
+                let Some(var) = self.env.sem.binders.get(&(e.id, 0)).copied() else {
+                    return Err(self.unsupported(e.span, "this `let`"));
+                };
+                self.bound.push((var, v));
+                let r = self.eval(st, heap, body, ctx);
+                self.bound.pop();
+                r
+            }
+            ExprKind::Quantifier { kind, vars, triggers, body } => {
+                self.eval_quantifier(st, heap, e, *kind, vars.len(), triggers, body, ctx)
+            }
+            ExprKind::Perm(loc) => self.eval_perm(st, heap, loc, ctx),
+            ExprKind::Write => Ok(Permission::write().0),
+            ExprKind::NoPerm => Ok(Permission::none().0),
+            ExprKind::Wildcard => {
+                let w = self.fresh("wildcard", Sort::Real, e.span)?;
+                self.assume(Permission(w.clone()).is_positive(), e.span)?;
+                Ok(w)
+            }
+            ExprKind::Collection(kind, _, elems) => {
+                let ty = self.type_of(e)?;
+                let mut terms = Vec::new();
+                for x in elems {
+                    terms.push(self.eval(st, heap, x, ctx)?);
+                }
+                let elem = element_type(&ty);
+                let op = match (kind, terms.is_empty()) {
+                    (CollectionKind::Seq, true) => TheoryOp::SeqEmpty(elem),
+                    (CollectionKind::Seq, false) => TheoryOp::SeqLiteral(elem),
+                    (CollectionKind::Set, true) => TheoryOp::SetEmpty(elem),
+                    (CollectionKind::Set, false) => TheoryOp::SetLiteral(elem),
+                    (CollectionKind::Multiset, true) => TheoryOp::MultisetEmpty(elem),
+                    (CollectionKind::Multiset, false) => TheoryOp::MultisetLiteral(elem),
+                };
+                self.theory(op, terms, e)
+            }
+            ExprKind::MapLit(_, pairs) => {
+                let ty = self.type_of(e)?;
+                let (k, v) = map_types(&ty);
+                let mut terms = Vec::new();
+                for (a, b) in pairs {
+                    terms.push(self.eval(st, heap, a, ctx)?);
+                    terms.push(self.eval(st, heap, b, ctx)?);
+                }
+                let op = if terms.is_empty() { TheoryOp::MapEmpty(k, v) } else { TheoryOp::MapLiteral(k, v) };
+                self.theory(op, terms, e)
+            }
+            ExprKind::Range(a, b) => {
+                let a = self.eval(st, heap, a, ctx)?;
+                let b = self.eval(st, heap, b, ctx)?;
+                self.theory(TheoryOp::SeqRange, vec![a, b], e)
+            }
+            ExprKind::Index(s, i) => self.eval_index(st, heap, e, s, i, ctx),
+            ExprKind::Slice(s, from, to) => {
+                let ty = self.type_of(s)?;
+                let elem = element_type(&ty);
+                let mut t = self.eval(st, heap, s, ctx)?;
+                let from = match from {
+                    Some(f) => Some(self.eval(st, heap, f, ctx)?),
+                    None => None,
+                };
+                if let Some(to) = to {
+                    let to = self.eval(st, heap, to, ctx)?;
+                    t = self.theory(TheoryOp::SeqTake(elem.clone()), vec![t, to], e)?;
+                }
+                if let Some(from) = from {
+                    t = self.theory(TheoryOp::SeqDrop(elem), vec![t, from], e)?;
+                }
+                Ok(t)
+            }
+            ExprKind::Update(s, i, v) => {
+                let ty = self.type_of(s)?;
+                let st_ = self.eval(st, heap, s, ctx)?;
+                let it = self.eval(st, heap, i, ctx)?;
+                let vt = self.eval(st, heap, v, ctx)?;
+                match ty {
+                    Type::Seq(elem) => {
+                        self.check_seq_index(&st_, &it, *elem.clone(), s, i, ctx)?;
+                        self.theory(TheoryOp::SeqUpdate(*elem), vec![st_, it, vt], e)
+                    }
+                    Type::Map(k, v) => self.theory(TheoryOp::MapUpdate(*k, *v), vec![st_, it, vt], e),
+                    _ => Err(self.unsupported(e.span, "this update")),
+                }
+            }
+            ExprKind::Length(x) => {
+                let ty = self.type_of(x)?;
+                let t = self.eval(st, heap, x, ctx)?;
+                let op = match ty {
+                    Type::Seq(t) => TheoryOp::SeqLength(*t),
+                    Type::Set(t) => TheoryOp::SetCardinality(*t),
+                    Type::Multiset(t) => TheoryOp::MultisetCardinality(*t),
+                    Type::Map(k, v) => TheoryOp::MapCardinality(*k, *v),
+                    _ => return Err(self.unsupported(e.span, "this cardinality")),
+                };
+                self.theory(op, vec![t], e)
+            }
+            ExprKind::MapDomain(m) | ExprKind::MapRange(m) => {
+                let ty = self.type_of(m)?;
+                let (k, v) = map_types(&ty);
+                let t = self.eval(st, heap, m, ctx)?;
+                let op = if matches!(e.kind, ExprKind::MapDomain(_)) { TheoryOp::MapDomain(k, v) } else { TheoryOp::MapRange(k, v) };
+                self.theory(op, vec![t], e)
+            }
+            ExprKind::Lhs(_) => Err(self.unsupported(e.span, "`lhs` (magic wands)")),
+            ExprKind::Unfolding(..) => Err(self.unsupported(e.span, "`unfolding` (predicates)")),
+            ExprKind::Applying(..) => Err(self.unsupported(e.span, "`applying` (magic wands)")),
+            ExprKind::Asserting(..) => Err(self.unsupported(e.span, "`asserting`")),
+            ExprKind::Forperm { .. } => Err(self.unsupported(e.span, "`forperm`")),
+            ExprKind::Acc(..) | ExprKind::InhaleExhale(..) => {
+                Err(self.unsupported(e.span, "an accessibility predicate inside an expression"))
+            }
+            ExprKind::Epsilon => Err(self.unsupported(e.span, "`epsilon`")),
+            ExprKind::ReadPerm(_) => Err(self.unsupported(e.span, "abstract read permissions")),
+        }
+    }
+
+    /// Runs `f` with `cond` added to the guards.
+    pub fn under<T>(&mut self, cond: Term, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        self.guards.push(cond);
+        let r = f(self);
+        self.guards.pop();
+        r
+    }
+
+    fn variable(&mut self, st: &State, e: &Expr) -> R<Term> {
+        let var = self.env.sem.idents.get(e.id.0 as usize).copied().flatten();
+        let Some(var) = var else { return Err(self.unsupported(e.span, "an unresolved identifier")) };
+        if let Some((_, t)) = self.bound.iter().rev().find(|(v, _)| *v == var) {
+            return Ok(t.clone());
+        }
+        match st.store.get(&var) {
+            Some(t) => Ok(t.clone()),
+            None => Err(self.unsupported(e.span, "a variable without a value")),
+        }
+    }
+
+    pub fn theory(&mut self, op: TheoryOp, args: Vec<Term>, e: &Expr) -> R<Term> {
+        let result = match &self.env.theories {
+            Some(t) => t.apply(&op, args).map_err(|u| u.0),
+            None => Err("collections, domains and ADTs are".to_string()),
+        };
+        result.map_err(|why| self.unsupported(e.span, why))
+    }
+
+    /// Finds the chunk for `field` of `receiver` in `heap`: syntactic match first, then one
+    /// whose receiver the solver proves equal (under the current guards).
+    pub fn find_chunk(&mut self, heap: &Heap, field: &str, receiver: &Term, e: &Expr) -> R<Option<usize>> {
+        if let Some(i) = heap.find_syntactic(field, receiver) {
+            return Ok(Some(i));
+        }
+        let candidates: Vec<usize> = heap.of_field(field).collect();
+        for i in candidates {
+            let other = heap.chunks[i].receiver().clone();
+            if self.prove(Term::eq(receiver.clone(), other), e.span)? {
+                return Ok(Some(i));
+            }
+        }
+        Ok(None)
+    }
+
+    fn read_field(&mut self, heap: &Heap, field: &str, receiver: Term, e: &Expr, ctx: &ErrorContext) -> R<Term> {
+        let found = self.find_chunk(heap, field, &receiver, e)?;
+        let Some(i) = found else {
+            if self.checking {
+                self.report(ctx, Reason::InsufficientPermission, e);
+            }
+            return Err(Abort::Failed);
+        };
+        let chunk = heap.chunks[i].clone();
+        if self.checking && !self.prove(chunk.perm().is_positive(), e.span)? {
+            self.report(ctx, Reason::InsufficientPermission, e);
+            return Err(Abort::Failed);
+        }
+        Ok(chunk.value().clone())
+    }
+
+    fn eval_perm(&mut self, st: &State, heap: &Heap, loc: &Expr, ctx: &ErrorContext) -> R<Term> {
+        let ExprKind::FieldAccess(rcv, _) = &loc.kind else {
+            return Err(self.unsupported(loc.span, "`perm` of a predicate or wand"));
+        };
+        let Some(FieldTarget::Field(field)) = self.env.sem.field_access(loc.id).cloned() else {
+            return Err(self.unsupported(loc.span, "this `perm`"));
+        };
+        let r = self.eval(st, heap, rcv, ctx)?;
+        let mut parts = vec![Permission::none().0];
+        for i in heap.of_field(&field) {
+            let c = &heap.chunks[i];
+            let same = Term::eq(r.clone(), c.receiver().clone());
+            parts.push(Term::ite(same, c.perm().0.clone(), Permission::none().0));
+        }
+        Ok(Term::add(parts))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn eval_binary(&mut self, st: &State, heap: &Heap, e: &Expr, op: BinaryOp, l: &Expr, r: &Expr, ctx: &ErrorContext) -> R<Term> {
+        match op {
+            BinaryOp::And => {
+                let a = self.eval(st, heap, l, ctx)?;
+                let b = self.under(a.clone(), |v| v.eval(st, heap, r, ctx))?;
+                return Ok(Term::and([a, b]));
+            }
+            BinaryOp::Or => {
+                let a = self.eval(st, heap, l, ctx)?;
+                let b = self.under(Term::not(a.clone()), |v| v.eval(st, heap, r, ctx))?;
+                return Ok(Term::or([a, b]));
+            }
+            BinaryOp::Implies => {
+                let a = self.eval(st, heap, l, ctx)?;
+                let b = self.under(a.clone(), |v| v.eval(st, heap, r, ctx))?;
+                return Ok(Term::implies(a, b));
+            }
+            BinaryOp::Wand => return Err(self.unsupported(e.span, "magic wands")),
+            _ => {}
+        }
+        let a = self.eval(st, heap, l, ctx)?;
+        let b = self.eval(st, heap, r, ctx)?;
+        let result_type = self.type_of(e)?;
+        let left_type = self.type_of(l)?;
+        let right_type = self.type_of(r)?;
+        let real = |t: Term| if *t.sort() == Sort::Int { Term::to_real(t) } else { t };
+        let numeric = |a: Term, b: Term| {
+            if a.sort() != b.sort() {
+                (real(a), real(b))
+            } else {
+                (a, b)
+            }
+        };
+        Ok(match op {
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => {
+                let (a, b) = if result_type == Type::Perm { (real(a), real(b)) } else { numeric(a, b) };
+                match op {
+                    BinaryOp::Add => Term::add(vec![a, b]),
+                    BinaryOp::Sub => Term::sub(a, b),
+                    _ => Term::mul(vec![a, b]),
+                }
+            }
+            BinaryOp::Div | BinaryOp::IntDiv | BinaryOp::Mod => {
+                let zero = if *b.sort() == Sort::Int { Term::int(0) } else { Term::real(0, 1) };
+                self.check(Term::not(Term::eq(b.clone(), zero)), ctx, Reason::DivisionByZero, r)?;
+                if result_type == Type::Perm {
+                    Term::real_div(real(a), real(b))
+                } else if op == BinaryOp::Mod {
+                    Term::modulo(a, b)
+                } else {
+                    Term::int_div(a, b)
+                }
+            }
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+                let (a, b) = numeric(a, b);
+                match op {
+                    BinaryOp::Lt => Term::lt(a, b),
+                    BinaryOp::Le => Term::le(a, b),
+                    BinaryOp::Gt => Term::gt(a, b),
+                    _ => Term::ge(a, b),
+                }
+            }
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Iff => {
+                let eq = match equality_op(&left_type) {
+                    Some(op) => self.theory(op, vec![a, b], e)?,
+                    None => {
+                        let (a, b) = numeric(a, b);
+                        Term::eq(a, b)
+                    }
+                };
+                if op == BinaryOp::Ne {
+                    Term::not(eq)
+                } else {
+                    eq
+                }
+            }
+            BinaryOp::In => {
+                let op = match &right_type {
+                    Type::Seq(t) => TheoryOp::SeqContains(*t.clone()),
+                    Type::Set(t) => TheoryOp::SetContains(*t.clone()),
+                    Type::Multiset(t) => TheoryOp::MultisetCount(*t.clone()),
+                    Type::Map(k, v) => TheoryOp::MapContainsKey(*k.clone(), *v.clone()),
+                    _ => return Err(self.unsupported(e.span, "this `in`")),
+                };
+                self.theory(op, vec![a, b], e)?
+            }
+            BinaryOp::Concat => self.theory(TheoryOp::SeqAppend(element_type(&left_type)), vec![a, b], e)?,
+            BinaryOp::Union | BinaryOp::Intersection | BinaryOp::Setminus | BinaryOp::Subset => {
+                let elem = element_type(&left_type);
+                let set = matches!(left_type, Type::Set(_));
+                let op = match (op, set) {
+                    (BinaryOp::Union, true) => TheoryOp::SetUnion(elem),
+                    (BinaryOp::Union, false) => TheoryOp::MultisetUnion(elem),
+                    (BinaryOp::Intersection, true) => TheoryOp::SetIntersection(elem),
+                    (BinaryOp::Intersection, false) => TheoryOp::MultisetIntersection(elem),
+                    (BinaryOp::Setminus, true) => TheoryOp::SetDifference(elem),
+                    (BinaryOp::Setminus, false) => TheoryOp::MultisetDifference(elem),
+                    (_, true) => TheoryOp::SetSubset(elem),
+                    (_, false) => TheoryOp::MultisetSubset(elem),
+                };
+                self.theory(op, vec![a, b], e)?
+            }
+            BinaryOp::And | BinaryOp::Or | BinaryOp::Implies | BinaryOp::Wand => unreachable!("handled above"),
+        })
+    }
+
+    fn eval_index(&mut self, st: &State, heap: &Heap, e: &Expr, s: &Expr, i: &Expr, ctx: &ErrorContext) -> R<Term> {
+        let ty = self.type_of(s)?;
+        let st_ = self.eval(st, heap, s, ctx)?;
+        let it = self.eval(st, heap, i, ctx)?;
+        match ty {
+            Type::Seq(elem) => {
+                self.check_seq_index(&st_, &it, *elem.clone(), s, i, ctx)?;
+                self.theory(TheoryOp::SeqIndex(*elem), vec![st_, it], e)
+            }
+            Type::Map(k, v) => {
+                let has = self.theory(TheoryOp::MapContainsKey(*k.clone(), *v.clone()), vec![it.clone(), st_.clone()], e)?;
+                let m = crate::errors::text_of(self.env.sources, s.span);
+                self.check(has, ctx, Reason::MapKeyContains(m), i)?;
+                self.theory(TheoryOp::MapLookup(*k, *v), vec![st_, it], e)
+            }
+            _ => Err(self.unsupported(e.span, "this indexing")),
+        }
+    }
+
+    fn check_seq_index(&mut self, s: &Term, i: &Term, elem: Type, s_expr: &Expr, i_expr: &Expr, ctx: &ErrorContext) -> R<()> {
+        let text = crate::errors::text_of(self.env.sources, s_expr.span);
+        self.check(Term::ge(i.clone(), Term::int(0)), ctx, Reason::SeqIndexNegative(text.clone()), i_expr)?;
+        let len = self.theory(TheoryOp::SeqLength(elem), vec![s.clone()], s_expr)?;
+        self.check(Term::lt(i.clone(), len), ctx, Reason::SeqIndexLength(text), i_expr)?;
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn eval_quantifier(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        e: &Expr,
+        kind: QuantifierKind,
+        n_vars: usize,
+        trigger_sets: &[germanium_syntax::ast::Trigger],
+        body: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
+        if crate::produce::is_impure(self.env.sem, body) {
+            return Err(self.unsupported(e.span, "quantified permissions"));
+        }
+        let mut constants = Vec::new();
+        let mut vars = Vec::new();
+        for i in 0..n_vars {
+            let Some(var) = self.env.sem.binders.get(&(e.id, i)).copied() else {
+                return Err(self.unsupported(e.span, "this quantifier"));
+            };
+            let info = self.env.sem.var(var).clone();
+            let sort = self.sort_of(&info.ty, e.span)?;
+            let c = self.fresh(&info.name, sort.clone(), e.span)?;
+            let symbol = self.names.fresh(&format!("sx.q.{}", info.name));
+            vars.push((symbol, sort));
+            constants.push((var, c));
+        }
+        let depth = self.bound.len();
+        self.bound.extend(constants.iter().cloned());
+        self.quantifier_depth += 1;
+        let scoped = self.push(e.span);
+        let result = scoped.and_then(|_| {
+            let t = self.eval(st, heap, body, ctx)?;
+            let saved = std::mem::replace(&mut self.checking, false);
+            let mut sets = Vec::new();
+            for set in trigger_sets {
+                let mut terms = Vec::new();
+                for x in &set.exprs {
+                    match self.eval(st, heap, x, ctx) {
+                        Ok(t) => terms.push(t),
+                        Err(Abort::Failed) => {}
+                        Err(other) => {
+                            self.checking = saved;
+                            return Err(other);
+                        }
+                    }
+                }
+                if terms.len() == set.exprs.len() {
+                    sets.push(terms);
+                }
+            }
+            self.checking = saved;
+            Ok((t, sets))
+        });
+        let popped = self.pop(e.span);
+        self.quantifier_depth -= 1;
+        self.bound.truncate(depth);
+        let (body_term, sets) = result?;
+        popped?;
+        let map: HashMap<Term, Term> = constants
+            .iter()
+            .zip(&vars)
+            .map(|((_, c), (s, sort))| (c.clone(), Term::var(s.clone(), sort.clone())))
+            .collect();
+        let body_term = triggers::substitute(&body_term, &map);
+        let mut sets: Vec<Vec<Term>> =
+            sets.iter().map(|set| set.iter().map(|t| triggers::substitute(t, &map)).collect()).collect();
+        let symbols: Vec<_> = vars.iter().map(|(s, _)| s.clone()).collect();
+        if sets.is_empty() {
+            sets = triggers::infer(&symbols, &body_term);
+        }
+        Ok(match kind {
+            QuantifierKind::Forall => Term::forall(vars, body_term, sets),
+            QuantifierKind::Exists => Term::exists(vars, body_term, sets),
+        })
+    }
+}
+
+/// The element type of a collection type (Int for anything else, never used then).
+pub fn element_type(ty: &Type) -> Type {
+    match ty {
+        Type::Seq(t) | Type::Set(t) | Type::Multiset(t) => (**t).clone(),
+        _ => Type::Int,
+    }
+}
+
+fn map_types(ty: &Type) -> (Type, Type) {
+    match ty {
+        Type::Map(k, v) => ((**k).clone(), (**v).clone()),
+        _ => (Type::Int, Type::Int),
+    }
+}
+
+/// The extensional equality of a collection type, if it is one.
+fn equality_op(ty: &Type) -> Option<TheoryOp> {
+    match ty {
+        Type::Seq(t) => Some(TheoryOp::SeqEqual((**t).clone())),
+        Type::Set(t) => Some(TheoryOp::SetEqual((**t).clone())),
+        Type::Multiset(t) => Some(TheoryOp::MultisetEqual((**t).clone())),
+        Type::Map(k, v) => Some(TheoryOp::MapEqual((**k).clone(), (**v).clone())),
+        _ => None,
+    }
+}

@@ -1,0 +1,391 @@
+//! Execution of statements in continuation-passing style: `k` receives every state that
+//! reaches the end of the statements. Branches (`if`) are explored one after the other,
+//! each inside its own solver scope; a branch found infeasible is skipped.
+
+use std::collections::HashSet;
+
+use germanium_semantics::{CallTarget, VarId};
+use germanium_smt::Term;
+use germanium_syntax::ast::{DecreasesKind, Expr, ExprKind, NewFields, Stmt, StmtKind};
+
+use crate::context::{Abort, Verifier, R};
+use crate::errors::{ErrorContext, Reason};
+use crate::state::{Heap, Permission, State, PRE_STATE};
+
+pub type Cont<'k, 'e, 'a> = dyn FnMut(&mut Verifier<'e, 'a>, State) -> R<()> + 'k;
+
+/// Ends a path quietly: a failure on one branch does not stop the others.
+pub fn path_end(r: R<()>) -> R<()> {
+    match r {
+        Err(Abort::Failed) => Ok(()),
+        other => other,
+    }
+}
+
+impl<'e, 'a> Verifier<'e, 'a> {
+    pub fn exec_seq(&mut self, mut st: State, stmts: &[Stmt], k: &mut Cont<'_, 'e, 'a>) -> R<()> {
+        // Straight-line statements run in a loop; only branching ones nest continuations.
+        let mut rest = stmts;
+        while let Some((first, tail)) = rest.split_first() {
+            if matches!(first.kind, StmtKind::Block(_) | StmtKind::If { .. } | StmtKind::While { .. } | StmtKind::Goto(_)) {
+                return self.exec_stmt(st, first, &mut |v: &mut Verifier<'e, 'a>, s| v.exec_seq(s, tail, k));
+            }
+            self.step(&mut st, first)?;
+            rest = tail;
+        }
+        k(self, st)
+    }
+
+    fn exec_stmt(&mut self, mut st: State, s: &Stmt, k: &mut Cont<'_, 'e, 'a>) -> R<()> {
+        match &s.kind {
+            StmtKind::Block(b) => self.exec_seq(st, &b.stmts, k),
+            StmtKind::If { cond, then, otherwise } => {
+                let ctx = ErrorContext::at("if.failed", cond.span, "Conditional statement might fail.");
+                let heap = st.heap.clone();
+                let c = self.eval(&st, &heap, cond, &ctx)?;
+                let empty = Vec::new();
+                let branches = [(c.clone(), &then.stmts), (Term::not(c), otherwise.as_ref().map_or(&empty, |b| &b.stmts))];
+                for (guard, stmts) in branches {
+                    if !self.feasible(guard.clone(), s.span)? {
+                        continue;
+                    }
+                    self.push(s.span)?;
+                    let r = self.assume(guard, s.span).and_then(|_| self.exec_seq(st.clone(), stmts, k));
+                    self.pop(s.span)?;
+                    path_end(r)?;
+                }
+                Ok(())
+            }
+            StmtKind::While { cond, invariants, decreases, body } => {
+                if let Some(d) = decreases.iter().find(|d| !matches!(d.kind, DecreasesKind::Star)) {
+                    return Err(self.unsupported(d.span, "termination checking (`decreases`)"));
+                }
+                self.exec_while(st, s, cond, invariants, &body.stmts, k)
+            }
+            StmtKind::Goto(_) => {
+                if self.feasible(Term::tt(), s.span)? {
+                    Err(self.unsupported(s.span, "`goto`"))
+                } else {
+                    Ok(())
+                }
+            }
+            _ => {
+                self.step(&mut st, s)?;
+                k(self, st)
+            }
+        }
+    }
+
+    /// The statements that do not branch.
+    fn step(&mut self, st: &mut State, s: &Stmt) -> R<()> {
+        match &s.kind {
+            StmtKind::VarDecl(decls, init) => {
+                let mut last = None;
+                for i in 0..decls.len() {
+                    let Some(var) = self.env.sem.binders.get(&(s.id, i)).copied() else {
+                        return Err(self.unsupported(s.span, "this declaration"));
+                    };
+                    let info = self.env.sem.var(var).clone();
+                    let sort = self.sort_of(&info.ty, s.span)?;
+                    let t = self.fresh(&info.name, sort, s.span)?;
+                    st.store.insert(var, t);
+                    last = Some(var);
+                }
+                if let (Some(e), Some(var)) = (init, last) {
+                    let ctx = ErrorContext::at("assignment.failed", s.span, "Assignment might fail.");
+                    let heap = st.heap.clone();
+                    let t = self.eval(st, &heap, e, &ctx)?;
+                    st.store.insert(var, t);
+                }
+                Ok(())
+            }
+            StmtKind::Assign(targets, rhs) => {
+                if let ExprKind::Call(name, args) = &rhs.kind {
+                    if let Some(CallTarget::Method(m)) = self.env.sem.call(rhs.id).cloned() {
+                        let _ = name;
+                        return self.call_method(st, s, &m, args, targets);
+                    }
+                }
+                let ctx = ErrorContext::at("assignment.failed", s.span, "Assignment might fail.");
+                let [target] = targets.as_slice() else {
+                    return Err(self.unsupported(s.span, "this assignment"));
+                };
+                match &target.kind {
+                    ExprKind::Ident(_) => {
+                        let heap = st.heap.clone();
+                        let t = self.eval(st, &heap, rhs, &ctx)?;
+                        let var = self.var_of(target)?;
+                        st.store.insert(var, t);
+                        Ok(())
+                    }
+                    ExprKind::FieldAccess(rcv, _) => {
+                        let (field, _) = self.field_location(target)?;
+                        let heap = st.heap.clone();
+                        let r = self.eval(st, &heap, rcv, &ctx)?;
+                        let t = self.eval(st, &heap, rhs, &ctx)?;
+                        let found = self.find_chunk(&heap, &field, &r, target)?;
+                        let writable = match found {
+                            Some(i) => self.prove(heap.chunks[i].perm().at_least(&Permission::write()), s.span)?,
+                            None => false,
+                        };
+                        match found {
+                            Some(i) if writable => {
+                                st.heap.chunks[i].set_value(t);
+                                Ok(())
+                            }
+                            _ => {
+                                self.report(&ctx, Reason::InsufficientPermission, target);
+                                Err(Abort::Failed)
+                            }
+                        }
+                    }
+                    _ => Err(self.unsupported(s.span, "this assignment target")),
+                }
+            }
+            StmtKind::Call(name, args) => match self.env.sem.call(s.id).cloned() {
+                Some(CallTarget::Method(m)) => self.call_method(st, s, &m, args, &[]),
+                _ => Err(self.unsupported(name.span, "this call statement")),
+            },
+            StmtKind::New(target, fields) => {
+                let r = self.fresh("new", self.env.ref_sort.clone(), s.span)?;
+                self.assume(Term::not(Term::eq(r.clone(), self.env.null())), s.span)?;
+                for other in st.heap.receivers() {
+                    self.assume(Term::not(Term::eq(r.clone(), other)), s.span)?;
+                }
+                let names: Vec<String> = match fields {
+                    NewFields::All => self.env.sem.field_order.clone(),
+                    NewFields::Fields(fs) => fs.iter().map(|f| f.name.clone()).collect(),
+                };
+                for f in names {
+                    self.add_field_chunk(st, &f, r.clone(), Permission::write(), target)?;
+                }
+                match &target.kind {
+                    ExprKind::Ident(_) => {
+                        let var = self.var_of(target)?;
+                        st.store.insert(var, r);
+                        Ok(())
+                    }
+                    _ => Err(self.unsupported(s.span, "`new` into a field")),
+                }
+            }
+            StmtKind::Label(name, invariants) => {
+                if !invariants.is_empty() {
+                    return Err(self.unsupported(s.span, "label invariants"));
+                }
+                st.old_heaps.insert(name.name.clone(), st.heap.clone());
+                Ok(())
+            }
+            StmtKind::Inhale(a) | StmtKind::Assume(a) => {
+                let ctx = ErrorContext::at("inhale.failed", s.span, "Inhale might fail.");
+                self.produce(st, a, &ctx)
+            }
+            StmtKind::Exhale(a) => {
+                let ctx = ErrorContext::at("exhale.failed", s.span, "Exhale might fail.");
+                let heap = st.heap.clone();
+                self.consume(st, &heap, a, &ctx)
+            }
+            StmtKind::Assert(a) => {
+                let ctx = ErrorContext::at("assert.failed", s.span, "Assert might fail.");
+                let mut scratch = st.clone();
+                self.consume(&mut scratch, &st.heap, a, &ctx)
+            }
+            StmtKind::Refute(a) => self.refute(st, s, a),
+            StmtKind::Quasihavoc(cond, res) => self.quasihavoc(st, s, cond.as_ref(), res),
+            StmtKind::Quasihavocall(..) => Err(self.unsupported(s.span, "`quasihavocall`")),
+            StmtKind::Fold(_) | StmtKind::Unfold(_) => Err(self.unsupported(s.span, "predicates (`fold`/`unfold`)")),
+            StmtKind::Package(..) | StmtKind::Apply(_) => Err(self.unsupported(s.span, "magic wands")),
+            StmtKind::MacroRef(_) | StmtKind::Define(_) => Err(self.unsupported(s.span, "an unexpanded macro")),
+            StmtKind::Block(_) | StmtKind::If { .. } | StmtKind::While { .. } | StmtKind::Goto(_) => {
+                unreachable!("branching statements are handled by exec_stmt")
+            }
+        }
+    }
+
+    pub fn var_of(&mut self, e: &Expr) -> R<VarId> {
+        match self.env.sem.idents.get(e.id.0 as usize).copied().flatten() {
+            Some(v) => Ok(v),
+            None => Err(self.unsupported(e.span, "an unresolved variable")),
+        }
+    }
+
+    fn call_method(&mut self, st: &mut State, s: &Stmt, name: &str, args: &[Expr], targets: &[Expr]) -> R<()> {
+        let Some(callee) = self.env.methods.get(name).copied() else {
+            return Err(self.unsupported(s.span, "an unknown method"));
+        };
+        let info = self.env.sem.methods[name].clone();
+        let ctx = ErrorContext::at("call.failed", s.span, "Method call might fail.");
+        let heap = st.heap.clone();
+        let mut values = Vec::new();
+        for a in args {
+            values.push(self.eval(st, &heap, a, &ctx)?);
+        }
+        let depth = self.bound.len();
+        self.bound.extend(info.params.iter().copied().zip(values));
+        let result = self.call_bound(st, s, name, callee, &info.returns, heap);
+        let returned: Vec<Term> = self.bound.drain(depth..).skip(info.params.len()).map(|(_, t)| t).collect();
+        result?;
+        for (target, value) in targets.iter().zip(returned) {
+            let var = self.var_of(target)?;
+            st.store.insert(var, value);
+        }
+        Ok(())
+    }
+
+    fn call_bound(
+        &mut self,
+        st: &mut State,
+        s: &Stmt,
+        name: &str,
+        callee: &germanium_syntax::ast::Method,
+        returns: &[VarId],
+        pre_heap: Heap,
+    ) -> R<()> {
+        let pre_ctx = ErrorContext::at("call.precondition", s.span, format!("The precondition of method {name} might not hold."));
+        for pre in &callee.contract.requires {
+            self.consume(st, &pre_heap, pre, &pre_ctx)?;
+        }
+        for r in returns {
+            let info = self.env.sem.var(*r).clone();
+            let sort = self.sort_of(&info.ty, s.span)?;
+            let t = self.fresh(&info.name, sort, s.span)?;
+            self.bound.push((*r, t));
+        }
+        let post_ctx = ErrorContext::at("call.failed", s.span, "Method call might fail.");
+        let saved = st.old_heaps.insert(PRE_STATE.to_string(), pre_heap);
+        let mut result = Ok(());
+        for post in &callee.contract.ensures {
+            result = self.produce(st, post, &post_ctx);
+            if result.is_err() {
+                break;
+            }
+        }
+        match saved {
+            Some(h) => st.old_heaps.insert(PRE_STATE.to_string(), h),
+            None => st.old_heaps.remove(PRE_STATE),
+        };
+        result
+    }
+
+    fn refute(&mut self, st: &mut State, s: &Stmt, a: &Expr) -> R<()> {
+        let ctx = ErrorContext::at("refute.failed", s.span, "Refute might fail.");
+        let errors_before = self.errors.len();
+        self.push(s.span)?;
+        let mut scratch = st.clone();
+        let result = self.consume(&mut scratch, &st.heap, a, &ctx);
+        let failed_checks = self.errors.len() > errors_before;
+        self.errors.truncate(errors_before);
+        self.pop(s.span)?;
+        match result {
+            Ok(()) if !failed_checks => {
+                let offending = a.clone();
+                self.report(&ctx, Reason::RefutationTrue, &offending);
+                Ok(())
+            }
+            Ok(()) | Err(Abort::Failed) => Ok(()),
+            Err(other) => Err(other),
+        }
+    }
+
+    fn quasihavoc(&mut self, st: &mut State, s: &Stmt, cond: Option<&Expr>, res: &Expr) -> R<()> {
+        let ctx = ErrorContext::at("quasihavoc.failed", s.span, "Quasihavoc might fail.");
+        let (field, rcv) = self.field_location(res)?;
+        let heap = st.heap.clone();
+        let c = match cond {
+            Some(c) => self.eval(st, &heap, c, &ctx)?,
+            None => Term::tt(),
+        };
+        let r = self.eval(st, &heap, rcv, &ctx)?;
+        let indices: Vec<usize> = st.heap.of_field(&field).collect();
+        for i in indices {
+            let chunk = st.heap.chunks[i].clone();
+            let fresh = self.fresh(&field, chunk.value().sort().clone(), s.span)?;
+            let hit = Term::and([c.clone(), Term::eq(r.clone(), chunk.receiver().clone())]);
+            st.heap.chunks[i].set_value(Term::ite(hit, fresh, chunk.value().clone()));
+        }
+        Ok(())
+    }
+
+    fn exec_while(&mut self, st: State, s: &Stmt, cond: &Expr, invariants: &[Expr], body: &[Stmt], k: &mut Cont<'_, 'e, 'a>) -> R<()> {
+        // On entry: the invariant must hold; what it does not mention stays in the frame.
+        let established = ErrorContext::at_conjunct("invariant.not.established", "Loop invariant might not hold on entry.");
+        let mut frame = st.clone();
+        for inv in invariants {
+            self.consume(&mut frame, &st.heap, inv, &established)?;
+        }
+        let mut modified = HashSet::new();
+        assigned_vars(self.env.sem, body, &mut modified);
+        let wellformed = ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
+        let while_ctx = ErrorContext::at("while.failed", cond.span, "While statement might fail.");
+        // The body, from an arbitrary state satisfying the invariant and the condition.
+        let mut inner = State { store: st.store.clone(), heap: Heap::new(), old_heaps: st.old_heaps.clone() };
+        self.havoc(&mut inner, &modified, s)?;
+        self.push(s.span)?;
+        let body_result = (|| -> R<()> {
+            for inv in invariants {
+                self.produce(&mut inner, inv, &wellformed)?;
+            }
+            let heap = inner.heap.clone();
+            let c = self.eval(&inner, &heap, cond, &while_ctx)?;
+            self.assume(c, s.span)?;
+            let preserved = ErrorContext::at_conjunct("invariant.not.preserved", "Loop invariant might not be preserved.");
+            self.exec_seq(inner, body, &mut |v: &mut Verifier<'e, 'a>, mut end: State| {
+                let heap = end.heap.clone();
+                for inv in invariants {
+                    v.consume(&mut end, &heap, inv, &preserved)?;
+                }
+                Ok(())
+            })
+        })();
+        self.pop(s.span)?;
+        path_end(body_result)?;
+        // After the loop: the frame, havocked variables, the invariant and the negated condition.
+        self.havoc(&mut frame, &modified, s)?;
+        for inv in invariants {
+            self.produce(&mut frame, inv, &wellformed)?;
+        }
+        let heap = frame.heap.clone();
+        let c = self.eval(&frame, &heap, cond, &while_ctx)?;
+        self.assume(Term::not(c), s.span)?;
+        k(self, frame)
+    }
+
+    fn havoc(&mut self, st: &mut State, vars: &HashSet<VarId>, s: &Stmt) -> R<()> {
+        let mut sorted: Vec<&VarId> = vars.iter().collect();
+        sorted.sort();
+        for var in sorted {
+            if st.store.contains_key(var) {
+                let info = self.env.sem.var(*var).clone();
+                let sort = self.sort_of(&info.ty, s.span)?;
+                let t = self.fresh(&info.name, sort, s.span)?;
+                st.store.insert(*var, t);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Variables a statement list may assign.
+fn assigned_vars(sem: &germanium_semantics::Semantics, stmts: &[Stmt], out: &mut HashSet<VarId>) {
+    let target = |e: &Expr, out: &mut HashSet<VarId>| {
+        if let ExprKind::Ident(_) = e.kind {
+            if let Some(v) = sem.idents.get(e.id.0 as usize).copied().flatten() {
+                out.insert(v);
+            }
+        }
+    };
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Assign(targets, _) => targets.iter().for_each(|t| target(t, out)),
+            StmtKind::New(t, _) => target(t, out),
+            StmtKind::Block(b) => assigned_vars(sem, &b.stmts, out),
+            StmtKind::If { then, otherwise, .. } => {
+                assigned_vars(sem, &then.stmts, out);
+                if let Some(o) = otherwise {
+                    assigned_vars(sem, &o.stmts, out);
+                }
+            }
+            StmtKind::While { body, .. } => assigned_vars(sem, &body.stmts, out),
+            _ => {}
+        }
+    }
+}

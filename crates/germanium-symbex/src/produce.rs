@@ -1,0 +1,157 @@
+//! Production (inhale): adds an assertion's permissions to the heap and its pure parts to
+//! the path conditions. Impure conditionals (`c ==> acc(..)`, `c ? A : B`) are produced under
+//! guards: the chunk's amount is `c ? p : none`.
+
+use germanium_semantics::{CallTarget, FieldTarget, Semantics};
+use germanium_smt::Term;
+use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
+
+use crate::context::{Verifier, R};
+use crate::errors::{ErrorContext, Reason};
+use crate::state::{Chunk, Permission, State};
+
+/// Whether `e` holds a permission (accessibility predicate, predicate instance, wand).
+pub fn is_impure(sem: &Semantics, e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Acc(..) | ExprKind::InhaleExhale(..) => true,
+        ExprKind::Binary(BinaryOp::Wand, ..) => true,
+        ExprKind::Call(..) => matches!(sem.call(e.id), Some(CallTarget::Predicate(_))),
+        ExprKind::Binary(BinaryOp::And | BinaryOp::Implies, l, r) => is_impure(sem, l) || is_impure(sem, r),
+        ExprKind::Cond(_, a, b) => is_impure(sem, a) || is_impure(sem, b),
+        ExprKind::Let(_, _, body) | ExprKind::Annotated(_, body) => is_impure(sem, body),
+        ExprKind::Quantifier { body, .. } => is_impure(sem, body),
+        ExprKind::Unfolding(_, body) | ExprKind::Applying(_, body) | ExprKind::Asserting(_, body) => is_impure(sem, body),
+        _ => false,
+    }
+}
+
+impl<'e, 'a> Verifier<'e, 'a> {
+    pub fn produce(&mut self, st: &mut State, a: &Expr, ctx: &ErrorContext) -> R<()> {
+        match &a.kind {
+            ExprKind::Binary(BinaryOp::And, l, r) if is_impure(self.env.sem, a) => {
+                self.produce(st, l, ctx)?;
+                self.produce(st, r, ctx)
+            }
+            ExprKind::Binary(BinaryOp::Implies, c, body) if is_impure(self.env.sem, body) => {
+                let heap = st.heap.clone();
+                let c = self.eval(st, &heap, c, ctx)?;
+                self.under(c, |v| v.produce(st, body, ctx))
+            }
+            ExprKind::Cond(c, x, y) if is_impure(self.env.sem, a) => {
+                let heap = st.heap.clone();
+                let c = self.eval(st, &heap, c, ctx)?;
+                self.under(c.clone(), |v| v.produce(st, x, ctx))?;
+                self.under(Term::not(c), |v| v.produce(st, y, ctx))
+            }
+            ExprKind::Let(_, value, body) if is_impure(self.env.sem, body) => {
+                let heap = st.heap.clone();
+                let v = self.eval(st, &heap, value, ctx)?;
+                let Some(var) = self.env.sem.binders.get(&(a.id, 0)).copied() else {
+                    return Err(self.unsupported(a.span, "this `let`"));
+                };
+                self.bound.push((var, v));
+                let r = self.produce(st, body, ctx);
+                self.bound.pop();
+                r
+            }
+            ExprKind::Annotated(_, x) => self.produce(st, x, ctx),
+            ExprKind::InhaleExhale(x, _) => self.produce(st, x, ctx),
+            ExprKind::Acc(loc, amount) => self.produce_acc(st, loc, amount.as_deref(), ctx),
+            _ if is_impure(self.env.sem, a) => Err(self.unsupported_assertion(a)),
+            _ => {
+                let heap = st.heap.clone();
+                let t = self.eval(st, &heap, a, ctx)?;
+                self.assume_guarded(t, a.span)
+            }
+        }
+    }
+
+    /// The unsupported-feature error for an impure assertion Germanium cannot handle.
+    pub fn unsupported_assertion(&mut self, a: &Expr) -> crate::context::Abort {
+        let what = match &a.kind {
+            ExprKind::Call(..) => "predicates",
+            ExprKind::Binary(BinaryOp::Wand, ..) => "magic wands",
+            ExprKind::Quantifier { .. } => "quantified permissions",
+            ExprKind::Unfolding(..) => "`unfolding` (predicates)",
+            ExprKind::Applying(..) => "`applying` (magic wands)",
+            _ => "this assertion",
+        };
+        self.unsupported(a.span, what)
+    }
+
+    /// The field and receiver expression of a location `e.f`, or unsupported.
+    pub fn field_location<'x>(&mut self, loc: &'x Expr) -> R<(String, &'x Expr)> {
+        if let ExprKind::FieldAccess(rcv, _) = &loc.kind {
+            if let Some(FieldTarget::Field(f)) = self.env.sem.field_access(loc.id) {
+                return Ok((f.clone(), rcv));
+            }
+        }
+        Err(self.unsupported_assertion_kind(loc))
+    }
+
+    fn unsupported_assertion_kind(&mut self, loc: &Expr) -> crate::context::Abort {
+        match &loc.kind {
+            ExprKind::Call(..) => self.unsupported(loc.span, "predicates"),
+            ExprKind::Binary(BinaryOp::Wand, ..) => self.unsupported(loc.span, "magic wands"),
+            _ => self.unsupported(loc.span, "this resource"),
+        }
+    }
+
+    fn produce_acc(&mut self, st: &mut State, loc: &Expr, amount: Option<&Expr>, ctx: &ErrorContext) -> R<()> {
+        let (field, rcv) = self.field_location(loc)?;
+        let heap = st.heap.clone();
+        let r = self.eval(st, &heap, rcv, ctx)?;
+        let p = match amount {
+            None => Permission::write(),
+            Some(x) => {
+                let p = Permission::of(self.eval(st, &heap, x, ctx)?);
+                if !matches!(x.kind, ExprKind::Wildcard) {
+                    self.check(p.is_non_negative(), ctx, Reason::NegativePermission, x)?;
+                }
+                p
+            }
+        };
+        let guard = self.guard();
+        let not_null = Term::not(Term::eq(r.clone(), self.env.null()));
+        self.assume(Term::implies(Term::and([guard.clone(), p.is_positive()]), not_null), loc.span)?;
+        self.add_field_chunk(st, &field, r, p.when(&guard), loc)
+    }
+
+    /// Adds `amount` to `receiver.field`, merging with a chunk for the same location.
+    pub fn add_field_chunk(&mut self, st: &mut State, field: &str, receiver: Term, amount: Permission, loc: &Expr) -> R<()> {
+        if amount.is_literally_none() {
+            return Ok(());
+        }
+        let found = self.find_chunk(&st.heap.clone(), field, &receiver, loc)?;
+        match found {
+            Some(i) => {
+                let old = st.heap.chunks[i].clone();
+                if !self.prove(old.perm().is_positive(), loc.span)? {
+                    let sort = old.value().sort().clone();
+                    let v = self.fresh(field, sort, loc.span)?;
+                    let same = Term::implies(old.perm().is_positive(), Term::eq(v.clone(), old.value().clone()));
+                    self.assume(same, loc.span)?;
+                    st.heap.chunks[i].set_value(v);
+                }
+                let total = old.perm().add(&amount);
+                self.assume(total.at_most(&Permission::write()), loc.span)?;
+                st.heap.chunks[i].set_perm(total);
+            }
+            None => {
+                let ty = self.env.sem.fields.get(field).map(|f| f.ty.clone());
+                let Some(ty) = ty else { return Err(self.unsupported(loc.span, "an unknown field")) };
+                let sort = self.sort_of(&ty, loc.span)?;
+                let value = self.fresh(field, sort, loc.span)?;
+                self.assume(amount.at_most(&Permission::write()), loc.span)?;
+                let others: Vec<Chunk> = st.heap.of_field(field).map(|j| st.heap.chunks[j].clone()).collect();
+                for other in others {
+                    let too_much = Term::gt(amount.add(other.perm()).0, Permission::write().0);
+                    let distinct = Term::not(Term::eq(receiver.clone(), other.receiver().clone()));
+                    self.assume(Term::implies(too_much, distinct), loc.span)?;
+                }
+                st.heap.push(Chunk::Field { field: field.to_string(), receiver, value, perm: amount });
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,101 @@
+//! Permission amounts: rational terms of sort Real, with the few operations the rules need.
+//!
+//! `write` is 1, `none` is 0, fractions are exact rationals; `wildcard` is a fresh positive
+//! constant chosen by the caller (see `Verifier::fresh_wildcard`), so nothing here needs a
+//! solver.
+
+use germanium_smt::Term;
+
+/// A permission amount (a term of sort Real).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Permission(pub Term);
+
+impl Permission {
+    pub fn write() -> Permission {
+        Permission(Term::real(1, 1))
+    }
+
+    pub fn none() -> Permission {
+        Permission(Term::real(0, 1))
+    }
+
+    pub fn fraction(num: i64, den: i64) -> Permission {
+        Permission(Term::real(num, den))
+    }
+
+    /// Wraps an evaluated Perm-typed term (Int terms are converted).
+    pub fn of(term: Term) -> Permission {
+        if term.sort().is_numeric() && *term.sort() == germanium_smt::Sort::Int {
+            Permission(Term::to_real(term))
+        } else {
+            Permission(term)
+        }
+    }
+
+    pub fn term(&self) -> &Term {
+        &self.0
+    }
+
+    pub fn add(&self, other: &Permission) -> Permission {
+        Permission(Term::add(vec![self.0.clone(), other.0.clone()]))
+    }
+
+    pub fn sub(&self, other: &Permission) -> Permission {
+        Permission(Term::sub(self.0.clone(), other.0.clone()))
+    }
+
+    /// `self` when `cond` holds, none otherwise (a guarded amount).
+    pub fn when(&self, cond: &Term) -> Permission {
+        Permission(Term::ite(cond.clone(), self.0.clone(), Permission::none().0))
+    }
+
+    pub fn is_positive(&self) -> Term {
+        Term::gt(self.0.clone(), Permission::none().0)
+    }
+
+    pub fn is_non_negative(&self) -> Term {
+        Term::ge(self.0.clone(), Permission::none().0)
+    }
+
+    pub fn at_least(&self, other: &Permission) -> Term {
+        Term::ge(self.0.clone(), other.0.clone())
+    }
+
+    pub fn at_most(&self, other: &Permission) -> Term {
+        Term::le(self.0.clone(), other.0.clone())
+    }
+
+    /// Whether the amount is syntactically the literal zero.
+    pub fn is_literally_none(&self) -> bool {
+        self.0.as_real().is_some_and(|r| r.is_zero())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_arithmetic_folds() {
+        let half = Permission::fraction(1, 2);
+        assert_eq!(half.add(&half), Permission::write());
+        assert!(Permission::write().sub(&Permission::write()).is_literally_none());
+        assert!(Permission::write().is_positive().is_true());
+        assert!(Permission::none().is_positive().is_false());
+        assert!(Permission::write().at_least(&half).is_true());
+        assert!(half.at_least(&Permission::write()).is_false());
+    }
+
+    #[test]
+    fn guarded_amounts() {
+        let half = Permission::fraction(1, 2);
+        assert_eq!(half.when(&Term::tt()), half);
+        assert!(half.when(&Term::ff()).is_literally_none());
+    }
+
+    #[test]
+    fn integers_become_reals() {
+        let p = Permission::of(Term::int(1));
+        assert_eq!(p.term().sort(), &germanium_smt::Sort::Real);
+    }
+}

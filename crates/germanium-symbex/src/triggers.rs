@@ -1,0 +1,262 @@
+//! Term utilities for quantifiers: substitution of constants by bound variables, and
+//! trigger inference when the program gives none (as Viper does: applications of
+//! uninterpreted or theory functions that mention every bound variable).
+
+use std::collections::HashMap;
+
+use germanium_smt::{Op, Quantifier, Symbol, Term, TermKind};
+#[cfg(test)]
+use germanium_smt::Sort;
+
+/// Replaces every occurrence of a key of `map` in `term` by its value.
+pub fn substitute(term: &Term, map: &HashMap<Term, Term>) -> Term {
+    if let Some(replacement) = map.get(term) {
+        return replacement.clone();
+    }
+    match term.kind() {
+        TermKind::Bool(_) | TermKind::Int(_) | TermKind::Real(_) | TermKind::Var(_) => term.clone(),
+        TermKind::App(decl, args) => {
+            if args.is_empty() {
+                return term.clone();
+            }
+            Term::app(decl, args.iter().map(|a| substitute(a, map)).collect())
+        }
+        TermKind::Builtin(head, args) => {
+            Term::builtin(head, args.iter().map(|a| substitute(a, map)).collect(), term.sort().clone())
+        }
+        TermKind::Op(op, args) => rebuild_op(*op, args.iter().map(|a| substitute(a, map)).collect()),
+        TermKind::Quantifier(q) => Term::quantifier(Quantifier {
+            kind: q.kind,
+            vars: q.vars.clone(),
+            body: substitute(&q.body, map),
+            triggers: q.triggers.iter().map(|t| t.iter().map(|x| substitute(x, map)).collect()).collect(),
+            qid: q.qid.clone(),
+            weight: q.weight,
+        }),
+        TermKind::Let(bindings, body) => Term::let_in(
+            bindings.iter().map(|(s, t)| (s.clone(), substitute(t, map))).collect(),
+            substitute(body, map),
+        ),
+    }
+}
+
+fn rebuild_op(op: Op, args: Vec<Term>) -> Term {
+    match op {
+        Op::And => return Term::and(args),
+        Op::Or => return Term::or(args),
+        Op::Distinct => return Term::distinct(args),
+        Op::Add => return Term::add(args),
+        Op::Mul => return Term::mul(args),
+        Op::Sub if args.len() != 2 => {
+            let mut it = args.into_iter();
+            return Term::neg(it.next().unwrap_or_else(|| Term::int(0)));
+        }
+        _ => {}
+    }
+    let mut it = args.into_iter();
+    let mut take = || it.next().unwrap_or_else(Term::tt);
+    match op {
+        Op::Not => Term::not(take()),
+        Op::And | Op::Or | Op::Distinct | Op::Add | Op::Mul => unreachable!("handled above"),
+        Op::Implies => {
+            let a = take();
+            Term::implies(a, take())
+        }
+        Op::Xor => {
+            let a = take();
+            Term::xor(a, take())
+        }
+        Op::Eq => {
+            let a = take();
+            Term::eq(a, take())
+        }
+        Op::Ite => {
+            let c = take();
+            let t = take();
+            Term::ite(c, t, take())
+        }
+        Op::Sub => {
+            let a = take();
+            Term::sub(a, take())
+        }
+        Op::Neg => Term::neg(take()),
+        Op::IntDiv => {
+            let a = take();
+            Term::int_div(a, take())
+        }
+        Op::Mod => {
+            let a = take();
+            Term::modulo(a, take())
+        }
+        Op::RealDiv => {
+            let a = take();
+            Term::real_div(a, take())
+        }
+        Op::Abs => Term::abs(take()),
+        Op::Lt => {
+            let a = take();
+            Term::lt(a, take())
+        }
+        Op::Le => {
+            let a = take();
+            Term::le(a, take())
+        }
+        Op::Gt => {
+            let a = take();
+            Term::gt(a, take())
+        }
+        Op::Ge => {
+            let a = take();
+            Term::ge(a, take())
+        }
+        Op::ToReal => Term::to_real(take()),
+        Op::ToInt => Term::to_int(take()),
+        Op::IsInt => Term::is_int(take()),
+        Op::Select => {
+            let a = take();
+            Term::select(a, take())
+        }
+        Op::Store => {
+            let a = take();
+            let i = take();
+            Term::store(a, i, take())
+        }
+    }
+}
+
+/// The bound variables (by name) occurring in `term`.
+fn vars_in(term: &Term, vars: &[Symbol], out: &mut Vec<Symbol>) {
+    match term.kind() {
+        TermKind::Var(s) => {
+            if vars.contains(s) && !out.contains(s) {
+                out.push(s.clone());
+            }
+        }
+        TermKind::Quantifier(q) => vars_in(&q.body, vars, out),
+        _ => {
+            for c in term.children() {
+                vars_in(c, vars, out);
+            }
+        }
+    }
+}
+
+/// Whether `term` may appear in a pattern: an application whose arguments are built from
+/// variables, constants, literals and further applications only.
+fn pattern_safe(term: &Term) -> bool {
+    match term.kind() {
+        TermKind::Var(_) | TermKind::Bool(_) | TermKind::Int(_) | TermKind::Real(_) => true,
+        TermKind::App(_, args) => args.iter().all(pattern_safe),
+        _ => false,
+    }
+}
+
+fn candidates(term: &Term, vars: &[Symbol], out: &mut Vec<Term>) {
+    if let TermKind::Quantifier(_) = term.kind() {
+        return; // nested binders: their variables would be free in a pattern
+    }
+    if let TermKind::App(_, args) = term.kind() {
+        if !args.is_empty() && pattern_safe(term) {
+            let mut found = Vec::new();
+            vars_in(term, vars, &mut found);
+            if !found.is_empty() && !out.contains(term) {
+                out.push(term.clone());
+            }
+        }
+    }
+    for c in term.children() {
+        candidates(c, vars, out);
+    }
+}
+
+/// Triggers for a quantifier over `vars` with `body`: each minimal application covering all
+/// variables as its own pattern; else one multi-pattern covering them; else none.
+pub fn infer(vars: &[Symbol], body: &Term) -> Vec<Vec<Term>> {
+    let mut cands = Vec::new();
+    candidates(body, vars, &mut cands);
+    let covers = |t: &Term| {
+        let mut found = Vec::new();
+        vars_in(t, vars, &mut found);
+        found.len() == vars.len()
+    };
+    let full: Vec<&Term> = cands.iter().filter(|t| covers(t)).collect();
+    let contains = |outer: &Term, inner: &Term| -> bool {
+        let mut stack = outer.children();
+        while let Some(t) = stack.pop() {
+            if t == inner {
+                return true;
+            }
+            stack.extend(t.children());
+        }
+        false
+    };
+    let minimal: Vec<Vec<Term>> = full
+        .iter()
+        .filter(|t| !full.iter().any(|u| u != *t && contains(t, u)))
+        .map(|t| vec![(*t).clone()])
+        .collect();
+    if !minimal.is_empty() {
+        return minimal;
+    }
+    // A multi-pattern: greedily add the candidate covering most uncovered variables.
+    let mut chosen: Vec<Term> = Vec::new();
+    let mut covered: Vec<Symbol> = Vec::new();
+    while covered.len() < vars.len() {
+        let best = cands
+            .iter()
+            .map(|t| {
+                let mut found = Vec::new();
+                vars_in(t, vars, &mut found);
+                let new = found.iter().filter(|v| !covered.contains(v)).count();
+                (new, t, found)
+            })
+            .filter(|(new, _, _)| *new > 0)
+            .max_by_key(|(new, _, _)| *new);
+        match best {
+            Some((_, t, found)) => {
+                chosen.push(t.clone());
+                for v in found {
+                    if !covered.contains(&v) {
+                        covered.push(v);
+                    }
+                }
+            }
+            None => return Vec::new(),
+        }
+    }
+    vec![chosen]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use germanium_smt::FunDecl;
+
+    #[test]
+    fn infers_an_application_covering_the_variable() {
+        let f = FunDecl::new(Symbol::user("f"), vec![Sort::Int], Sort::Int);
+        let i = Symbol::user("i");
+        let x = Term::var(i.clone(), Sort::Int);
+        let body = Term::gt(Term::app(&f, vec![x.clone()]), Term::add(vec![x, Term::int(1)]));
+        let triggers = infer(&[i], &body);
+        assert_eq!(triggers.len(), 1);
+        assert_eq!(triggers[0].len(), 1);
+    }
+
+    #[test]
+    fn arithmetic_alone_gives_no_trigger() {
+        let i = Symbol::user("i");
+        let x = Term::var(i.clone(), Sort::Int);
+        let body = Term::gt(Term::add(vec![x.clone(), Term::int(1)]), x);
+        assert!(infer(&[i], &body).is_empty());
+    }
+
+    #[test]
+    fn substitution_replaces_constants() {
+        let c = Term::constant(&FunDecl::constant(Symbol::user("c"), Sort::Int));
+        let v = Term::var(Symbol::user("v"), Sort::Int);
+        let t = Term::add(vec![c.clone(), Term::int(1)]);
+        let map: HashMap<Term, Term> = [(c, v.clone())].into_iter().collect();
+        assert_eq!(substitute(&t, &map), Term::add(vec![v, Term::int(1)]));
+    }
+}

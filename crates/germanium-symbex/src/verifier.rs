@@ -1,0 +1,278 @@
+//! Verification of a whole program: one solver per worker thread, the preamble sent once per
+//! solver, then one scope per member. Members are independent and verified in parallel.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use germanium_semantics::Semantics;
+use germanium_smt::{Solver, SolverConfig};
+#[cfg(test)]
+use germanium_smt::Term;
+use germanium_syntax::ast::{DecreasesKind, Function, ItemKind, Method, Program};
+use germanium_syntax::diagnostic::ids;
+use germanium_syntax::{Diagnostic, SourceMap, Span};
+
+use crate::context::{Abort, Env, Verifier, R};
+use crate::errors::ErrorContext;
+use crate::execute::path_end;
+use crate::state::{State, PRE_STATE};
+
+/// Settings of one verification run.
+#[derive(Clone, Debug)]
+pub struct VerifyOptions {
+    pub z3: Option<PathBuf>,
+    /// Per-query timeout (default 10 s).
+    pub timeout: Option<Duration>,
+    /// Base name of the SMT logs; worker `i` writes `<stem>.w<i>.smt2` (one worker: the
+    /// file itself).
+    pub smt_log: Option<PathBuf>,
+    /// Worker threads (each with its own solver).
+    pub jobs: usize,
+}
+
+impl Default for VerifyOptions {
+    fn default() -> Self {
+        VerifyOptions { z3: None, timeout: None, smt_log: None, jobs: 1 }
+    }
+}
+
+/// What a member is.
+enum Member<'a> {
+    Method(&'a Method),
+    Function(&'a Function),
+    /// A construct reported as unsupported without running anything.
+    Unsupported(Span, String),
+}
+
+fn members(program: &Program) -> Vec<Member<'_>> {
+    let mut out = Vec::new();
+    for item in &program.items {
+        match &item.kind {
+            ItemKind::Method(m) => {
+                if let Some(d) = m.contract.decreases.iter().find(|d| matches!(d.kind, DecreasesKind::Tuple(_))) {
+                    out.push(Member::Unsupported(d.span, "termination checking (`decreases`)".into()));
+                } else {
+                    out.push(Member::Method(m));
+                }
+            }
+            ItemKind::Function(f) => {
+                if f.body.is_some() {
+                    out.push(Member::Unsupported(f.name.span, format!("verification of functions with bodies (`{}`)", f.name.name)));
+                } else if !f.contract.requires.is_empty() || !f.contract.ensures.is_empty() {
+                    out.push(Member::Function(f));
+                }
+            }
+            ItemKind::Predicate(p) if p.body.is_some() => {
+                out.push(Member::Unsupported(p.name.span, format!("predicates (`{}` was not checked)", p.name.name)));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn log_path(base: &PathBuf, worker: usize, workers: usize) -> PathBuf {
+    if workers <= 1 {
+        return base.clone();
+    }
+    let stem = base.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "smt".into());
+    base.with_file_name(format!("{stem}.w{worker}.smt2"))
+}
+
+/// Verifies every member of a well-typed program; returns the errors (empty: verified).
+pub fn verify_program(program: &Program, sem: &Semantics, sources: &SourceMap, options: &VerifyOptions) -> Vec<Diagnostic> {
+    let timeout = options.timeout.unwrap_or(Duration::from_secs(10));
+    let env = Env::new(program, sem, sources, timeout);
+    let todo = members(program);
+    if todo.is_empty() {
+        return Vec::new();
+    }
+    let workers = options.jobs.max(1).min(todo.len());
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Vec<Diagnostic>)>> = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for w in 0..workers {
+            let (env, todo, next, results) = (&env, &todo, &next, &results);
+            let builder = std::thread::Builder::new().name(format!("germanium-verify-{w}")).stack_size(256 * 1024 * 1024);
+            let spawned = builder.spawn_scoped(scope, move || {
+                let mut config = SolverConfig { z3: options.z3.clone(), ..SolverConfig::default() };
+                config.log = options.smt_log.as_ref().map(|b| log_path(b, w, workers));
+                let mut verifier = match start_worker(env, config) {
+                    Ok(v) => Some(v),
+                    Err(message) => {
+                        let span = Span::default();
+                        results.lock().unwrap().push((usize::MAX, vec![Diagnostic::new(ids::INTERNAL, span, message)]));
+                        None
+                    }
+                };
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= todo.len() {
+                        break;
+                    }
+                    let found = match (&todo[i], verifier.as_mut()) {
+                        (Member::Unsupported(span, what), _) => vec![Diagnostic::new(
+                            ids::UNSUPPORTED,
+                            *span,
+                            format!("{what} is not supported by Germanium's verifier yet"),
+                        )],
+                        (_, None) => continue,
+                        (Member::Method(m), Some(v)) => v.run_member(|v| v.verify_method(m)),
+                        (Member::Function(f), Some(v)) => v.run_member(|v| v.verify_function(f)),
+                    };
+                    results.lock().unwrap().push((i, found));
+                }
+            });
+            if let Err(err) = spawned {
+                results.lock().unwrap().push((usize::MAX, vec![Diagnostic::new(ids::INTERNAL, Span::default(), format!("could not start a verification thread: {err}"))]));
+            }
+        }
+    });
+    let mut results = results.into_inner().unwrap_or_default();
+    results.sort_by_key(|(i, _)| *i);
+    let mut out: Vec<Diagnostic> = Vec::new();
+    for (_, ds) in results {
+        for d in ds {
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+    }
+    out
+}
+
+fn start_worker<'e, 'a>(env: &'e Env<'a>, config: SolverConfig) -> Result<Verifier<'e, 'a>, String> {
+    let solver = Solver::new(config).map_err(|e| format!("could not start the SMT solver: {e}"))?;
+    let mut v = Verifier::new(env, solver);
+    v.preamble().map_err(|e| format!("the SMT solver rejected the preamble: {e}"))?;
+    Ok(v)
+}
+
+impl<'e, 'a> Verifier<'e, 'a> {
+    fn preamble(&mut self) -> Result<(), germanium_smt::SolverError> {
+        match &self.env.theories {
+            Some(t) => t.declare_in(&mut self.solver)?,
+            None => {
+                if let germanium_smt::Sort::Uninterpreted(name) = &self.env.ref_sort {
+                    self.solver.declare_sort(name)?;
+                }
+            }
+        }
+        if let germanium_smt::Sort::Uninterpreted(name) = &self.env.snap.sort {
+            self.solver.declare_sort(name)?;
+        }
+        if let Some(null) = &self.env.null_decl {
+            self.solver.declare_fun(null)?;
+        }
+        self.solver.declare_fun(&self.env.snap.unit)?;
+        self.solver.declare_fun(&self.env.snap.pair)?;
+        Ok(())
+    }
+
+    /// Runs one member in its own scope and returns its errors.
+    fn run_member(&mut self, f: impl FnOnce(&mut Self) -> R<()>) -> Vec<Diagnostic> {
+        self.errors.clear();
+        self.guards.clear();
+        self.bound.clear();
+        self.result = None;
+        self.checking = true;
+        self.quantifier_depth = 0;
+        self.in_function_post = false;
+        let depth = self.pcs.depth();
+        let outcome = match self.pcs.push(&mut self.solver) {
+            Ok(()) => f(self),
+            Err(e) => Err(self.solver_failed(e, Span::default())),
+        };
+        if outcome == Err(Abort::Solver) {
+            let _ = self.solver.restart();
+        }
+        while self.pcs.depth() > depth {
+            if self.pcs.pop(&mut self.solver).is_err() {
+                let _ = self.solver.restart();
+            }
+        }
+        std::mem::take(&mut self.errors)
+    }
+
+    fn fresh_store(&mut self, st: &mut State, vars: &[germanium_semantics::VarId], span: Span) -> R<()> {
+        for var in vars {
+            let info = self.env.sem.var(*var).clone();
+            let sort = self.sort_of(&info.ty, span)?;
+            let t = self.fresh(&info.name, sort, span)?;
+            st.store.insert(*var, t);
+        }
+        Ok(())
+    }
+
+    fn verify_method(&mut self, m: &Method) -> R<()> {
+        let info = self.env.sem.methods[&m.name.name].clone();
+        let mut st = State::default();
+        self.fresh_store(&mut st, &info.params, m.name.span)?;
+        self.fresh_store(&mut st, &info.returns, m.name.span)?;
+        let wellformed = ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
+        let produced = (|| -> R<()> {
+            for pre in &m.contract.requires {
+                self.produce(&mut st, pre, &wellformed)?;
+            }
+            Ok(())
+        })();
+        if produced.is_err() {
+            return path_end(produced);
+        }
+        st.old_heaps.insert(PRE_STATE.to_string(), st.heap.clone());
+        // The postcondition must be well-formed in any state reachable from the pre-state.
+        self.push(m.name.span)?;
+        let mut post_state = State { heap: Default::default(), ..st.clone() };
+        let post_wf = (|| -> R<()> {
+            for post in &m.contract.ensures {
+                self.produce(&mut post_state, post, &wellformed)?;
+            }
+            Ok(())
+        })();
+        self.pop(m.name.span)?;
+        path_end(post_wf)?;
+        let Some(body) = &m.body else { return Ok(()) };
+        let violated = ErrorContext::at_conjunct("postcondition.violated", format!("Postcondition of {} might not hold.", m.name.name));
+        let posts = &m.contract.ensures;
+        let r = self.exec_seq(st, &body.stmts, &mut |v: &mut Verifier<'e, 'a>, mut end: State| {
+            let heap = end.heap.clone();
+            for post in posts {
+                v.consume(&mut end, &heap, post, &violated)?;
+            }
+            Ok(())
+        });
+        path_end(r)
+    }
+
+    fn verify_function(&mut self, f: &Function) -> R<()> {
+        let info = self.env.sem.functions[&f.name.name].clone();
+        let mut st = State::default();
+        self.fresh_store(&mut st, &info.params, f.name.span)?;
+        let wellformed = ErrorContext::at_conjunct("function.not.wellformed", "Function might not be well-formed.");
+        let r = (|| -> R<()> {
+            for pre in &f.contract.requires {
+                self.produce(&mut st, pre, &wellformed)?;
+            }
+            let result_sort = self.sort_of(&info.result, f.name.span)?;
+            let result = self.fresh("result", result_sort, f.name.span)?;
+            self.result = Some(result);
+            for post in &f.contract.ensures {
+                self.produce(&mut st, post, &wellformed)?;
+            }
+            Ok(())
+        })();
+        self.result = None;
+        path_end(r)
+    }
+}
+
+/// Used by tests: a term is proved valid by a fresh solver.
+#[cfg(test)]
+pub(crate) fn prove_with_fresh_solver(term: Term) -> bool {
+    let mut solver = Solver::new(SolverConfig::default()).unwrap();
+    solver.push().unwrap();
+    solver.assert(&Term::not(term)).unwrap();
+    solver.check_sat(Default::default()).unwrap().is_unsat()
+}

@@ -1,0 +1,61 @@
+//! Small annotated Viper programs run through the driver: every `//:: ExpectedOutput(id)`
+//! must be reported on the next code line, and nothing else may be reported.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use germanium_driver::{run_file, Mode, Options};
+
+fn expected(text: &str) -> BTreeSet<(u32, String)> {
+    let mut out = BTreeSet::new();
+    let mut pending = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if let Some(rest) = trimmed.strip_prefix("//:: ExpectedOutput(") {
+            pending.push(rest.trim_end_matches(')').to_string());
+        } else if !trimmed.is_empty() && !trimmed.starts_with("//") {
+            for id in pending.drain(..) {
+                out.insert((i as u32 + 1, id));
+            }
+        }
+    }
+    out
+}
+
+fn check(path: &Path) -> Result<(), String> {
+    let report = run_file(path, &Options::new(Mode::Verify));
+    let text = std::fs::read_to_string(path).unwrap();
+    let reported: BTreeSet<(u32, String)> = report
+        .diagnostics
+        .iter()
+        .map(|d| (report.sources.start(d.span).line, d.id.clone()))
+        .collect();
+    let wanted = expected(&text);
+    if reported == wanted {
+        Ok(())
+    } else {
+        let messages: Vec<String> = report.diagnostics.iter().map(|d| format!("{} {}", d.id, d.message)).collect();
+        Err(format!("{}: expected {wanted:?}, reported {reported:?}\n{}", path.display(), messages.join("\n")))
+    }
+}
+
+#[test]
+fn annotated_programs() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+    files.retain(|p| p.extension().is_some_and(|e| e == "vpr"));
+    files.sort();
+    assert!(!files.is_empty());
+    let failures: Vec<String> = files.iter().filter_map(|f| check(f).err()).collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Runs the file named by `GERMANIUM_SYMBEX_FILE` and prints its diagnostics (debugging aid).
+#[test]
+fn one_file_from_the_environment() {
+    let Ok(path) = std::env::var("GERMANIUM_SYMBEX_FILE") else { return };
+    let report = run_file(Path::new(&path), &Options::new(Mode::Verify));
+    for d in &report.diagnostics {
+        println!("{}:{} {} {}", path, report.sources.start(d.span).line, d.id, d.message);
+    }
+}
