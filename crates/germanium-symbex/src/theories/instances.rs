@@ -1,33 +1,65 @@
-//! Finding the ground type instances a program uses: every ground type in the semantic
-//! tables, closed under components (a `Map[K, V]` brings `Set[K]` and `Set[V]` for its
-//! domain and range), under the signatures and axioms of each used generic domain instance
-//! (with the domain's type variables substituted) and under ADT constructor fields.
+//! Finding the ground type instances a program uses, and how much of each generic domain
+//! instance to emit.
 //!
-//! Generic domains can ask for ever deeper instances (`D[T]` mentioning `D[Seq[T]]`), so
-//! types reached through an instantiation are bounded in depth; what is cut off is simply
-//! not declared (its axioms are then skipped, which only weakens the assumptions).
+//! Every ground type in the semantic tables is recorded, closed under components (a
+//! `Map[K, V]` brings `Set[K]` and `Set[V]` for its domain and range) and ADT fields. Each
+//! domain instance gets a [`Level`]:
+//! - instances the program mentions are *expanded*: functions and axioms are emitted;
+//! - an axiom of a generic domain `D[T]` mentioning `E[σ(T)]` is also instantiated for every
+//!   `T := τ` that makes `E[σ(τ)]` an expanded instance (so `add` at `Option[Int]` gets the
+//!   axiom of `AddDomain[Int]` that defines it); such instances are never deeper than the one
+//!   matched;
+//! - instances mentioned by the axioms of expanded instances are expanded too when no deeper
+//!   than the deepest domain instance of the program, and otherwise only *declared*
+//!   (functions, no axioms) — this bounds monomorphisation;
+//! - types in the signatures of declared functions get a *sort only*.
+//!
+//! Whatever is not expanded only has fewer axioms, which weakens assumptions, never
+//! soundness.
 
 use std::collections::{HashMap, HashSet};
 
 use germanium_semantics::types::Type;
 use germanium_semantics::visit::walk_expr;
 use germanium_semantics::{CallTarget, FieldTarget, Semantics, VarKind};
-use germanium_syntax::ast::{Domain, ExprKind, ItemKind, NodeId, Program};
+use germanium_syntax::ast::{Domain, Expr, ExprKind, ItemKind, NodeId, Program};
 
 use super::sorts::depth;
 
-/// Instances above this many are not created by instantiation.
-const MAX_TYPES: usize = 4000;
+/// Types above this many are not created (a safety net for pathological programs).
+const MAX_TYPES: usize = 20_000;
 
-/// The ground types of a program, in discovery order.
+/// How much of a domain instance is emitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Level {
+    SortOnly,
+    Declared,
+    Expanded,
+}
+
+/// Where a type was found, which decides the level of the domain instances in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Origin {
+    Program,
+    /// In an expanded instance's axiom (or a backward match): expanded up to the depth bound.
+    Axiom,
+    Signature,
+}
+
+/// The ground types of a program, in discovery order, and the level of each domain instance.
 #[derive(Debug, Default)]
 pub(crate) struct Instances {
     pub types: Vec<Type>,
     seen: HashSet<Type>,
+    pub levels: HashMap<Type, Level>,
     pending: Vec<Type>,
-    /// Depth bound for types reached through instantiation.
-    max_depth: usize,
-    /// Whether some instance was cut off by the bounds.
+    declared_done: HashSet<Type>,
+    expanded_done: HashSet<Type>,
+    /// Deepest domain instance the program itself mentions.
+    bound: usize,
+    /// Per domain name `E`: the generic domains `D` whose axioms mention `E[σ]`, with `σ`.
+    patterns: HashMap<String, Vec<(String, Vec<Type>)>>,
+    /// Whether the safety net cut something off.
     pub truncated: bool,
 }
 
@@ -63,6 +95,66 @@ fn is_value_type(ty: &Type) -> bool {
     }
 }
 
+/// Every type an axiom mentions (expression and bound-variable types, and the domain or
+/// ADT instance of each call and destructor), in terms of the domain's type variables.
+fn axiom_types(body: &Expr, sem: &Semantics) -> Vec<Type> {
+    let mut found = Vec::new();
+    walk_expr(body, &mut |e| {
+        found.extend(sem.type_of(e.id).cloned());
+        found.extend(sem.call(e.id).into_iter().flat_map(call_instance));
+        found.extend(sem.field_access(e.id).into_iter().flat_map(field_instance));
+        let bound = match &e.kind {
+            ExprKind::Quantifier { vars, .. } => vars.len(),
+            ExprKind::Let(..) => 1,
+            _ => 0,
+        };
+        for i in 0..bound {
+            if let Some(v) = sem.binders.get(&(e.id, i)) {
+                found.push(sem.var(*v).ty.clone());
+            }
+        }
+    });
+    found
+}
+
+/// Domain instances occurring in `ty` (itself included).
+fn domain_parts(ty: &Type, out: &mut Vec<(String, Vec<Type>)>) {
+    match ty {
+        Type::Domain(n, a) => {
+            out.push((n.clone(), a.clone()));
+            a.iter().for_each(|t| domain_parts(t, out));
+        }
+        Type::Adt(_, a) => a.iter().for_each(|t| domain_parts(t, out)),
+        Type::Seq(t) | Type::Set(t) | Type::Multiset(t) => domain_parts(t, out),
+        Type::Map(k, v) => {
+            domain_parts(k, out);
+            domain_parts(v, out);
+        }
+        _ => {}
+    }
+}
+
+/// One-way matching of `pattern` (with type variables) against the ground `ty`.
+fn matches(pattern: &Type, ty: &Type, theta: &mut HashMap<String, Type>) -> bool {
+    match (pattern, ty) {
+        (Type::Var(n), _) => match theta.get(n) {
+            Some(bound) => bound == ty,
+            None => {
+                theta.insert(n.clone(), ty.clone());
+                true
+            }
+        },
+        (Type::Seq(p), Type::Seq(t))
+        | (Type::Set(p), Type::Set(t))
+        | (Type::Multiset(p), Type::Multiset(t)) => matches(p, t, theta),
+        (Type::Map(pk, pv), Type::Map(k, v)) => matches(pk, k, theta) && matches(pv, v, theta),
+        (Type::Domain(pn, pa), Type::Domain(n, a)) | (Type::Adt(pn, pa), Type::Adt(n, a)) => {
+            pn == n && pa.len() == a.len() && pa.iter().zip(a).all(|(p, t)| matches(p, t, theta))
+        }
+        _ => pattern == ty,
+    }
+}
+
 impl Instances {
     /// Scans `program` and `semantics` (see the module documentation).
     pub fn collect(program: &Program, sem: &Semantics) -> Instances {
@@ -70,11 +162,23 @@ impl Instances {
         // Nodes inside generic domains speak about type variables; they are visited per
         // instance instead.
         let mut generic_nodes = HashSet::new();
+        let mut patterns: HashMap<String, Vec<(String, Vec<Type>)>> = HashMap::new();
         for d in domains.values().filter(|d| !d.type_params.is_empty()) {
             for axiom in &d.axioms {
                 walk_expr(&axiom.body, &mut |e| {
                     generic_nodes.insert(e.id);
                 });
+                let mut parts = Vec::new();
+                for ty in axiom_types(&axiom.body, sem) {
+                    domain_parts(&ty, &mut parts);
+                }
+                for (e, args) in parts {
+                    let entry = patterns.entry(e).or_default();
+                    let pattern = (d.name.name.clone(), args);
+                    if !pattern.1.iter().all(Type::is_ground) && !entry.contains(&pattern) {
+                        entry.push(pattern);
+                    }
+                }
             }
         }
         let in_program = |id: usize| !generic_nodes.contains(&NodeId(id as u32));
@@ -116,22 +220,26 @@ impl Instances {
             }
         }
 
-        let program_depth = found
+        let mut parts = Vec::new();
+        for ty in found.iter().filter(|t| t.is_ground()) {
+            domain_parts(ty, &mut parts);
+        }
+        let bound = parts
             .iter()
-            .filter(|t| t.is_ground())
-            .map(depth)
+            .map(|(n, a)| depth(&Type::Domain(n.clone(), a.clone())))
             .max()
             .unwrap_or(0);
         let mut out = Instances {
-            max_depth: program_depth.max(3) + 2,
+            bound,
+            patterns,
             ..Instances::default()
         };
         for ty in &found {
-            out.add(ty, false);
+            out.add(ty, Origin::Program);
         }
         while let Some(ty) = out.pending.pop() {
             match &ty {
-                Type::Domain(name, args) => out.expand_domain(name, args, sem, &domains),
+                Type::Domain(name, args) => out.expand_domain(&ty, name, args, sem, &domains),
                 Type::Adt(name, args) => out.expand_adt(name, args, sem),
                 _ => {}
             }
@@ -139,31 +247,54 @@ impl Instances {
         out
     }
 
-    /// Records a ground type and its components. `derived`: reached by instantiation, and
-    /// therefore bounded.
-    fn add(&mut self, ty: &Type, derived: bool) {
-        if !ty.is_ground() || !is_value_type(ty) || self.seen.contains(ty) {
+    /// Level of a domain instance (`SortOnly` for unknown ones).
+    pub fn level(&self, ty: &Type) -> Level {
+        self.levels.get(ty).copied().unwrap_or(Level::SortOnly)
+    }
+
+    /// Records a ground type and its components.
+    fn add(&mut self, ty: &Type, origin: Origin) {
+        if !ty.is_ground() || !is_value_type(ty) {
             return;
         }
-        if derived && (depth(ty) > self.max_depth || self.types.len() >= MAX_TYPES) {
-            self.truncated = true;
-            return;
-        }
-        self.seen.insert(ty.clone());
-        self.types.push(ty.clone());
-        match ty {
-            Type::Seq(t) | Type::Set(t) | Type::Multiset(t) => self.add(t, derived),
-            Type::Map(k, v) => {
-                self.add(k, derived);
-                self.add(v, derived);
-                self.add(&Type::set((**k).clone()), derived);
-                self.add(&Type::set((**v).clone()), derived);
+        if !self.seen.contains(ty) {
+            if self.types.len() >= MAX_TYPES {
+                self.truncated = true;
+                return;
             }
-            Type::Domain(_, args) | Type::Adt(_, args) => {
-                for a in args {
-                    self.add(a, derived);
-                }
+            self.seen.insert(ty.clone());
+            self.types.push(ty.clone());
+            if let Type::Adt(..) = ty {
                 self.pending.push(ty.clone());
+            }
+        }
+        match ty {
+            Type::Seq(t) | Type::Set(t) | Type::Multiset(t) => self.add(t, origin),
+            Type::Map(k, v) => {
+                self.add(k, origin);
+                self.add(v, origin);
+                self.add(&Type::set((**k).clone()), origin);
+                self.add(&Type::set((**v).clone()), origin);
+            }
+            Type::Domain(_, args) => {
+                let level = match origin {
+                    Origin::Program => Level::Expanded,
+                    Origin::Axiom if depth(ty) <= self.bound => Level::Expanded,
+                    Origin::Axiom => Level::Declared,
+                    Origin::Signature => Level::SortOnly,
+                };
+                if level > self.level(ty) || !self.levels.contains_key(ty) {
+                    self.levels.insert(ty.clone(), level.max(self.level(ty)));
+                    self.pending.push(ty.clone());
+                }
+                for a in args {
+                    self.add(a, origin);
+                }
+            }
+            Type::Adt(_, args) => {
+                for a in args {
+                    self.add(a, origin);
+                }
             }
             _ => {}
         }
@@ -171,6 +302,7 @@ impl Instances {
 
     fn expand_domain(
         &mut self,
+        ty: &Type,
         name: &str,
         args: &[Type],
         sem: &Semantics,
@@ -182,36 +314,45 @@ impl Instances {
         if info.type_params.len() != args.len() {
             return;
         }
+        let level = self.level(ty);
         let subst = substitution(&info.type_params, args);
-        for f in &info.functions {
-            if let Some(f) = sem.domain_functions.get(f) {
-                for ty in f.params.iter().chain([&f.result]) {
-                    self.add(&apply_subst(ty, &subst), true);
+        if level >= Level::Declared && self.declared_done.insert(ty.clone()) {
+            for f in &info.functions {
+                if let Some(f) = sem.domain_functions.get(f) {
+                    for t in f.params.iter().chain([&f.result]) {
+                        self.add(&apply_subst(t, &subst), Origin::Signature);
+                    }
                 }
             }
         }
-        let Some(domain) = domains.get(name) else {
+        if level < Level::Expanded || !self.expanded_done.insert(ty.clone()) {
             return;
-        };
-        for axiom in &domain.axioms {
-            let mut found = Vec::new();
-            walk_expr(&axiom.body, &mut |e| {
-                found.extend(sem.type_of(e.id).cloned());
-                found.extend(sem.call(e.id).into_iter().flat_map(call_instance));
-                found.extend(sem.field_access(e.id).into_iter().flat_map(field_instance));
-                let bound = match &e.kind {
-                    ExprKind::Quantifier { vars, .. } => vars.len(),
-                    ExprKind::Let(..) => 1,
-                    _ => 0,
-                };
-                for i in 0..bound {
-                    if let Some(v) = sem.binders.get(&(e.id, i)) {
-                        found.push(sem.var(*v).ty.clone());
-                    }
+        }
+        if let Some(domain) = domains.get(name) {
+            for axiom in &domain.axioms {
+                for t in axiom_types(&axiom.body, sem) {
+                    self.add(&apply_subst(&t, &subst), Origin::Axiom);
                 }
-            });
-            for ty in found {
-                self.add(&apply_subst(&ty, &subst), true);
+            }
+        }
+        // Axioms of generic domains that speak about this instance.
+        let users = self.patterns.get(name).cloned().unwrap_or_default();
+        for (user, pattern_args) in users {
+            let Some(user_info) = sem.domains.get(&user) else {
+                continue;
+            };
+            let mut theta = HashMap::new();
+            let pattern = Type::Domain(name.to_string(), pattern_args);
+            if !matches(&pattern, ty, &mut theta) {
+                continue;
+            }
+            let instance: Option<Vec<Type>> = user_info
+                .type_params
+                .iter()
+                .map(|p| theta.get(p).cloned())
+                .collect();
+            if let Some(instance) = instance {
+                self.add(&Type::Domain(user.clone(), instance), Origin::Axiom);
             }
         }
     }
@@ -227,7 +368,7 @@ impl Instances {
         for c in &info.constructors {
             if let Some(c) = sem.constructors.get(c) {
                 for (_, ty) in &c.fields {
-                    self.add(&apply_subst(ty, &subst), true);
+                    self.add(&apply_subst(ty, &subst), Origin::Signature);
                 }
             }
         }

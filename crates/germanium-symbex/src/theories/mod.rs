@@ -209,7 +209,7 @@ impl Theories {
             problems,
         };
         theories.build_collections(&found.types);
-        theories.build_preamble(program, semantics, &found.types);
+        theories.build_preamble(program, semantics, &found);
         Ok(theories)
     }
 
@@ -259,8 +259,9 @@ impl Theories {
         &mut self,
         program: &germanium_syntax::ast::Program,
         sem: &germanium_semantics::Semantics,
-        types: &[Type],
+        found: &instances::Instances,
     ) {
+        let types = &found.types;
         let mut declarations = vec![Command::DeclareSort(Symbol::user("Ref"))];
         for ty in types {
             let declared = !matches!(
@@ -320,6 +321,7 @@ impl Theories {
         let domain_types: Vec<&Type> = types
             .iter()
             .filter(|t| matches!(t, Type::Domain(..)) && self.sorts.contains_key(*t))
+            .filter(|t| found.level(t) >= instances::Level::Declared)
             .collect();
         for ty in &domain_types {
             let Type::Domain(_, args) = ty else { continue };
@@ -344,7 +346,10 @@ impl Theories {
         axioms.extend(domains::uniqueness(&unique));
         let syntax = instances::domains_by_name(program);
         let mut problems = Vec::new();
-        for ty in &domain_types {
+        for ty in domain_types
+            .iter()
+            .filter(|t| found.level(t) == instances::Level::Expanded)
+        {
             let Type::Domain(name, _) = ty else { continue };
             if let Some(d) = syntax.get(name.as_str()) {
                 axioms.extend(domains::axioms(self, ty, d, sem, &mut problems));
@@ -547,9 +552,11 @@ impl Theories {
                     .get(&(function.clone(), type_args.clone()))
                 {
                     Some(f) => f.apply(it.collect())?,
-                    None => return Err(Unsupported(format!(
+                    None => {
+                        return Err(Unsupported(format!(
                         "the domain function {domain}.{function} at {type_args:?} is not declared"
-                    ))),
+                    )))
+                    }
                 }
             }
             AdtConstructor {
