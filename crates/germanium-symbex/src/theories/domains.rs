@@ -140,6 +140,7 @@ pub(crate) fn axioms(
     ty: &Type,
     syntax: &Domain,
     sem: &Semantics,
+    calls: super::FunctionCalls<'_>,
     problems: &mut Vec<String>,
 ) -> Vec<Term> {
     let Type::Domain(name, args) = ty else {
@@ -151,7 +152,7 @@ pub(crate) fn axioms(
     let subst = substitution(&info.type_params, args);
     let mut out = Vec::new();
     for (i, axiom) in syntax.axioms.iter().enumerate() {
-        let mut translator = PureTranslator::new(theories, sem, &subst);
+        let mut translator = PureTranslator::new(theories, sem, &subst, calls);
         match translator.expr(&axiom.body) {
             Ok(term) => out.push(term),
             Err(Unsupported(why)) => {

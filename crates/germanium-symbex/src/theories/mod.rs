@@ -140,6 +140,10 @@ pub enum TheoryOp {
     },
 }
 
+/// Calls of Viper functions inside domain axioms: `(function name, arguments)` to a term,
+/// or `None` when the engine cannot express the call (see [`Theories::with_functions`]).
+pub type FunctionCalls<'a> = &'a dyn Fn(&str, Vec<Term>) -> Option<Term>;
+
 /// Errors of the theory layer: a construct it cannot express (reported by the engine as
 /// `internal:feature.unsupported` on the node), never a panic.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -157,6 +161,8 @@ pub struct Theories {
     domain_functions: FnTable,
     adts: HashMap<Type, AdtInstance>,
     preamble: Vec<Command>,
+    /// Where the axioms start in `preamble` (declarations come first).
+    axiom_start: usize,
     /// What could not be expressed (instances, functions and axioms left out).
     problems: Vec<String>,
 }
@@ -169,6 +175,19 @@ impl Theories {
     pub fn new(
         program: &germanium_syntax::ast::Program,
         semantics: &germanium_semantics::Semantics,
+    ) -> Result<Theories, Unsupported> {
+        Theories::with_functions(program, semantics, &|_, _| None)
+    }
+
+    /// Like [`Theories::new`], with `functions(name, args)` giving the term of a call of
+    /// the (heap-independent) Viper function `name` inside a domain axiom, or `None` to skip
+    /// that axiom. Axioms then mention the engine's function symbols: send
+    /// [`Theories::declarations`], then the engine's declarations, then
+    /// [`Theories::axioms`].
+    pub fn with_functions(
+        program: &germanium_syntax::ast::Program,
+        semantics: &germanium_semantics::Semantics,
+        functions: FunctionCalls<'_>,
     ) -> Result<Theories, Unsupported> {
         let found = instances::Instances::collect(program, semantics);
         let mut problems = Vec::new();
@@ -206,10 +225,11 @@ impl Theories {
             domain_functions: HashMap::new(),
             adts,
             preamble: Vec::new(),
+            axiom_start: 0,
             problems,
         };
         theories.build_collections(&found.types);
-        theories.build_preamble(program, semantics, &found);
+        theories.build_preamble(program, semantics, &found, functions);
         Ok(theories)
     }
 
@@ -260,6 +280,7 @@ impl Theories {
         program: &germanium_syntax::ast::Program,
         sem: &germanium_semantics::Semantics,
         found: &instances::Instances,
+        calls: FunctionCalls<'_>,
     ) {
         let types = &found.types;
         let mut declarations = vec![Command::DeclareSort(Symbol::user("Ref"))];
@@ -352,13 +373,14 @@ impl Theories {
         {
             let Type::Domain(name, _) = ty else { continue };
             if let Some(d) = syntax.get(name.as_str()) {
-                axioms.extend(domains::axioms(self, ty, d, sem, &mut problems));
+                axioms.extend(domains::axioms(self, ty, d, sem, calls, &mut problems));
             }
         }
         self.problems.extend(problems);
 
         let mut preamble = declarations;
         preamble.extend(functions.into_iter().map(Command::DeclareFun));
+        self.axiom_start = preamble.len();
         preamble.extend(axioms.into_iter().map(Command::assert));
         self.preamble = preamble;
     }
@@ -366,6 +388,16 @@ impl Theories {
     /// Declarations and axioms for scope 0 of every solver session.
     pub fn preamble(&self) -> Vec<Command> {
         self.preamble.clone()
+    }
+
+    /// The declarations of the preamble (sorts, datatypes, functions).
+    pub fn declarations(&self) -> &[Command] {
+        &self.preamble[..self.axiom_start]
+    }
+
+    /// The axioms of the preamble (assertions), to be sent after [`Theories::declarations`].
+    pub fn axioms(&self) -> &[Command] {
+        &self.preamble[self.axiom_start..]
     }
 
     /// Sends the preamble to `solver` (at its current scope; meant for scope 0).

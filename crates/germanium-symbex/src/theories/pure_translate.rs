@@ -13,13 +13,14 @@ use germanium_syntax::ast::{
 };
 
 use super::instances::apply_subst;
-use super::{triggers, Theories, TheoryOp, Unsupported};
+use super::{triggers, FunctionCalls, Theories, TheoryOp, Unsupported};
 
 /// Translator for the expressions of one domain instance.
 pub(crate) struct PureTranslator<'a> {
     theories: &'a Theories,
     sem: &'a Semantics,
     subst: &'a HashMap<String, Type>,
+    calls: FunctionCalls<'a>,
     env: HashMap<VarId, Term>,
 }
 
@@ -32,11 +33,13 @@ impl<'a> PureTranslator<'a> {
         theories: &'a Theories,
         sem: &'a Semantics,
         subst: &'a HashMap<String, Type>,
+        calls: FunctionCalls<'a>,
     ) -> Self {
         PureTranslator {
             theories,
             sem,
             subst,
+            calls,
             env: HashMap::new(),
         }
     }
@@ -168,6 +171,10 @@ impl<'a> PureTranslator<'a> {
                         };
                         self.apply(op, args)
                     }
+                    Some(CallTarget::Function(f)) => match (self.calls)(f, args) {
+                        Some(term) => Ok(term),
+                        None => unsupported(format!("the call of function {f} in a domain axiom")),
+                    },
                     _ => unsupported(format!("the call of {} in a domain axiom", name.name)),
                 }
             }

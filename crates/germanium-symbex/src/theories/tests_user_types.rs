@@ -243,3 +243,83 @@ fn adts_without_a_finite_value_are_left_out() {
     assert!(th.sort(&Type::Adt("Stream".into(), vec![])).is_err());
     assert!(th.problems().iter().any(|p| p.contains("Stream")));
 }
+
+#[test]
+fn axioms_about_an_instance_are_found_by_matching() {
+    // `add` at `Option[Int]` is defined by the second axiom of `AddDomain[Int]`, an
+    // instance the program never names.
+    let mut c = Check::new(
+        "
+adt Option[T] { Some(value: T) None() }
+domain AddDomain[T] {
+  function add(a: T, b: T): T
+  axiom { forall o1: Int, o2: Int :: {add(o1, o2)} add(o1, o2) == o1 + o2 }
+  axiom {
+    forall o1: Option[T], o2: Option[T] :: {add(o1, o2)}
+      add(o1, o2) == ((o1.isSome && o2.isSome) ? Some(add(o1.value, o2.value)) : None())
+  }
+}
+method m(x: Option[Int]) { var y: Option[Int] := add(x, x) }
+",
+    );
+    let oi = Type::Adt("Option".into(), vec![Type::Int]);
+    let some = |c: &Check, v: Term| {
+        let op = TheoryOp::AdtConstructor {
+            adt: "Option".into(),
+            constructor: "Some".into(),
+            type_args: vec![Type::Int],
+        };
+        c.op(op, vec![v])
+    };
+    let sum = c.op(
+        dfun("AddDomain", "add", vec![oi]),
+        vec![some(&c, int(2)), some(&c, int(3))],
+    );
+    assert!(c.valid(&[], Term::eq(sum.clone(), some(&c, int(5)))));
+    assert!(!c.valid(&[], Term::eq(sum, some(&c, int(6)))));
+}
+
+#[test]
+fn viper_functions_in_axioms_go_through_the_engine_hook() {
+    use germanium_smt::{FunDecl, QueryLimits, SatResult, Sort, Symbol};
+    let (program, sem) = checked(
+        "
+function interp(i: Int): Int { i + 1 }
+domain d {
+  function unint(i: Int): Int
+  axiom { forall i: Int :: {unint(i)} unint(i) == interp(i) + 1 }
+}
+method m() {}
+",
+    );
+    // Without a hook the axiom is skipped (and said so).
+    let plain = Theories::new(&program, &sem).expect("theories");
+    assert!(plain.axioms().is_empty() && plain.problems().iter().any(|p| p.contains("interp")));
+
+    let interp = FunDecl::new(Symbol::user("interp"), vec![Sort::Int], Sort::Int);
+    let hook = |name: &str, args: Vec<Term>| (name == "interp").then(|| Term::app(&interp, args));
+    let th = Theories::with_functions(&program, &sem, &hook).expect("theories");
+    assert!(th.problems().is_empty(), "{:?}", th.problems());
+    let mut solver = super::tests::solver();
+    // Declarations first, then the engine's, then the axioms.
+    let send = |solver: &mut germanium_smt::Solver, command: &germanium_smt::Command| match command
+    {
+        germanium_smt::Command::DeclareSort(n) => solver.declare_sort(n).unwrap(),
+        germanium_smt::Command::DeclareFun(f) => solver.declare_fun(f).unwrap(),
+        germanium_smt::Command::Assert { term, .. } => solver.assert(term).unwrap(),
+        other => panic!("unexpected {other:?}"),
+    };
+    th.declarations().iter().for_each(|c| send(&mut solver, c));
+    solver.declare_fun(&interp).unwrap();
+    th.axioms().iter().for_each(|c| send(&mut solver, c));
+    let unint = th.apply(&dfun("d", "unint", vec![]), vec![int(4)]).unwrap();
+    let goal = Term::eq(
+        unint,
+        Term::add(vec![Term::app(&interp, vec![int(4)]), int(1)]),
+    );
+    solver.assert(&Term::not(goal)).unwrap();
+    let answer = solver
+        .check_sat(QueryLimits::timeout(std::time::Duration::from_secs(5)))
+        .unwrap();
+    assert_eq!(answer, SatResult::Unsat);
+}
