@@ -18,13 +18,37 @@ const LABELS: &[&str] = &["l0", "l1", "lhs"];
 const TYPE_VARIABLES: &[&str] = &["T", "U"];
 
 const BINARY_OPERATORS: &[&str] = &[
-    "+", "-", "*", "/", "\\", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "==>", "<==>",
-    "in", "++", "union", "intersection", "setminus", "subset", "--*",
+    "+",
+    "-",
+    "*",
+    "/",
+    "\\",
+    "%",
+    "==",
+    "!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "&&",
+    "||",
+    "==>",
+    "<==>",
+    "in",
+    "++",
+    "union",
+    "intersection",
+    "setminus",
+    "subset",
+    "--*",
 ];
 
 /// The program for `data`; empty bytes give an empty program.
 pub fn program(data: &[u8]) -> String {
-    let mut g = Generator { u: Unstructured::new(data), out: String::new() };
+    let mut g = Generator {
+        u: Unstructured::new(data),
+        out: String::new(),
+    };
     let count = g.int(0, 8);
     for _ in 0..count {
         g.declaration();
@@ -82,7 +106,12 @@ impl Generator<'_> {
             8 => self.adt(),
             9 => self.define(true),
             _ => {
-                let library = ["decreases/int.vpr", "decreases/all.vpr", "adt/derives.vpr", "nope.vpr"];
+                let library = [
+                    "decreases/int.vpr",
+                    "decreases/all.vpr",
+                    "adt/derives.vpr",
+                    "nope.vpr",
+                ];
                 self.text("import <");
                 self.word(&library);
                 self.text(">");
@@ -344,7 +373,16 @@ impl Generator<'_> {
     }
 
     fn permission(&mut self) {
-        self.word(&["write", "none", "wildcard", "epsilon", "1/2", "x", "perm(r.f)", "-1/1"]);
+        self.word(&[
+            "write",
+            "none",
+            "wildcard",
+            "epsilon",
+            "1/2",
+            "x",
+            "perm(r.f)",
+            "-1/1",
+        ]);
     }
 
     fn expr(&mut self, depth: u32) {
@@ -382,7 +420,9 @@ impl Generator<'_> {
                 self.word(&["f", "g", "next", "head", "tail", "isNil", "isCons"]);
             }
             14 => {
-                self.word(&["fun0", "fun1", "dfun", "dconst", "Nil", "Cons", "M", "N", "m0", "P"]);
+                self.word(&[
+                    "fun0", "fun1", "dfun", "dconst", "Nil", "Cons", "M", "N", "m0", "P",
+                ]);
                 self.arguments(d);
             }
             15 => {
@@ -491,13 +531,23 @@ impl Generator<'_> {
                 self.text(&n.to_string());
             }
             1 => self.word(&["true", "false", "null", "result", "write", "none"]),
-            2 => self.word(&["Seq[Int]()", "Set[Bool]()", "Multiset[Ref]()", "Nil()", "dconst()"]),
+            2 => self.word(&[
+                "Seq[Int]()",
+                "Set[Bool]()",
+                "Multiset[Ref]()",
+                "Nil()",
+                "dconst()",
+            ]),
             _ => self.word(VARIABLES),
         }
     }
 
     fn ty(&mut self, depth: u32) {
-        let choice = if depth == 0 { self.int(0, 5) } else { self.int(0, 11) };
+        let choice = if depth == 0 {
+            self.int(0, 5)
+        } else {
+            self.int(0, 11)
+        };
         match choice {
             0 | 1 => self.text("Int"),
             2 => self.text("Bool"),
@@ -530,7 +580,9 @@ impl Generator<'_> {
 mod tests {
     #[test]
     fn generated_programs_are_deterministic_and_bounded() {
-        let data: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 24) as u8).collect();
+        let data: Vec<u8> = (0..4096u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 24) as u8)
+            .collect();
         let first = super::program(&data);
         assert_eq!(first, super::program(&data));
         assert!(first.len() < 200_000);

@@ -59,8 +59,12 @@ fn load(text: &str, sources: &mut SourceMap, ids: &mut NodeIdGen) -> (Program, V
             germanium_syntax::parse_file(file, &sources.get(file).text.clone(), ids);
         diagnostics.extend(file_diagnostics);
         for item in &file_items {
-            let ItemKind::Import(import) = &item.kind else { continue };
-            let ImportTarget::Standard(name) = &import.target else { continue };
+            let ItemKind::Import(import) = &item.kind else {
+                continue;
+            };
+            let ImportTarget::Standard(name) = &import.target else {
+                continue;
+            };
             if let Some((name, library_text)) = stdlib::lookup(name) {
                 if !loaded_library_files.contains(&name) {
                     let path = PathBuf::from(stdlib::STD_PREFIX).join(&name);
@@ -71,7 +75,13 @@ fn load(text: &str, sources: &mut SourceMap, ids: &mut NodeIdGen) -> (Program, V
         }
         items.extend(file_items);
     }
-    (Program { items, macros_expanded: false }, diagnostics)
+    (
+        Program {
+            items,
+            macros_expanded: false,
+        },
+        diagnostics,
+    )
 }
 
 /// Every diagnostic must point into a loaded file, on character boundaries (the human output
@@ -79,12 +89,25 @@ fn load(text: &str, sources: &mut SourceMap, ids: &mut NodeIdGen) -> (Program, V
 pub fn assert_positioned(sources: &SourceMap, diagnostics: &[Diagnostic]) {
     let file_count = sources.files().count();
     for d in diagnostics {
-        assert!(!d.id.is_empty() && !d.message.is_empty(), "diagnostic without id or message: {d:?}");
-        assert!(d.id != "internal", "internal diagnostic from the front end: {d:?}");
-        assert!((d.span.file.0 as usize) < file_count, "diagnostic in an unknown file: {d:?}");
+        assert!(
+            !d.id.is_empty() && !d.message.is_empty(),
+            "diagnostic without id or message: {d:?}"
+        );
+        assert!(
+            d.id != "internal",
+            "internal diagnostic from the front end: {d:?}"
+        );
+        assert!(
+            (d.span.file.0 as usize) < file_count,
+            "diagnostic in an unknown file: {d:?}"
+        );
         let text = &sources.get(d.span.file).text;
         let (start, end) = (d.span.start as usize, d.span.end as usize);
-        assert!(start <= end && end <= text.len(), "span outside its file ({} bytes): {d:?}", text.len());
+        assert!(
+            start <= end && end <= text.len(),
+            "span outside its file ({} bytes): {d:?}",
+            text.len()
+        );
         assert!(
             text.is_char_boundary(start) && text.is_char_boundary(end),
             "span not on character boundaries: {d:?}"

@@ -14,10 +14,8 @@ const TIME_LIMIT: Duration = Duration::from_secs(20);
 
 /// A fresh directory for one test's files, unique per process and test.
 fn scratch_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "germanium-bad-input-{}-{test}",
-        std::process::id()
-    ));
+    let dir =
+        std::env::temp_dir().join(format!("germanium-bad-input-{}-{test}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -72,7 +70,12 @@ fn germanium(dir: &Path, args: &[&str]) -> Run {
 /// The single JSON report of a `check --format json FILE` run.
 fn report(run: &Run) -> Value {
     let lines: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(lines.len(), 1, "one JSON line expected, got: {}", run.stdout);
+    assert_eq!(
+        lines.len(),
+        1,
+        "one JSON line expected, got: {}",
+        run.stdout
+    );
     serde_json::from_str(lines[0]).expect("stdout is a JSON object")
 }
 
@@ -94,7 +97,10 @@ fn rejected(test: &str, name: &str, bytes: impl AsRef<[u8]>) -> Vec<Value> {
     );
     let report = report(&run);
     assert_eq!(report["result"], "failed", "{test}: {report}");
-    let errors = report["errors"].as_array().expect("an errors array").clone();
+    let errors = report["errors"]
+        .as_array()
+        .expect("an errors array")
+        .clone();
     assert!(!errors.is_empty(), "{test}: no errors reported");
     for error in &errors {
         let id = error["id"].as_str().expect("an id");
@@ -102,27 +108,50 @@ fn rejected(test: &str, name: &str, bytes: impl AsRef<[u8]>) -> Vec<Value> {
             ["parser.error", "typechecker.error", "consistency.error"].contains(&id),
             "{test}: unexpected id in {error}"
         );
-        assert!(error["line"].as_u64().is_some_and(|l| l >= 1), "{test}: {error}");
-        assert!(error["column"].as_u64().is_some_and(|c| c >= 1), "{test}: {error}");
-        assert!(!error["message"].as_str().unwrap_or("").is_empty(), "{test}: {error}");
+        assert!(
+            error["line"].as_u64().is_some_and(|l| l >= 1),
+            "{test}: {error}"
+        );
+        assert!(
+            error["column"].as_u64().is_some_and(|c| c >= 1),
+            "{test}: {error}"
+        );
+        assert!(
+            !error["message"].as_str().unwrap_or("").is_empty(),
+            "{test}: {error}"
+        );
     }
 
     let human = germanium(&dir, &["check", name]);
-    assert_eq!(human.status.code(), Some(1), "{test} (human output): {}", human.stderr);
-    assert!(human.stdout.contains("failed with"), "{test}: {}", human.stdout);
+    assert_eq!(
+        human.status.code(),
+        Some(1),
+        "{test} (human output): {}",
+        human.stderr
+    );
+    assert!(
+        human.stdout.contains("failed with"),
+        "{test}: {}",
+        human.stdout
+    );
     errors
 }
 
 /// The first error's (line, column).
 fn first_position(errors: &[Value]) -> (u64, u64) {
     let error = &errors[0];
-    (error["line"].as_u64().unwrap(), error["column"].as_u64().unwrap())
+    (
+        error["line"].as_u64().unwrap(),
+        error["column"].as_u64().unwrap(),
+    )
 }
 
 fn has_error(errors: &[Value], line: u64, message_part: &str) -> bool {
     errors.iter().any(|e| {
         e["line"].as_u64() == Some(line)
-            && e["message"].as_str().is_some_and(|m| m.contains(message_part))
+            && e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(message_part))
     })
 }
 
@@ -140,13 +169,22 @@ fn unterminated_block_comment() {
 fn unterminated_string() {
     let errors = rejected("string", "string.vpr", "field f: Int\nimport \"lib.vpr\n");
     assert_eq!(first_position(&errors).0, 2, "{errors:?}");
-    let errors = rejected("string-in-body", "body.vpr", "method m() {\n  var s: Int := \"abc\n}\n");
+    let errors = rejected(
+        "string-in-body",
+        "body.vpr",
+        "method m() {\n  var s: Int := \"abc\n}\n",
+    );
     assert_eq!(first_position(&errors), (2, 17), "{errors:?}");
 }
 
 #[test]
 fn unknown_characters() {
-    for (name, character) in [("hash", "#"), ("section", "§"), ("nul", "\u{0}"), ("bom", "\u{feff}")] {
+    for (name, character) in [
+        ("hash", "#"),
+        ("section", "§"),
+        ("nul", "\u{0}"),
+        ("bom", "\u{feff}"),
+    ] {
         let errors = rejected(
             &format!("char-{name}"),
             "chars.vpr",
@@ -163,10 +201,22 @@ fn unbalanced_brackets() {
     let cases: &[(&str, &str, u64)] = &[
         ("open-paren", "method m() {\n  assert (1 == (2)\n}\n", 3),
         ("close-paren", "method m() {\n  assert 1 == 2)\n}\n", 2),
-        ("open-brace", "method m() {\n  if (true) {\n    assert true\n}\n", 5),
+        (
+            "open-brace",
+            "method m() {\n  if (true) {\n    assert true\n}\n",
+            5,
+        ),
         ("close-brace", "method m() {\n  assert true\n}\n}\n", 4),
-        ("open-bracket", "method m(s: Seq[Int]) {\n  assert s[0 == 1\n}\n", 3),
-        ("close-bracket", "method m(s: Seq[Int]) {\n  assert s0] == 1\n}\n", 2),
+        (
+            "open-bracket",
+            "method m(s: Seq[Int]) {\n  assert s[0 == 1\n}\n",
+            3,
+        ),
+        (
+            "close-bracket",
+            "method m(s: Seq[Int]) {\n  assert s0] == 1\n}\n",
+            2,
+        ),
         ("mixed", "method m() {\n  assert (true}\n)\n", 2),
     ];
     for (name, text, line) in cases {
@@ -179,20 +229,72 @@ fn unbalanced_brackets() {
 fn ten_thousand_levels_of_nesting() {
     const DEPTH: usize = 10_000;
     let cases = [
-        ("parens", format!("method m() {{\n assert {}true{}\n}}\n", "(".repeat(DEPTH), ")".repeat(DEPTH))),
-        ("not", format!("method m() {{\n assert {}true\n}}\n", "!".repeat(DEPTH))),
-        ("minus", format!("method m() {{\n assert {}1 == 1\n}}\n", "-".repeat(DEPTH))),
-        ("blocks", format!("method m() {{\n{}{}\n}}\n", "{".repeat(DEPTH), "}".repeat(DEPTH))),
-        ("ifs", format!("method m() {{\n{}{}\n}}\n", "if (true) {".repeat(DEPTH), "}".repeat(DEPTH))),
-        ("types", format!("method m() {{\n var s: {}Int{}\n}}\n", "Seq[".repeat(DEPTH), "]".repeat(DEPTH))),
-        ("quantifiers", format!("function f(): Bool\n {{ {}true }}\n", "forall i: Int :: ".repeat(DEPTH))),
-        ("calls", format!("function g(i: Int): Int\nfunction f(): Int\n {{ {}0{} }}\n", "g(".repeat(DEPTH), ")".repeat(DEPTH))),
-        ("unclosed", format!("method m() {{\n assert {}\n", "(".repeat(DEPTH))),
+        (
+            "parens",
+            format!(
+                "method m() {{\n assert {}true{}\n}}\n",
+                "(".repeat(DEPTH),
+                ")".repeat(DEPTH)
+            ),
+        ),
+        (
+            "not",
+            format!("method m() {{\n assert {}true\n}}\n", "!".repeat(DEPTH)),
+        ),
+        (
+            "minus",
+            format!("method m() {{\n assert {}1 == 1\n}}\n", "-".repeat(DEPTH)),
+        ),
+        (
+            "blocks",
+            format!(
+                "method m() {{\n{}{}\n}}\n",
+                "{".repeat(DEPTH),
+                "}".repeat(DEPTH)
+            ),
+        ),
+        (
+            "ifs",
+            format!(
+                "method m() {{\n{}{}\n}}\n",
+                "if (true) {".repeat(DEPTH),
+                "}".repeat(DEPTH)
+            ),
+        ),
+        (
+            "types",
+            format!(
+                "method m() {{\n var s: {}Int{}\n}}\n",
+                "Seq[".repeat(DEPTH),
+                "]".repeat(DEPTH)
+            ),
+        ),
+        (
+            "quantifiers",
+            format!(
+                "function f(): Bool\n {{ {}true }}\n",
+                "forall i: Int :: ".repeat(DEPTH)
+            ),
+        ),
+        (
+            "calls",
+            format!(
+                "function g(i: Int): Int\nfunction f(): Int\n {{ {}0{} }}\n",
+                "g(".repeat(DEPTH),
+                ")".repeat(DEPTH)
+            ),
+        ),
+        (
+            "unclosed",
+            format!("method m() {{\n assert {}\n", "(".repeat(DEPTH)),
+        ),
     ];
     for (name, text) in cases {
         let errors = rejected(&format!("deep-{name}"), "deep.vpr", text);
         assert!(
-            errors.iter().any(|e| e["message"].as_str().unwrap().contains("nesting too deep")),
+            errors
+                .iter()
+                .any(|e| e["message"].as_str().unwrap().contains("nesting too deep")),
             "{name}: {errors:?}"
         );
     }
@@ -211,7 +313,11 @@ fn a_hundred_thousand_conjuncts() {
 
 #[test]
 fn non_utf8_bytes() {
-    let errors = rejected("utf8", "bytes.vpr", b"field f: Int\nmethod m() { \xff\xfe }\n");
+    let errors = rejected(
+        "utf8",
+        "bytes.vpr",
+        b"field f: Int\nmethod m() { \xff\xfe }\n",
+    );
     assert_eq!(first_position(&errors), (2, 14), "{errors:?}");
     assert!(errors[0]["message"].as_str().unwrap().contains("UTF-8"));
     // A multi-byte sequence cut off at the end of the file.
@@ -224,15 +330,33 @@ fn non_utf8_bytes() {
 
 #[test]
 fn missing_imports() {
-    let errors = rejected("import-relative", "main.vpr", "field f: Int\nimport \"missing.vpr\"\n");
+    let errors = rejected(
+        "import-relative",
+        "main.vpr",
+        "field f: Int\nimport \"missing.vpr\"\n",
+    );
     assert_eq!(first_position(&errors), (2, 1), "{errors:?}");
-    assert!(errors[0]["message"].as_str().unwrap().contains("missing.vpr"));
+    assert!(errors[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("missing.vpr"));
 
-    let errors = rejected("import-library", "main.vpr", "field f: Int\nimport <no/such/file.vpr>\n");
+    let errors = rejected(
+        "import-library",
+        "main.vpr",
+        "field f: Int\nimport <no/such/file.vpr>\n",
+    );
     assert_eq!(first_position(&errors), (2, 1), "{errors:?}");
-    assert!(errors[0]["message"].as_str().unwrap().contains("no/such/file.vpr"));
+    assert!(errors[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("no/such/file.vpr"));
 
-    let errors = rejected("import-escape", "main.vpr", "import <../../../etc/passwd>\n");
+    let errors = rejected(
+        "import-escape",
+        "main.vpr",
+        "import <../../../etc/passwd>\n",
+    );
     assert_eq!(first_position(&errors), (1, 1), "{errors:?}");
 }
 
@@ -254,7 +378,10 @@ fn imports_of_directories_and_bad_files() {
         let report = report(&run);
         let error = &report["errors"][0];
         assert_eq!(error["id"], "parser.error", "{name}: {report}");
-        assert!(error["file"].as_str().unwrap().ends_with(error_file), "{name}: {report}");
+        assert!(
+            error["file"].as_str().unwrap().ends_with(error_file),
+            "{name}: {report}"
+        );
         assert_eq!(error["line"].as_u64(), Some(line), "{name}: {report}");
     }
 }
@@ -262,7 +389,11 @@ fn imports_of_directories_and_bad_files() {
 #[test]
 fn import_cycles_terminate() {
     let dir = scratch_dir("import-cycle");
-    write(&dir, "a.vpr", "import \"b.vpr\"\nimport \"a.vpr\"\nfield f: Int\n");
+    write(
+        &dir,
+        "a.vpr",
+        "import \"b.vpr\"\nimport \"a.vpr\"\nfield f: Int\n",
+    );
     let dir_name = dir.file_name().unwrap().to_str().unwrap();
     write(
         &dir,
@@ -276,7 +407,11 @@ fn import_cycles_terminate() {
 #[test]
 fn an_empty_file_is_a_valid_program() {
     // Viper accepts a program with no declarations, so this is not an error.
-    for (name, text) in [("empty", ""), ("blank", "\n \t\r\n"), ("comments", "// a\n/* b */\n")] {
+    for (name, text) in [
+        ("empty", ""),
+        ("blank", "\n \t\r\n"),
+        ("comments", "// a\n/* b */\n"),
+    ] {
         let dir = scratch_dir(&format!("empty-{name}"));
         write(&dir, "e.vpr", text);
         let run = germanium(&dir, &["check", "--format", "json", "e.vpr"]);
@@ -319,7 +454,10 @@ fn mutually_recursive_macros_are_an_error() {
         "macros.vpr",
         "define A(x) B(x)\ndefine B(x) A(x)\nmethod m() {\n  assert A(0) > 0\n}\n",
     );
-    assert!(errors.iter().all(|e| e["id"] == "parser.error"), "{errors:?}");
+    assert!(
+        errors.iter().all(|e| e["id"] == "parser.error"),
+        "{errors:?}"
+    );
 }
 
 #[test]
@@ -336,7 +474,12 @@ fn deep_nesting_built_by_macros_finishes() {
     let dir = scratch_dir("macro-depth");
     write(&dir, "deep.vpr", text);
     let run = germanium(&dir, &["check", "--format", "json", "deep.vpr"]);
-    assert!(matches!(run.status.code(), Some(0 | 1)), "{:?}: {}", run.status, run.stdout);
+    assert!(
+        matches!(run.status.code(), Some(0 | 1)),
+        "{:?}: {}",
+        run.status,
+        run.stdout
+    );
     assert_ne!(report(&run)["result"], "error", "{}", run.stdout);
 }
 
@@ -348,7 +491,11 @@ fn check_huge_program(test: &str, methods: usize, macros: usize, limit: Duration
         text.push_str(&format!("define Bound{i}(a) (a + {i})\n"));
     }
     for i in 0..methods {
-        let bound = if macros == 0 { i.to_string() } else { format!("Bound{}(0)", i % macros) };
+        let bound = if macros == 0 {
+            i.to_string()
+        } else {
+            format!("Bound{}(0)", i % macros)
+        };
         text.push_str(&format!(
             "method m{i}(x: Ref, n: Int) returns (r: Int)\n  requires acc(x.f) && n > {bound}\n  ensures r == n + 1\n{{\n  r := n + 1\n  x.f := r\n}}\n"
         ));
