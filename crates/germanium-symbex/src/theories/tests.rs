@@ -74,6 +74,15 @@ pub(crate) struct Check {
     pub th: Theories,
     solver: Solver,
     constants: u32,
+    /// Number of queries and the slowest answer, printed when the check is dropped.
+    queries: u32,
+    slowest: Duration,
+}
+
+impl Drop for Check {
+    fn drop(&mut self) {
+        eprintln!("{} queries, slowest {:?}", self.queries, self.slowest);
+    }
 }
 
 impl Check {
@@ -101,6 +110,8 @@ impl Check {
             th,
             solver,
             constants: 0,
+            queries: 0,
+            slowest: Duration::ZERO,
         }
     }
 
@@ -133,6 +144,8 @@ impl Check {
             .expect("check-sat");
         let took = started.elapsed();
         self.solver.pop(1).expect("pop");
+        self.queries += 1;
+        self.slowest = self.slowest.max(took);
         assert!(
             took < QUICK,
             "query took {took:?} (answer {answer:?}): {goal}"
