@@ -38,11 +38,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 r
             }
             ExprKind::Annotated(_, x) => self.consume(st, eval_heap, x, ctx),
+            // `assume` takes the inhale part, like `inhale`.
+            ExprKind::InhaleExhale(x, _) if self.assuming => self.consume(st, eval_heap, x, ctx),
             ExprKind::InhaleExhale(_, x) => self.consume(st, eval_heap, x, ctx),
             ExprKind::Acc(loc, amount) => self.consume_acc(st, eval_heap, loc, amount.as_deref(), ctx),
             _ if is_impure(self.env.sem, a) => Err(self.unsupported_assertion(a)),
             _ => {
                 let t = self.eval(st, eval_heap, a, ctx)?;
+                if self.assuming {
+                    return self.assume_guarded(t, a.span);
+                }
                 self.check(t, ctx, Reason::AssertionFalse, a)?;
                 Ok(())
             }
@@ -62,32 +67,46 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 p
             }
         };
-        let found = self.find_chunk(&st.heap.clone(), &field, &r, loc)?;
-        let Some(i) = found else {
-            if !wildcard && self.prove(Term::not(p.is_positive()), loc.span)? {
-                return Ok(());
-            }
-            if self.checking {
-                self.report(ctx, Reason::InsufficientPermission, loc);
-            }
-            return Err(Abort::Failed);
-        };
-        let chunk = st.heap.chunks[i].clone();
         let guard = self.guard();
-        let taken = if wildcard {
-            if self.checking && !self.prove(chunk.perm().is_positive(), loc.span)? {
+        if self.assuming {
+            let total = self.total_perm(&st.heap, &field, &r);
+            let needed = if wildcard { total.is_positive() } else { total.at_least(&p) };
+            self.assume(Term::implies(guard.clone(), needed), loc.span)?;
+            if !wildcard {
+                self.take_spread(&mut st.heap, &field, &r, &p.when(&guard));
+            }
+            return Ok(());
+        }
+        let found = self.find_chunk(&st.heap.clone(), &field, &r, loc)?;
+        let single = match found {
+            Some(i) if !wildcard => self.prove(st.heap.chunks[i].perm().at_least(&p), loc.span)?,
+            Some(i) => self.prove(st.heap.chunks[i].perm().is_positive(), loc.span)?,
+            None => false,
+        };
+        let i = match found {
+            Some(i) if single || !self.checking => i,
+            _ => {
+                if !wildcard {
+                    let total = self.total_perm(&st.heap, &field, &r);
+                    if self.prove(total.at_least(&p), loc.span)? {
+                        self.take_spread(&mut st.heap, &field, &r, &p.when(&guard));
+                        return Ok(());
+                    }
+                }
+                if !self.checking || self.dead_path(loc.span)? {
+                    return Ok(());
+                }
                 self.report(ctx, Reason::InsufficientPermission, loc);
                 return Err(Abort::Failed);
             }
+        };
+        let chunk = st.heap.chunks[i].clone();
+        let taken = if wildcard {
             let w = Permission(self.fresh("wildcard", Sort::Real, loc.span)?);
             let bounds = Term::and([w.is_positive(), Term::lt(w.0.clone(), chunk.perm().0.clone())]);
             self.assume(Term::implies(guard.clone(), bounds), loc.span)?;
             w
         } else {
-            if self.checking && !self.prove(chunk.perm().at_least(&p), loc.span)? {
-                self.report(ctx, Reason::InsufficientPermission, loc);
-                return Err(Abort::Failed);
-            }
             p
         };
         let rest = chunk.perm().sub(&taken.when(&guard));

@@ -112,6 +112,17 @@ pub struct Verifier<'e, 'a> {
     /// Set while a function's postcondition is being assumed (a postcondition mentioning
     /// the function itself must not be unfolded again).
     pub in_function_post: bool,
+    /// Field reads without permission yield unconstrained values instead of errors (when
+    /// well-definedness is checked separately, as for loop invariants).
+    pub lenient_reads: bool,
+    /// Consumption assumes instead of checking (impure `assume`).
+    pub assuming: bool,
+    /// Production takes the exhale part `b` of `[a, b]` (to check contracts' well-formedness
+    /// in both readings).
+    pub exhale_parts: bool,
+    /// `refute` statements whose assertion was not provable on some path (the others are
+    /// reported when the member is done, reached or not, as in Viper).
+    pub refuted: HashSet<germanium_syntax::ast::NodeId>,
     /// When false, evaluation checks nothing (for axioms built from verified contracts).
     pub checking: bool,
     /// Bound, `let` and callee-parameter variables, innermost last; they shadow the store.
@@ -133,6 +144,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
             wraps: HashMap::new(),
             quantifier_depth: 0,
             in_function_post: false,
+            lenient_reads: false,
+            assuming: false,
+            exhale_parts: false,
+            refuted: HashSet::new(),
             checking: true,
             bound: Vec::new(),
             result: None,

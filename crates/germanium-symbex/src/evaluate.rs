@@ -251,18 +251,24 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     fn read_field(&mut self, heap: &Heap, field: &str, receiver: Term, e: &Expr, ctx: &ErrorContext) -> R<Term> {
         let found = self.find_chunk(heap, field, &receiver, e)?;
-        let Some(i) = found else {
-            if self.checking {
-                self.report(ctx, Reason::InsufficientPermission, e);
+        if let Some(i) = found {
+            let chunk = heap.chunks[i].clone();
+            if !self.checking || self.prove(chunk.perm().is_positive(), e.span)? {
+                return Ok(chunk.value().clone());
             }
-            return Err(Abort::Failed);
-        };
-        let chunk = heap.chunks[i].clone();
-        if self.checking && !self.prove(chunk.perm().is_positive(), e.span)? {
-            self.report(ctx, Reason::InsufficientPermission, e);
-            return Err(Abort::Failed);
         }
-        Ok(chunk.value().clone())
+        let ty = self.env.sem.fields.get(field).map(|f| f.ty.clone());
+        let Some(ty) = ty else { return Err(self.unsupported(e.span, "an unknown field")) };
+        let sort = self.sort_of(&ty, e.span)?;
+        let readable = !self.checking
+            || self.lenient_reads
+            || self.prove(self.total_perm(heap, field, &receiver).is_positive(), e.span)?
+            || self.dead_path(e.span)?;
+        if readable {
+            return self.aliased_value(heap, field, &receiver, sort, e.span);
+        }
+        self.report(ctx, Reason::InsufficientPermission, e);
+        Err(Abort::Failed)
     }
 
     fn eval_perm(&mut self, st: &State, heap: &Heap, loc: &Expr, ctx: &ErrorContext) -> R<Term> {
@@ -273,13 +279,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Err(self.unsupported(loc.span, "this `perm`"));
         };
         let r = self.eval(st, heap, rcv, ctx)?;
-        let mut parts = vec![Permission::none().0];
-        for i in heap.of_field(&field) {
-            let c = &heap.chunks[i];
-            let same = Term::eq(r.clone(), c.receiver().clone());
-            parts.push(Term::ite(same, c.perm().0.clone(), Permission::none().0));
-        }
-        Ok(Term::add(parts))
+        Ok(self.total_perm(heap, &field, &r).0)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -485,7 +485,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut sets: Vec<Vec<Term>> =
             sets.iter().map(|set| set.iter().map(|t| triggers::substitute(t, &map)).collect()).collect();
         let symbols: Vec<_> = vars.iter().map(|(s, _)| s.clone()).collect();
-        if sets.is_empty() {
+        if sets.is_empty() && trigger_sets.is_empty() {
             sets = triggers::infer(&symbols, &body_term);
         }
         Ok(match kind {

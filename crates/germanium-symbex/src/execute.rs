@@ -95,6 +95,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     let ctx = ErrorContext::at("assignment.failed", s.span, "Assignment might fail.");
                     let heap = st.heap.clone();
                     let t = self.eval(st, &heap, e, &ctx)?;
+                    let t = self.name_value(t, s)?;
                     st.store.insert(var, t);
                 }
                 Ok(())
@@ -115,6 +116,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                         let heap = st.heap.clone();
                         let t = self.eval(st, &heap, rhs, &ctx)?;
                         let var = self.var_of(target)?;
+                        let t = self.name_value(t, s)?;
                         st.store.insert(var, t);
                         Ok(())
                     }
@@ -128,16 +130,20 @@ impl<'e, 'a> Verifier<'e, 'a> {
                             Some(i) => self.prove(heap.chunks[i].perm().at_least(&Permission::write()), s.span)?,
                             None => false,
                         };
-                        match found {
-                            Some(i) if writable => {
-                                st.heap.chunks[i].set_value(t);
-                                Ok(())
-                            }
-                            _ => {
-                                self.report(&ctx, Reason::InsufficientPermission, target);
-                                Err(Abort::Failed)
-                            }
+                        if let (Some(i), true) = (found, writable) {
+                            st.heap.chunks[i].set_value(t);
+                            return Ok(());
                         }
+                        let total = self.total_perm(&heap, &field, &r);
+                        if self.prove(total.at_least(&Permission::write()), s.span)? {
+                            self.write_aliased(&mut st.heap, &field, &r, &t);
+                            return Ok(());
+                        }
+                        if self.dead_path(s.span)? {
+                            return Ok(());
+                        }
+                        self.report(&ctx, Reason::InsufficientPermission, target);
+                        Err(Abort::Failed)
                     }
                     _ => Err(self.unsupported(s.span, "this assignment target")),
                 }
@@ -175,9 +181,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 st.old_heaps.insert(name.name.clone(), st.heap.clone());
                 Ok(())
             }
-            StmtKind::Inhale(a) | StmtKind::Assume(a) => {
+            StmtKind::Inhale(a) => {
                 let ctx = ErrorContext::at("inhale.failed", s.span, "Inhale might fail.");
                 self.produce(st, a, &ctx)
+            }
+            StmtKind::Assume(a) => {
+                // `assume A` with permissions: assume that A could be exhaled here.
+                let ctx = ErrorContext::at("inhale.failed", s.span, "Inhale might fail.");
+                if !crate::produce::is_impure(self.env.sem, a) {
+                    return self.produce(st, a, &ctx);
+                }
+                let mut scratch = st.clone();
+                self.assuming = true;
+                let r = self.consume(&mut scratch, &st.heap, a, &ctx);
+                self.assuming = false;
+                r
             }
             StmtKind::Exhale(a) => {
                 let ctx = ErrorContext::at("exhale.failed", s.span, "Exhale might fail.");
@@ -199,6 +217,23 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 unreachable!("branching statements are handled by exec_stmt")
             }
         }
+    }
+
+    /// A fresh constant equal to `t` (unless `t` is already atomic): keeps terms small and
+    /// shows the value to the solver, so quantifiers triggered by it get instantiated.
+    fn name_value(&mut self, t: Term, s: &Stmt) -> R<Term> {
+        let atomic = match t.kind() {
+            germanium_smt::TermKind::App(_, args) => args.is_empty(),
+            germanium_smt::TermKind::Op(..) | germanium_smt::TermKind::Builtin(..) => false,
+            germanium_smt::TermKind::Quantifier(_) | germanium_smt::TermKind::Let(..) => false,
+            _ => true,
+        };
+        if atomic {
+            return Ok(t);
+        }
+        let c = self.fresh("v", t.sort().clone(), s.span)?;
+        self.assume(Term::eq(c.clone(), t), s.span)?;
+        Ok(c)
     }
 
     pub fn var_of(&mut self, e: &Expr) -> R<VarId> {
@@ -276,13 +311,32 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.errors.truncate(errors_before);
         self.pop(s.span)?;
         match result {
-            Ok(()) if !failed_checks => {
-                let offending = a.clone();
-                self.report(&ctx, Reason::RefutationTrue, &offending);
+            Ok(()) if !failed_checks => Ok(()),
+            Ok(()) | Err(Abort::Failed) => {
+                self.refuted.insert(s.id);
                 Ok(())
             }
-            Ok(()) | Err(Abort::Failed) => Ok(()),
             Err(other) => Err(other),
+        }
+    }
+
+    /// Reports every `refute` in `stmts` whose assertion held on all paths that reached it.
+    pub fn report_refutations(&mut self, stmts: &[Stmt]) {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Refute(a) if !self.refuted.contains(&s.id) => {
+                    let ctx = ErrorContext::at("refute.failed", s.span, "Refute might fail.");
+                    self.report(&ctx, Reason::RefutationTrue, a);
+                }
+                StmtKind::Block(b) | StmtKind::While { body: b, .. } => self.report_refutations(&b.stmts),
+                StmtKind::If { then, otherwise, .. } => {
+                    self.report_refutations(&then.stmts);
+                    if let Some(o) = otherwise {
+                        self.report_refutations(&o.stmts);
+                    }
+                }
+                _ => {}
+            }
         }
     }
 
@@ -309,9 +363,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // On entry: the invariant must hold; what it does not mention stays in the frame.
         let established = ErrorContext::at_conjunct("invariant.not.established", "Loop invariant might not hold on entry.");
         let mut frame = st.clone();
-        for inv in invariants {
-            self.consume(&mut frame, &st.heap, inv, &established)?;
-        }
+        // Well-definedness of the invariant is checked on the body's entry state below, so
+        // reads here need no permission of their own (as in Viper's Carbon).
+        self.lenient_reads = true;
+        let entry = (|| -> R<()> {
+            for inv in invariants {
+                self.consume(&mut frame, &st.heap, inv, &established)?;
+            }
+            Ok(())
+        })();
+        self.lenient_reads = false;
+        entry?;
         let mut modified = HashSet::new();
         assigned_vars(self.env.sem, body, &mut modified);
         let wellformed = ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
@@ -330,10 +392,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let preserved = ErrorContext::at_conjunct("invariant.not.preserved", "Loop invariant might not be preserved.");
             self.exec_seq(inner, body, &mut |v: &mut Verifier<'e, 'a>, mut end: State| {
                 let heap = end.heap.clone();
-                for inv in invariants {
-                    v.consume(&mut end, &heap, inv, &preserved)?;
-                }
-                Ok(())
+                v.lenient_reads = true;
+                let r = (|| -> R<()> {
+                    for inv in invariants {
+                        v.consume(&mut end, &heap, inv, &preserved)?;
+                    }
+                    Ok(())
+                })();
+                v.lenient_reads = false;
+                r
             })
         })();
         self.pop(s.span)?;

@@ -13,6 +13,7 @@
 //! path was proved by the solver (`unsat` of the negation); `unknown`, timeouts, solver
 //! crashes and unsupported constructs become errors on the construct being checked.
 
+mod chunks;
 mod consume;
 mod context;
 pub mod errors;

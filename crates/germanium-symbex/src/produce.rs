@@ -10,6 +10,17 @@ use crate::context::{Verifier, R};
 use crate::errors::{ErrorContext, Reason};
 use crate::state::{Chunk, Permission, State};
 
+/// Whether the assertion has an inhale-exhale part `[a, b]` (outside pure expressions).
+pub fn has_inhale_exhale(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::InhaleExhale(..) => true,
+        ExprKind::Binary(BinaryOp::And | BinaryOp::Implies, l, r) => has_inhale_exhale(l) || has_inhale_exhale(r),
+        ExprKind::Cond(_, a, b) => has_inhale_exhale(a) || has_inhale_exhale(b),
+        ExprKind::Let(_, _, body) | ExprKind::Annotated(_, body) => has_inhale_exhale(body),
+        _ => false,
+    }
+}
+
 /// Whether `e` holds a permission (accessibility predicate, predicate instance, wand).
 pub fn is_impure(sem: &Semantics, e: &Expr) -> bool {
     match &e.kind {
@@ -55,7 +66,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 r
             }
             ExprKind::Annotated(_, x) => self.produce(st, x, ctx),
-            ExprKind::InhaleExhale(x, _) => self.produce(st, x, ctx),
+            ExprKind::InhaleExhale(x, y) => {
+                let part = if self.exhale_parts { y } else { x };
+                self.produce(st, part, ctx)
+            }
             ExprKind::Acc(loc, amount) => self.produce_acc(st, loc, amount.as_deref(), ctx),
             _ if is_impure(self.env.sem, a) => Err(self.unsupported_assertion(a)),
             _ => {

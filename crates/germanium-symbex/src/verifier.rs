@@ -180,6 +180,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.checking = true;
         self.quantifier_depth = 0;
         self.in_function_post = false;
+        self.lenient_reads = false;
+        self.assuming = false;
+        self.exhale_parts = false;
+        self.refuted.clear();
         let depth = self.pcs.depth();
         let outcome = match self.pcs.push(&mut self.solver) {
             Ok(()) => f(self),
@@ -221,6 +225,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if produced.is_err() {
             return path_end(produced);
         }
+        self.check_exhale_parts(&st, &m.contract.requires, true, &wellformed, m.name.span)?;
         st.old_heaps.insert(PRE_STATE.to_string(), st.heap.clone());
         // The postcondition must be well-formed in any state reachable from the pre-state.
         self.push(m.name.span)?;
@@ -233,6 +238,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         })();
         self.pop(m.name.span)?;
         path_end(post_wf)?;
+        self.check_exhale_parts(&st, &m.contract.ensures, false, &wellformed, m.name.span)?;
         let Some(body) = &m.body else { return Ok(()) };
         let violated = ErrorContext::at_conjunct("postcondition.violated", format!("Postcondition of {} might not hold.", m.name.name));
         let posts = &m.contract.ensures;
@@ -243,6 +249,31 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             Ok(())
         });
+        path_end(r)?;
+        self.report_refutations(&body.stmts);
+        Ok(())
+    }
+
+    /// Well-formedness of `clauses` read with the exhale parts of `[a, b]`: produced from
+    /// the parameters alone (preconditions, `from_scratch`) or after the precondition.
+    fn check_exhale_parts(&mut self, st: &State, clauses: &[germanium_syntax::ast::Expr], from_scratch: bool, ctx: &ErrorContext, span: Span) -> R<()> {
+        if !clauses.iter().any(crate::produce::has_inhale_exhale) {
+            return Ok(());
+        }
+        self.push(span)?;
+        let mut scratch = State { heap: Default::default(), ..st.clone() };
+        if from_scratch {
+            scratch.old_heaps.clear();
+        }
+        self.exhale_parts = true;
+        let r = (|| -> R<()> {
+            for c in clauses {
+                self.produce(&mut scratch, c, ctx)?;
+            }
+            Ok(())
+        })();
+        self.exhale_parts = false;
+        self.pop(span)?;
         path_end(r)
     }
 
@@ -250,7 +281,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let info = self.env.sem.functions[&f.name.name].clone();
         let mut st = State::default();
         self.fresh_store(&mut st, &info.params, f.name.span)?;
-        let wellformed = ErrorContext::at_conjunct("function.not.wellformed", "Function might not be well-formed.");
+        let wellformed = ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
         let r = (|| -> R<()> {
             for pre in &f.contract.requires {
                 self.produce(&mut st, pre, &wellformed)?;
