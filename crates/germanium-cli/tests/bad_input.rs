@@ -312,6 +312,25 @@ fn a_hundred_thousand_conjuncts() {
 }
 
 #[test]
+fn a_hundred_thousand_errors() {
+    // One lexical and one syntax error per line; merging the two lists was once quadratic.
+    const LINES: usize = 100_000;
+    let started = Instant::now();
+    let errors = rejected(
+        "many-errors",
+        "many.vpr",
+        "method m() { # }\n".repeat(LINES),
+    );
+    assert_eq!(errors.len(), LINES);
+    assert_eq!(errors[LINES - 1]["line"].as_u64(), Some(LINES as u64));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
 fn non_utf8_bytes() {
     let errors = rejected(
         "utf8",

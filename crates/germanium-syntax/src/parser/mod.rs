@@ -61,9 +61,11 @@ pub fn parse_file(file: FileId, text: &str, ids: &mut NodeIdGen) -> (Vec<Item>, 
     let items = p.parse_items();
     let mut diags = p.diags;
     // A lexical problem is reported where the parser trips over it, unless the parser
-    // reported nothing at that token (e.g. an unterminated comment at the end).
+    // reported nothing at that token (e.g. an unterminated comment at the end). A set, not a
+    // scan per lexical error: a file can have tens of thousands of both.
+    let mut reported_at: HashSet<u32> = diags.iter().map(|e| e.span.start).collect();
     for d in lex_diags {
-        if !diags.iter().any(|e| e.span.start == d.span.start) {
+        if reported_at.insert(d.span.start) {
             diags.push(d);
         }
     }
