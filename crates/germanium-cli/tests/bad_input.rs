@@ -544,3 +544,65 @@ fn a_huge_valid_file_checks_in_reasonable_time() {
 fn a_huge_file_with_many_macros_checks_in_reasonable_time() {
     check_huge_program("huge-macros", 20_000, 10_000, Duration::from_secs(10));
 }
+
+#[test]
+fn wide_programs_check_in_reasonable_time() {
+    const N: usize = 20_000;
+    let repeat = |f: &dyn Fn(usize) -> String| (0..N).map(f).collect::<String>();
+    let cases = [
+        ("fields", repeat(&|i| format!("field f{i}: Int\n"))),
+        (
+            "sibling-blocks",
+            format!(
+                "method m() {{\n{}}}\n",
+                repeat(&|i| format!("  if (true) {{ var x: Int := {i} }}\n"))
+            ),
+        ),
+        (
+            "labels",
+            format!(
+                "field f: Int\nmethod m(r: Ref) requires acc(r.f) {{\n{}}}\n",
+                repeat(&|i| format!("  label l{i}\n  assert old[l{i}](r.f) == r.f\n"))
+            ),
+        ),
+        (
+            "axioms",
+            format!(
+                "domain D {{\n{}}}\n",
+                repeat(&|i| format!(
+                    "  function d{i}(x: Int): Int\n  axiom {{ forall x: Int :: d{i}(x) > {i} }}\n"
+                ))
+            ),
+        ),
+        (
+            "constructors",
+            format!(
+                "adt A {{\n{}}}\n",
+                repeat(&|i| format!("  C{i}(v{i}: Int)\n"))
+            ),
+        ),
+        (
+            "parameters",
+            format!(
+                "method m({}) {{}}\n",
+                repeat(&|i| format!("a{i}: Int, ")) + "z: Int"
+            ),
+        ),
+    ];
+    for (name, text) in cases {
+        let dir = scratch_dir(&format!("wide-{name}"));
+        write(&dir, "wide.vpr", text);
+        let run = germanium(&dir, &["check", "--format", "json", "wide.vpr"]);
+        assert_eq!(
+            run.status.code(),
+            Some(0),
+            "{name}: {}",
+            run.stdout.chars().take(500).collect::<String>()
+        );
+        assert!(
+            run.elapsed < Duration::from_secs(10),
+            "{name}: took {:?}",
+            run.elapsed
+        );
+    }
+}
