@@ -120,6 +120,12 @@ pub struct Verifier<'e, 'a> {
     /// Production takes the exhale part `b` of `[a, b]` (to check contracts' well-formedness
     /// in both readings).
     pub exhale_parts: bool,
+    /// Evaluation without checks of expressions known to be well-defined (a callee's
+    /// verified postcondition): function postconditions are still assumed.
+    pub trusted: bool,
+    /// Function postconditions assumed inside quantifier bodies, to be quantified over the
+    /// bound variables when the quantifier is done.
+    pub deferred: Vec<Term>,
     /// `refute` statements whose assertion was not provable on some path (the others are
     /// reported when the member is done, reached or not, as in Viper).
     pub refuted: HashSet<germanium_syntax::ast::NodeId>,
@@ -147,6 +153,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
             lenient_reads: false,
             assuming: false,
             exhale_parts: false,
+            trusted: false,
+            deferred: Vec::new(),
             refuted: HashSet::new(),
             checking: true,
             bound: Vec::new(),

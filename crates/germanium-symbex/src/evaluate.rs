@@ -445,6 +445,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             constants.push((var, c));
         }
         let depth = self.bound.len();
+        let deferred_from = self.deferred.len();
         self.bound.extend(constants.iter().cloned());
         self.quantifier_depth += 1;
         let scoped = self.push(e.span);
@@ -474,6 +475,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let popped = self.pop(e.span);
         self.quantifier_depth -= 1;
         self.bound.truncate(depth);
+        let facts: Vec<Term> = self.deferred.drain(deferred_from..).collect();
         let (body_term, sets) = result?;
         popped?;
         let map: HashMap<Term, Term> = constants
@@ -487,6 +489,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let symbols: Vec<_> = vars.iter().map(|(s, _)| s.clone()).collect();
         if sets.is_empty() && trigger_sets.is_empty() {
             sets = triggers::infer(&symbols, &body_term);
+        }
+        // Function postconditions met in the body hold for every value of the variables.
+        for fact in facts {
+            let fact = triggers::substitute(&fact, &map);
+            let mut fact_triggers = triggers::infer(&symbols, &fact);
+            if fact_triggers.is_empty() {
+                fact_triggers = sets.clone();
+            }
+            let quantified = Term::forall(vars.clone(), fact, fact_triggers);
+            if self.quantifier_depth > 0 {
+                self.deferred.push(quantified.clone());
+            }
+            self.assume(quantified, e.span)?;
         }
         Ok(match kind {
             QuantifierKind::Forall => Term::forall(vars, body_term, sets),

@@ -70,7 +70,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut full = vec![snapshot];
         full.extend(args.iter().cloned());
         let app = Term::app(decl, full);
-        if self.quantifier_depth == 0 && !self.in_function_post && !function.contract.ensures.is_empty() {
+        if (self.checking || self.trusted) && !self.in_function_post && !function.contract.ensures.is_empty() {
             self.in_function_post = true;
             self.result = Some(app.clone());
             let saved = std::mem::replace(&mut self.checking, false);
@@ -80,6 +80,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 }
                 match self.eval(st, heap, post, &call_ctx) {
                     Ok(t) => {
+                        if self.quantifier_depth > 0 {
+                            self.deferred.push(Term::implies(self.guard(), t.clone()));
+                        }
                         if let Err(err) = self.assume_guarded(t, e.span) {
                             self.checking = saved;
                             self.in_function_post = false;
@@ -141,16 +144,27 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 Ok(Term::ite(c, x, y))
             }
             ExprKind::Annotated(_, x) | ExprKind::InhaleExhale(_, x) => self.footprint_inner(st, heap, x, ctx),
-            ExprKind::Acc(loc, _) => {
+            ExprKind::Acc(loc, amount) => {
                 let (field, rcv) = self.field_location(loc)?;
                 let r = self.eval(st, heap, rcv, ctx)?;
-                match self.find_chunk(heap, &field, &r, loc)? {
-                    Some(i) => {
-                        let value = heap.chunks[i].value().clone();
-                        self.wrap(value, loc.span)
+                let held = match amount {
+                    Some(x) if !matches!(x.kind, ExprKind::Wildcard) => {
+                        let p = crate::state::Permission::of(self.eval(st, heap, x, ctx)?);
+                        p.is_positive()
                     }
-                    None => Err(Abort::Failed),
-                }
+                    _ => Term::tt(),
+                };
+                let value = match self.find_chunk(heap, &field, &r, loc)? {
+                    Some(i) => heap.chunks[i].value().clone(),
+                    None => {
+                        let ty = self.env.sem.fields.get(&field).map(|f| f.ty.clone());
+                        let Some(ty) = ty else { return Err(Abort::Failed) };
+                        let sort = self.sort_of(&ty, loc.span)?;
+                        self.aliased_value(heap, &field, &r, sort, loc.span)?
+                    }
+                };
+                let wrapped = self.wrap(value, loc.span)?;
+                Ok(Term::ite(held, wrapped, self.env.snap.unit()))
             }
             _ => Err(Abort::Failed),
         }

@@ -183,6 +183,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.lenient_reads = false;
         self.assuming = false;
         self.exhale_parts = false;
+        self.trusted = false;
+        self.deferred.clear();
         self.refuted.clear();
         let depth = self.pcs.depth();
         let outcome = match self.pcs.push(&mut self.solver) {
