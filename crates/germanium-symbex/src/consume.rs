@@ -77,7 +77,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             return Ok(());
         }
-        let found = self.find_chunk(&st.heap.clone(), &field, &r, loc)?;
+        let found = self.find_chunk(&st.heap.clone(), &field, &r, loc.span)?;
         let single = match found {
             Some(i) if !wildcard => self.prove(st.heap.chunks[i].perm().at_least(&p), loc.span)?,
             Some(i) => self.prove(st.heap.chunks[i].perm().is_positive(), loc.span)?,

@@ -126,6 +126,13 @@ pub struct Verifier<'e, 'a> {
     /// Function postconditions assumed inside quantifier bodies, to be quantified over the
     /// bound variables when the quantifier is done.
     pub deferred: Vec<Term>,
+    /// The method being verified (for `goto`, which resumes at a label).
+    pub method: Option<&'a germanium_syntax::ast::Method>,
+    /// The heaps framed around the loops whose bodies are being verified, innermost last
+    /// (a `goto` out of a loop takes its frame back).
+    pub loop_frames: Vec<crate::state::Heap>,
+    /// `goto`s followed on the current path.
+    pub gotos_on_path: usize,
     /// `refute` statements whose assertion was not provable on some path (the others are
     /// reported when the member is done, reached or not, as in Viper).
     pub refuted: HashSet<germanium_syntax::ast::NodeId>,
@@ -155,6 +162,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             exhale_parts: false,
             trusted: false,
             deferred: Vec::new(),
+            method: None,
+            loop_frames: Vec::new(),
+            gotos_on_path: 0,
             refuted: HashSet::new(),
             checking: true,
             bound: Vec::new(),

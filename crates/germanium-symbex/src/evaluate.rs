@@ -235,14 +235,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// Finds the chunk for `field` of `receiver` in `heap`: syntactic match first, then one
     /// whose receiver the solver proves equal (under the current guards).
-    pub fn find_chunk(&mut self, heap: &Heap, field: &str, receiver: &Term, e: &Expr) -> R<Option<usize>> {
+    pub fn find_chunk(&mut self, heap: &Heap, field: &str, receiver: &Term, span: germanium_syntax::Span) -> R<Option<usize>> {
         if let Some(i) = heap.find_syntactic(field, receiver) {
             return Ok(Some(i));
         }
         let candidates: Vec<usize> = heap.of_field(field).collect();
         for i in candidates {
             let other = heap.chunks[i].receiver().clone();
-            if self.prove(Term::eq(receiver.clone(), other), e.span)? {
+            if self.prove(Term::eq(receiver.clone(), other), span)? {
                 return Ok(Some(i));
             }
         }
@@ -250,7 +250,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     fn read_field(&mut self, heap: &Heap, field: &str, receiver: Term, e: &Expr, ctx: &ErrorContext) -> R<Term> {
-        let found = self.find_chunk(heap, field, &receiver, e)?;
+        let found = self.find_chunk(heap, field, &receiver, e.span)?;
         if let Some(i) = found {
             let chunk = heap.chunks[i].clone();
             if !self.checking || self.prove(chunk.perm().is_positive(), e.span)? {

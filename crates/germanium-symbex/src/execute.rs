@@ -12,6 +12,9 @@ use crate::context::{Abort, Verifier, R};
 use crate::errors::{ErrorContext, Reason};
 use crate::state::{Heap, Permission, State, PRE_STATE};
 
+/// Bound on the `goto`s followed on one path (beyond it, the program loops through labels).
+const MAX_GOTOS_PER_PATH: usize = 32;
+
 pub type Cont<'k, 'e, 'a> = dyn FnMut(&mut Verifier<'e, 'a>, State) -> R<()> + 'k;
 
 /// Ends a path quietly: a failure on one branch does not stop the others.
@@ -62,12 +65,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 }
                 self.exec_while(st, s, cond, invariants, &body.stmts, k)
             }
-            StmtKind::Goto(_) => {
-                if self.feasible(Term::tt(), s.span)? {
-                    Err(self.unsupported(s.span, "`goto`"))
-                } else {
-                    Ok(())
+            StmtKind::Goto(label) => {
+                if !self.feasible(Term::tt(), s.span)? {
+                    return Ok(());
                 }
+                self.goto(st, s, &label.name)
             }
             _ => {
                 self.step(&mut st, s)?;
@@ -125,7 +127,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                         let heap = st.heap.clone();
                         let r = self.eval(st, &heap, rcv, &ctx)?;
                         let t = self.eval(st, &heap, rhs, &ctx)?;
-                        let found = self.find_chunk(&heap, &field, &r, target)?;
+                        let found = self.find_chunk(&heap, &field, &r, target.span)?;
                         let writable = match found {
                             Some(i) => self.prove(heap.chunks[i].perm().at_least(&Permission::write()), s.span)?,
                             None => false,
@@ -217,7 +219,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             StmtKind::Refute(a) => self.refute(st, s, a),
             StmtKind::Quasihavoc(cond, res) => self.quasihavoc(st, s, cond.as_ref(), res),
-            StmtKind::Quasihavocall(..) => Err(self.unsupported(s.span, "`quasihavocall`")),
+            StmtKind::Quasihavocall(vars, cond, res) => self.quasihavocall(st, s, vars.len(), cond.as_ref(), res),
             StmtKind::Fold(_) | StmtKind::Unfold(_) => Err(self.unsupported(s.span, "predicates (`fold`/`unfold`)")),
             StmtKind::Package(..) | StmtKind::Apply(_) => Err(self.unsupported(s.span, "magic wands")),
             StmtKind::MacroRef(_) | StmtKind::Define(_) => Err(self.unsupported(s.span, "an unexpanded macro")),
@@ -354,23 +356,61 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
     }
 
-    fn quasihavoc(&mut self, st: &mut State, s: &Stmt, cond: Option<&Expr>, res: &Expr) -> R<()> {
-        let ctx = ErrorContext::at("quasihavoc.failed", s.span, "Quasihavoc might fail.");
-        let (field, rcv) = self.field_location(res)?;
-        let heap = st.heap.clone();
-        let c = match cond {
-            Some(c) => self.eval(st, &heap, c, &ctx)?,
-            None => Term::tt(),
+    /// `goto label` where the label comes later in this or an enclosing statement list:
+    /// execution resumes at the label (taking back the frames of the loops it leaves).
+    fn goto(&mut self, mut st: State, s: &Stmt, label: &str) -> R<()> {
+        let Some(body) = self.method.and_then(|m| m.body.as_ref()) else {
+            return Err(self.unsupported(s.span, "`goto` here"));
         };
-        let r = self.eval(st, &heap, rcv, &ctx)?;
-        let indices: Vec<usize> = st.heap.of_field(&field).collect();
-        for i in indices {
-            let chunk = st.heap.chunks[i].clone();
-            let fresh = self.fresh(&field, chunk.value().sort().clone(), s.span)?;
-            let hit = Term::and([c.clone(), Term::eq(r.clone(), chunk.receiver().clone())]);
-            st.heap.chunks[i].set_value(Term::ite(hit, fresh, chunk.value().clone()));
+        let mut to_goto = Vec::new();
+        let mut to_label = Vec::new();
+        path_to(&body.stmts, &|x: &Stmt| x.id == s.id, &mut to_goto);
+        path_to(&body.stmts, &|x: &Stmt| matches!(&x.kind, StmtKind::Label(l, _) if l.name == label), &mut to_label);
+        let Some(k) = to_label.len().checked_sub(1) else {
+            return Err(self.unsupported(s.span, "`goto` to this label"));
+        };
+        let same_level = |a: &(&[Stmt], usize), b: &(&[Stmt], usize)| std::ptr::eq(a.0, b.0) && a.1 == b.1;
+        let forward_out = to_goto.len() > k
+            && to_label[..k].iter().zip(&to_goto[..k]).all(|(a, b)| same_level(a, b))
+            && std::ptr::eq(to_label[k].0, to_goto[k].0)
+            && !to_label[..k].iter().any(|(list, i)| matches!(list[*i].kind, StmtKind::While { .. }));
+        if !forward_out {
+            return Err(self.unsupported(s.span, "`goto` into a nested block or loop"));
         }
-        Ok(())
+        // Jumps back are followed too; a path that keeps jumping is a loop made of labels.
+        if self.gotos_on_path >= MAX_GOTOS_PER_PATH {
+            return Err(self.unsupported(s.span, "loops made of labels and `goto`"));
+        }
+        let exited = to_goto[k..to_goto.len() - 1].iter().filter(|(list, i)| matches!(list[*i].kind, StmtKind::While { .. })).count();
+        if exited > self.loop_frames.len() {
+            return Err(self.unsupported(s.span, "this `goto`"));
+        }
+        let kept = self.loop_frames.len() - exited;
+        let frames: Vec<Heap> = self.loop_frames.drain(kept..).collect();
+        for frame in &frames {
+            for c in &frame.chunks {
+                self.add_chunk(&mut st, c.field(), c.receiver().clone(), c.perm().clone(), Some(c.value().clone()), s.span)?;
+            }
+        }
+        let (last_list, last_index) = to_label[k];
+        let outer = to_label[..k].to_vec();
+        self.gotos_on_path += 1;
+        let r = self.exec_seq(st, &last_list[last_index..], &mut |v: &mut Verifier<'e, 'a>, st2| v.resume(st2, &outer));
+        self.gotos_on_path -= 1;
+        self.loop_frames.extend(frames);
+        r
+    }
+
+    /// Continues after the statement at each level of `chain`, innermost first, then ends
+    /// the method.
+    fn resume(&mut self, st: State, chain: &[(&[Stmt], usize)]) -> R<()> {
+        match chain.split_last() {
+            None => self.method_end(st),
+            Some(((list, index), outer)) => {
+                let rest = &list[index + 1..];
+                self.exec_seq(st, rest, &mut |v: &mut Verifier<'e, 'a>, st2| v.resume(st2, outer))
+            }
+        }
     }
 
     fn exec_while(&mut self, st: State, s: &Stmt, cond: &Expr, invariants: &[Expr], body: &[Stmt], k: &mut Cont<'_, 'e, 'a>) -> R<()> {
@@ -396,6 +436,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut inner = State { store: st.store.clone(), heap: Heap::new(), old_heaps: st.old_heaps.clone() };
         self.havoc(&mut inner, &modified, s)?;
         self.push(s.span)?;
+        self.loop_frames.push(frame.heap.clone());
         let body_result = (|| -> R<()> {
             for inv in invariants {
                 self.produce(&mut inner, inv, &wellformed)?;
@@ -417,6 +458,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 r
             })
         })();
+        self.loop_frames.pop();
         self.pop(s.span)?;
         path_end(body_result)?;
         // After the loop: the frame, havocked variables, the invariant and the negated condition.
@@ -443,6 +485,29 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         Ok(())
     }
+}
+
+/// The (statement list, index) pairs leading from `stmts` down to the first statement
+/// satisfying `wanted`, outermost first; empty if there is none.
+fn path_to<'x>(stmts: &'x [Stmt], wanted: &dyn Fn(&Stmt) -> bool, out: &mut Vec<(&'x [Stmt], usize)>) -> bool {
+    for (i, s) in stmts.iter().enumerate() {
+        out.push((stmts, i));
+        if wanted(s) {
+            return true;
+        }
+        let found = match &s.kind {
+            StmtKind::Block(b) | StmtKind::While { body: b, .. } => path_to(&b.stmts, wanted, out),
+            StmtKind::If { then, otherwise, .. } => {
+                path_to(&then.stmts, wanted, out) || otherwise.as_ref().is_some_and(|o| path_to(&o.stmts, wanted, out))
+            }
+            _ => false,
+        };
+        if found {
+            return true;
+        }
+        out.pop();
+    }
+    false
 }
 
 /// Variables a statement list may assign.

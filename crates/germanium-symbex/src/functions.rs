@@ -154,7 +154,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     }
                     _ => Term::tt(),
                 };
-                let value = match self.find_chunk(heap, &field, &r, loc)? {
+                let value = match self.find_chunk(heap, &field, &r, loc.span)? {
                     Some(i) => heap.chunks[i].value().clone(),
                     None => {
                         let ty = self.env.sem.fields.get(&field).map(|f| f.ty.clone());

@@ -20,6 +20,7 @@ pub mod errors;
 mod evaluate;
 mod execute;
 mod functions;
+mod havoc;
 mod produce;
 pub mod state;
 pub mod theories;

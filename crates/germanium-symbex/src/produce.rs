@@ -5,6 +5,7 @@
 use germanium_semantics::{CallTarget, FieldTarget, Semantics};
 use germanium_smt::Term;
 use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
+use germanium_syntax::Span;
 
 use crate::context::{Verifier, R};
 use crate::errors::{ErrorContext, Reason};
@@ -133,35 +134,55 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// Adds `amount` to `receiver.field`, merging with a chunk for the same location.
     pub fn add_field_chunk(&mut self, st: &mut State, field: &str, receiver: Term, amount: Permission, loc: &Expr) -> R<()> {
+        self.add_chunk(st, field, receiver, amount, None, loc.span)
+    }
+
+    /// Adds a chunk (with `value`, or a fresh one), merging with a chunk for the same
+    /// location, and records what the permission bound implies: at most full permission per
+    /// location, hence distinct receivers for chunks whose amounts add up to more.
+    pub fn add_chunk(&mut self, st: &mut State, field: &str, receiver: Term, amount: Permission, value: Option<Term>, span: Span) -> R<()> {
         if amount.is_literally_none() {
             return Ok(());
         }
-        let found = self.find_chunk(&st.heap.clone(), field, &receiver, loc)?;
+        let found = self.find_chunk(&st.heap.clone(), field, &receiver, span)?;
         match found {
             Some(i) => {
                 let old = st.heap.chunks[i].clone();
-                if !self.prove(old.perm().is_positive(), loc.span)? {
-                    let sort = old.value().sort().clone();
-                    let v = self.fresh(field, sort, loc.span)?;
+                if let Some(v) = &value {
+                    let agree = Term::and([old.perm().is_positive(), amount.is_positive()]);
+                    self.assume(Term::implies(agree, Term::eq(v.clone(), old.value().clone())), span)?;
+                }
+                if !self.prove(old.perm().is_positive(), span)? {
+                    let v = match value {
+                        Some(v) => v,
+                        None => self.fresh(field, old.value().sort().clone(), span)?,
+                    };
                     let same = Term::implies(old.perm().is_positive(), Term::eq(v.clone(), old.value().clone()));
-                    self.assume(same, loc.span)?;
+                    self.assume(same, span)?;
                     st.heap.chunks[i].set_value(v);
                 }
                 let total = old.perm().add(&amount);
-                self.assume(total.at_most(&Permission::write()), loc.span)?;
+                self.assume(total.at_most(&Permission::write()), span)?;
                 st.heap.chunks[i].set_perm(total);
             }
             None => {
-                let ty = self.env.sem.fields.get(field).map(|f| f.ty.clone());
-                let Some(ty) = ty else { return Err(self.unsupported(loc.span, "an unknown field")) };
-                let sort = self.sort_of(&ty, loc.span)?;
-                let value = self.fresh(field, sort, loc.span)?;
-                self.assume(amount.at_most(&Permission::write()), loc.span)?;
+                let value = match value {
+                    Some(v) => v,
+                    None => {
+                        let ty = self.env.sem.fields.get(field).map(|f| f.ty.clone());
+                        let Some(ty) = ty else { return Err(self.unsupported(span, "an unknown field")) };
+                        let sort = self.sort_of(&ty, span)?;
+                        self.fresh(field, sort, span)?
+                    }
+                };
+                self.assume(amount.at_most(&Permission::write()), span)?;
                 let others: Vec<Chunk> = st.heap.of_field(field).map(|j| st.heap.chunks[j].clone()).collect();
                 for other in others {
+                    let same = Term::eq(receiver.clone(), other.receiver().clone());
                     let too_much = Term::gt(amount.add(other.perm()).0, Permission::write().0);
-                    let distinct = Term::not(Term::eq(receiver.clone(), other.receiver().clone()));
-                    self.assume(Term::implies(too_much, distinct), loc.span)?;
+                    self.assume(Term::implies(too_much, Term::not(same.clone())), span)?;
+                    let both = Term::and([same, amount.is_positive(), other.perm().is_positive()]);
+                    self.assume(Term::implies(both, Term::eq(value.clone(), other.value().clone())), span)?;
                 }
                 st.heap.push(Chunk::Field { field: field.to_string(), receiver, value, perm: amount });
             }

@@ -185,6 +185,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.exhale_parts = false;
         self.trusted = false;
         self.deferred.clear();
+        self.method = None;
+        self.loop_frames.clear();
+        self.gotos_on_path = 0;
         self.refuted.clear();
         let depth = self.pcs.depth();
         let outcome = match self.pcs.push(&mut self.solver) {
@@ -242,15 +245,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         path_end(post_wf)?;
         self.check_exhale_parts(&st, &m.contract.ensures, false, &wellformed, m.name.span)?;
         let Some(body) = &m.body else { return Ok(()) };
-        let violated = ErrorContext::at_conjunct("postcondition.violated", format!("Postcondition of {} might not hold.", m.name.name));
-        let posts = &m.contract.ensures;
-        let r = self.exec_seq(st, &body.stmts, &mut |v: &mut Verifier<'e, 'a>, mut end: State| {
-            let heap = end.heap.clone();
-            for post in posts {
-                v.consume(&mut end, &heap, post, &violated)?;
-            }
-            Ok(())
-        });
+        self.method = self.env.methods.get(&m.name.name).copied();
+        let r = self.exec_seq(st, &body.stmts, &mut |v: &mut Verifier<'e, 'a>, end: State| v.method_end(end));
         path_end(r)?;
         self.report_refutations(&body.stmts);
         Ok(())
@@ -277,6 +273,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.exhale_parts = false;
         self.pop(span)?;
         path_end(r)
+    }
+
+    /// The end of the method body: the postcondition must hold.
+    pub fn method_end(&mut self, mut end: State) -> R<()> {
+        let Some(m) = self.method else { return Ok(()) };
+        let violated = ErrorContext::at_conjunct("postcondition.violated", format!("Postcondition of {} might not hold.", m.name.name));
+        let heap = end.heap.clone();
+        for post in &m.contract.ensures {
+            self.consume(&mut end, &heap, post, &violated)?;
+        }
+        Ok(())
     }
 
     fn verify_function(&mut self, f: &Function) -> R<()> {
