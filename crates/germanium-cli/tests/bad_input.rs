@@ -12,13 +12,28 @@ use serde_json::Value;
 /// Longest any single run may take; a hang is killed and reported as a failure.
 const TIME_LIMIT: Duration = Duration::from_secs(20);
 
-/// A fresh directory for one test's files, unique per process and test.
-fn scratch_dir(test: &str) -> PathBuf {
+/// A fresh directory for one test's files, unique per process and test, removed when dropped.
+fn scratch_dir(test: &str) -> Scratch {
     let dir =
         std::env::temp_dir().join(format!("germanium-bad-input-{}-{test}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
+}
+
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
