@@ -19,16 +19,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.consume(st, eval_heap, r, ctx)
             }
             ExprKind::Binary(BinaryOp::Implies, c, body) if is_impure(self.env.sem, body) => {
-                let c = self.eval(st, eval_heap, c, ctx)?;
+                let c = self.eval_consuming(st, eval_heap, c, ctx)?;
                 self.under(c, |v| v.consume(st, eval_heap, body, ctx))
             }
             ExprKind::Cond(c, x, y) if is_impure(self.env.sem, a) => {
-                let c = self.eval(st, eval_heap, c, ctx)?;
+                let c = self.eval_consuming(st, eval_heap, c, ctx)?;
                 self.under(c.clone(), |v| v.consume(st, eval_heap, x, ctx))?;
                 self.under(Term::not(c), |v| v.consume(st, eval_heap, y, ctx))
             }
             ExprKind::Let(_, value, body) if is_impure(self.env.sem, body) => {
-                let v = self.eval(st, eval_heap, value, ctx)?;
+                let v = self.eval_consuming(st, eval_heap, value, ctx)?;
                 let Some(var) = self.env.sem.binders.get(&(a.id, 0)).copied() else {
                     return Err(self.unsupported(a.span, "this `let`"));
                 };
@@ -44,7 +44,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             ExprKind::Acc(loc, amount) => self.consume_acc(st, eval_heap, loc, amount.as_deref(), ctx),
             _ if is_impure(self.env.sem, a) => Err(self.unsupported_assertion(a)),
             _ => {
-                let t = self.eval(st, eval_heap, a, ctx)?;
+                let t = self.eval_consuming(st, eval_heap, a, ctx)?;
                 if self.assuming {
                     return self.assume_guarded(t, a.span);
                 }
@@ -56,13 +56,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     fn consume_acc(&mut self, st: &mut State, eval_heap: &Heap, loc: &Expr, amount: Option<&Expr>, ctx: &ErrorContext) -> R<()> {
         let (field, rcv) = self.field_location(loc)?;
-        let r = self.eval(st, eval_heap, rcv, ctx)?;
+        let r = self.eval_consuming(st, eval_heap, rcv, ctx)?;
         let wildcard = matches!(amount.map(|x| &x.kind), Some(ExprKind::Wildcard));
         let p = match amount {
             None => Permission::write(),
             Some(_) if wildcard => Permission::none(), // replaced below
             Some(x) => {
-                let p = Permission::of(self.eval(st, eval_heap, x, ctx)?);
+                let p = Permission::of(self.eval_consuming(st, eval_heap, x, ctx)?);
                 self.check(p.is_non_negative(), ctx, Reason::NegativePermission, x)?;
                 p
             }

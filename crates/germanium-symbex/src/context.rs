@@ -43,6 +43,8 @@ pub struct Env<'a> {
     pub methods: HashMap<String, &'a Method>,
     pub functions: HashMap<String, &'a Function>,
     pub timeout: Duration,
+    /// Which methods each method calls.
+    pub call_graph: HashMap<String, HashSet<String>>,
 }
 
 impl<'a> Env<'a> {
@@ -72,7 +74,7 @@ impl<'a> Env<'a> {
                 _ => {}
             }
         }
-        Env { sem, sources, theories, snap: SnapDecls::new(), ref_sort, null, null_decl, methods, functions, timeout }
+        Env { sem, sources, theories, snap: SnapDecls::new(), ref_sort, null, null_decl, methods, functions, timeout, call_graph: crate::termination::call_graph(program, sem) }
     }
 
     /// The SMT sort of a Viper type.
@@ -133,6 +135,10 @@ pub struct Verifier<'e, 'a> {
     pub loop_frames: Vec<crate::state::Heap>,
     /// `goto`s followed on the current path.
     pub gotos_on_path: usize,
+    /// The method's `decreases` clauses evaluated at its entry.
+    pub method_measures: Vec<crate::termination::Measure>,
+    /// During consumption: the heap `perm(..)` is evaluated in.
+    pub perm_heap: Option<crate::state::Heap>,
     /// `refute` statements whose assertion was not provable on some path (the others are
     /// reported when the member is done, reached or not, as in Viper).
     pub refuted: HashSet<germanium_syntax::ast::NodeId>,
@@ -165,6 +171,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
             method: None,
             loop_frames: Vec::new(),
             gotos_on_path: 0,
+            method_measures: Vec::new(),
+            perm_heap: None,
             refuted: HashSet::new(),
             checking: true,
             bound: Vec::new(),

@@ -37,6 +37,16 @@ impl ErrorContext {
     pub fn at_conjunct(error_id: &'static str, headline: impl Into<String>) -> ErrorContext {
         ErrorContext { error_id, node: None, headline: headline.into() }
     }
+
+    /// Well-formedness errors are reported at the whole clause (`requires`, `ensures`,
+    /// `invariant`) being checked, not at the conjunct.
+    pub fn for_clause(&self, clause: &Expr) -> ErrorContext {
+        let mut ctx = self.clone();
+        if ctx.error_id == "not.wellformed" && ctx.node.is_none() {
+            ctx.node = Some(clause.span);
+        }
+        ctx
+    }
 }
 
 /// Why a check failed.

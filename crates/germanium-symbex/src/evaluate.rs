@@ -82,7 +82,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 match st.old_heaps.get(key) {
                     Some(old) => {
                         let old = old.clone();
-                        self.eval(st, &old, x, ctx)
+                        let current = self.perm_heap.take();
+                        let r = self.eval(st, &old, x, ctx);
+                        self.perm_heap = current;
+                        r
                     }
                     None => Err(self.unsupported(e.span, format!("`old` of the label `{key}` here"))),
                 }
@@ -279,7 +282,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Err(self.unsupported(loc.span, "this `perm`"));
         };
         let r = self.eval(st, heap, rcv, ctx)?;
-        Ok(self.total_perm(heap, &field, &r).0)
+        let current = self.perm_heap.clone();
+        Ok(self.total_perm(current.as_ref().unwrap_or(heap), &field, &r).0)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -487,8 +491,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut sets: Vec<Vec<Term>> =
             sets.iter().map(|set| set.iter().map(|t| triggers::substitute(t, &map)).collect()).collect();
         let symbols: Vec<_> = vars.iter().map(|(s, _)| s.clone()).collect();
+        sets.retain(|set| triggers::valid_pattern(&symbols, set));
         if sets.is_empty() && trigger_sets.is_empty() {
             sets = triggers::infer(&symbols, &body_term);
+        } else if sets.is_empty() {
+            // The given triggers cannot be expressed: never instantiate rather than let the
+            // solver choose other terms (which could prove what the program's triggers do not).
+            sets = vec![self.never_pattern(&vars, e.span)?];
         }
         // Function postconditions met in the body hold for every value of the variables.
         for fact in facts {
@@ -507,6 +516,27 @@ impl<'e, 'a> Verifier<'e, 'a> {
             QuantifierKind::Forall => Term::forall(vars, body_term, sets),
             QuantifierKind::Exists => Term::exists(vars, body_term, sets),
         })
+    }
+}
+
+impl<'e, 'a> Verifier<'e, 'a> {
+    /// A pattern no term ever matches: an application of an otherwise unused function.
+    fn never_pattern(&mut self, vars: &[(germanium_smt::Symbol, Sort)], span: germanium_syntax::Span) -> R<Vec<Term>> {
+        let sorts: Vec<Sort> = vars.iter().map(|(_, s)| s.clone()).collect();
+        let name = germanium_smt::Symbol::user(&format!("sx.never{}", self.declared.len()));
+        let decl = germanium_smt::FunDecl::new(name, sorts, Sort::Bool);
+        self.ensure_declared(&decl, span)?;
+        let args = vars.iter().map(|(s, sort)| Term::var(s.clone(), sort.clone())).collect();
+        Ok(vec![Term::app(&decl, args)])
+    }
+
+    /// Evaluation during consumption: reads see `eval_heap` (the heap before the
+    /// consumption), `perm(..)` sees what is left now.
+    pub fn eval_consuming(&mut self, st: &State, eval_heap: &Heap, e: &Expr, ctx: &ErrorContext) -> R<Term> {
+        let saved = self.perm_heap.replace(st.heap.clone());
+        let r = self.eval(st, eval_heap, e, ctx);
+        self.perm_heap = saved;
+        r
     }
 }
 

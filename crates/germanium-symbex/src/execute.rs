@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use germanium_semantics::{CallTarget, VarId};
 use germanium_smt::Term;
-use germanium_syntax::ast::{DecreasesKind, Expr, ExprKind, NewFields, Stmt, StmtKind};
+use germanium_syntax::ast::{Expr, ExprKind, NewFields, Stmt, StmtKind};
 
 use crate::context::{Abort, Verifier, R};
 use crate::errors::{ErrorContext, Reason};
@@ -60,10 +60,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 Ok(())
             }
             StmtKind::While { cond, invariants, decreases, body } => {
-                if let Some(d) = decreases.iter().find(|d| !matches!(d.kind, DecreasesKind::Star)) {
-                    return Err(self.unsupported(d.span, "termination checking (`decreases`)"));
-                }
-                self.exec_while(st, s, cond, invariants, &body.stmts, k)
+                self.exec_while(st, s, cond, invariants, decreases, &body.stmts, k)
             }
             StmtKind::Goto(label) => {
                 if !self.feasible(Term::tt(), s.span)? {
@@ -192,12 +189,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 Ok(())
             }
             StmtKind::Inhale(a) => {
-                let ctx = ErrorContext::at("inhale.failed", s.span, "Inhale might fail.");
+                let ctx = ErrorContext::at("inhale.failed", a.span, "Inhale might fail.");
                 self.produce(st, a, &ctx)
             }
             StmtKind::Assume(a) => {
                 // `assume A` with permissions: assume that A could be exhaled here.
-                let ctx = ErrorContext::at("inhale.failed", s.span, "Inhale might fail.");
+                let ctx = ErrorContext::at("inhale.failed", a.span, "Inhale might fail.");
                 if !crate::produce::is_impure(self.env.sem, a) {
                     return self.produce(st, a, &ctx);
                 }
@@ -208,12 +205,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 r
             }
             StmtKind::Exhale(a) => {
-                let ctx = ErrorContext::at("exhale.failed", s.span, "Exhale might fail.");
+                let ctx = ErrorContext::at("exhale.failed", a.span, "Exhale might fail.");
                 let heap = st.heap.clone();
                 self.consume(st, &heap, a, &ctx)
             }
             StmtKind::Assert(a) => {
-                let ctx = ErrorContext::at("assert.failed", s.span, "Assert might fail.");
+                // Viper reports these at the assertion (which may start after the keyword's line).
+                let ctx = ErrorContext::at("assert.failed", a.span, "Assert might fail.");
                 let mut scratch = st.clone();
                 self.consume(&mut scratch, &st.heap, a, &ctx)
             }
@@ -266,6 +264,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let depth = self.bound.len();
         self.bound.extend(info.params.iter().copied().zip(values));
+        if !self.method_measures.is_empty() {
+            if let Err(e) = self.check_call_terminates(st, &heap, callee, s) {
+                self.bound.truncate(depth);
+                return Err(e);
+            }
+        }
         let result = self.call_bound(st, s, name, callee, &info.returns, heap);
         let returned: Vec<Term> = self.bound.drain(depth..).skip(info.params.len()).map(|(_, t)| t).collect();
         result?;
@@ -373,11 +377,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let forward_out = to_goto.len() > k
             && to_label[..k].iter().zip(&to_goto[..k]).all(|(a, b)| same_level(a, b))
             && std::ptr::eq(to_label[k].0, to_goto[k].0)
+            && to_label[k].1 > to_goto[k].1
             && !to_label[..k].iter().any(|(list, i)| matches!(list[*i].kind, StmtKind::While { .. }));
         if !forward_out {
-            return Err(self.unsupported(s.span, "`goto` into a nested block or loop"));
+            // Jumps back would make loops without invariants, which Viper verifies as loops.
+            return Err(self.unsupported(s.span, "`goto` backwards or into a nested block or loop"));
         }
-        // Jumps back are followed too; a path that keeps jumping is a loop made of labels.
         if self.gotos_on_path >= MAX_GOTOS_PER_PATH {
             return Err(self.unsupported(s.span, "loops made of labels and `goto`"));
         }
@@ -413,7 +418,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
     }
 
-    fn exec_while(&mut self, st: State, s: &Stmt, cond: &Expr, invariants: &[Expr], body: &[Stmt], k: &mut Cont<'_, 'e, 'a>) -> R<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn exec_while(
+        &mut self,
+        st: State,
+        s: &Stmt,
+        cond: &Expr,
+        invariants: &[Expr],
+        decreases: &[germanium_syntax::ast::Decreases],
+        body: &[Stmt],
+        k: &mut Cont<'_, 'e, 'a>,
+    ) -> R<()> {
         // On entry: the invariant must hold; what it does not mention stays in the frame.
         let established = ErrorContext::at_conjunct("invariant.not.established", "Loop invariant might not hold on entry.");
         let mut frame = st.clone();
@@ -439,13 +454,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.loop_frames.push(frame.heap.clone());
         let body_result = (|| -> R<()> {
             for inv in invariants {
-                self.produce(&mut inner, inv, &wellformed)?;
+                self.produce(&mut inner, inv, &wellformed.for_clause(inv))?;
             }
             let heap = inner.heap.clone();
             let c = self.eval(&inner, &heap, cond, &while_ctx)?;
             self.assume(c, s.span)?;
+            let start = if crate::termination::has_measure(decreases) {
+                self.loop_measures_at_start(&inner, decreases, s.span)?
+            } else {
+                Vec::new()
+            };
             let preserved = ErrorContext::at_conjunct("invariant.not.preserved", "Loop invariant might not be preserved.");
             self.exec_seq(inner, body, &mut |v: &mut Verifier<'e, 'a>, mut end: State| {
+                if !start.is_empty() {
+                    v.loop_measures_at_end(&end, decreases, cond, &start)?;
+                }
                 let heap = end.heap.clone();
                 v.lenient_reads = true;
                 let r = (|| -> R<()> {
@@ -464,7 +487,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // After the loop: the frame, havocked variables, the invariant and the negated condition.
         self.havoc(&mut frame, &modified, s)?;
         for inv in invariants {
-            self.produce(&mut frame, inv, &wellformed)?;
+            self.produce(&mut frame, inv, &wellformed.for_clause(inv))?;
         }
         let heap = frame.heap.clone();
         let c = self.eval(&frame, &heap, cond, &while_ctx)?;

@@ -33,6 +33,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let Some(function) = self.env.functions.get(name).copied() else {
             return Err(self.unsupported(e.span, "an unknown function"));
         };
+        // Bodies are not used (the function is treated by its contract): that only loses
+        // knowledge, which `refute` would turn into silently passing refutations.
+        if function.body.is_some() && self.method.is_some_and(|m| m.body.as_ref().is_some_and(|b| has_refute(&b.stmts))) {
+            return Err(self.unsupported(e.span, "functions with bodies in methods with `refute`"));
+        }
         let params: Vec<_> = self.env.sem.functions[name].params.clone();
         let decl = self.function_decl(name, e.span)?;
         let depth = self.bound.len();
@@ -169,4 +174,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
             _ => Err(Abort::Failed),
         }
     }
+}
+
+/// Whether a `refute` occurs in the statements.
+fn has_refute(stmts: &[germanium_syntax::ast::Stmt]) -> bool {
+    use germanium_syntax::ast::StmtKind;
+    stmts.iter().any(|s| match &s.kind {
+        StmtKind::Refute(_) => true,
+        StmtKind::Block(b) | StmtKind::While { body: b, .. } => has_refute(&b.stmts),
+        StmtKind::If { then, otherwise, .. } => has_refute(&then.stmts) || otherwise.as_ref().is_some_and(|o| has_refute(&o.stmts)),
+        _ => false,
+    })
 }

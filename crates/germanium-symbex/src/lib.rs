@@ -23,6 +23,7 @@ mod functions;
 mod havoc;
 mod produce;
 pub mod state;
+mod termination;
 pub mod theories;
 mod triggers;
 pub mod verifier;

@@ -143,7 +143,7 @@ fn vars_in(term: &Term, vars: &[Symbol], out: &mut Vec<Symbol>) {
 
 /// Whether `term` may appear in a pattern: an application whose arguments are built from
 /// variables, constants, literals and further applications only.
-fn pattern_safe(term: &Term) -> bool {
+pub fn pattern_safe(term: &Term) -> bool {
     match term.kind() {
         TermKind::Var(_) | TermKind::Bool(_) | TermKind::Int(_) | TermKind::Real(_) => true,
         TermKind::App(_, args) => args.iter().all(pattern_safe),
@@ -167,6 +167,19 @@ fn candidates(term: &Term, vars: &[Symbol], out: &mut Vec<Term>) {
     for c in term.children() {
         candidates(c, vars, out);
     }
+}
+
+/// Whether a user-given pattern can be sent to the solver: applications built from
+/// applications, variables and literals, together mentioning every variable.
+pub fn valid_pattern(vars: &[Symbol], terms: &[Term]) -> bool {
+    let mut found = Vec::new();
+    for t in terms {
+        if !matches!(t.kind(), TermKind::App(_, args) if !args.is_empty()) || !pattern_safe(t) {
+            return false;
+        }
+        vars_in(t, vars, &mut found);
+    }
+    found.len() == vars.len()
 }
 
 /// Triggers for a quantifier over `vars` with `body`: each minimal application covering all

@@ -10,7 +10,7 @@ use germanium_semantics::Semantics;
 use germanium_smt::{Solver, SolverConfig};
 #[cfg(test)]
 use germanium_smt::Term;
-use germanium_syntax::ast::{DecreasesKind, Function, ItemKind, Method, Program};
+use germanium_syntax::ast::{Function, ItemKind, Method, Program};
 use germanium_syntax::diagnostic::ids;
 use germanium_syntax::{Diagnostic, SourceMap, Span};
 
@@ -51,11 +51,7 @@ fn members(program: &Program) -> Vec<Member<'_>> {
     for item in &program.items {
         match &item.kind {
             ItemKind::Method(m) => {
-                if let Some(d) = m.contract.decreases.iter().find(|d| matches!(d.kind, DecreasesKind::Tuple(_))) {
-                    out.push(Member::Unsupported(d.span, "termination checking (`decreases`)".into()));
-                } else {
-                    out.push(Member::Method(m));
-                }
+                out.push(Member::Method(m));
             }
             ItemKind::Function(f) => {
                 if f.body.is_some() {
@@ -119,8 +115,8 @@ pub fn verify_program(program: &Program, sem: &Semantics, sources: &SourceMap, o
                             format!("{what} is not supported by Germanium's verifier yet"),
                         )],
                         (_, None) => continue,
-                        (Member::Method(m), Some(v)) => v.run_member(|v| v.verify_method(m)),
-                        (Member::Function(f), Some(v)) => v.run_member(|v| v.verify_function(f)),
+                        (Member::Method(m), Some(v)) => v.run_member(m.name.span, |v| v.verify_method(m)),
+                        (Member::Function(f), Some(v)) => v.run_member(f.name.span, |v| v.verify_function(f)),
                     };
                     results.lock().unwrap().push((i, found));
                 }
@@ -172,7 +168,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// Runs one member in its own scope and returns its errors.
-    fn run_member(&mut self, f: impl FnOnce(&mut Self) -> R<()>) -> Vec<Diagnostic> {
+    fn run_member(&mut self, name: Span, f: impl FnOnce(&mut Self) -> R<()>) -> Vec<Diagnostic> {
         self.errors.clear();
         self.guards.clear();
         self.bound.clear();
@@ -188,6 +184,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.method = None;
         self.loop_frames.clear();
         self.gotos_on_path = 0;
+        self.method_measures.clear();
+        self.perm_heap = None;
         self.refuted.clear();
         let depth = self.pcs.depth();
         let outcome = match self.pcs.push(&mut self.solver) {
@@ -196,6 +194,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
         };
         if outcome == Err(Abort::Solver) {
             let _ = self.solver.restart();
+        }
+        if outcome == Err(Abort::Unsupported) {
+            // The construct may sit in another member's contract: say at this member's
+            // name that it was not verified.
+            self.errors.push(Diagnostic::new(
+                ids::UNSUPPORTED,
+                name,
+                "this member was not verified: it needs a construct Germanium's verifier does not support yet",
+            ));
         }
         while self.pcs.depth() > depth {
             if self.pcs.pop(&mut self.solver).is_err() {
@@ -221,23 +228,23 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.fresh_store(&mut st, &info.params, m.name.span)?;
         self.fresh_store(&mut st, &info.returns, m.name.span)?;
         let wellformed = ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
+        self.check_exhale_parts(&st, &m.contract.requires, true, &wellformed, m.name.span)?;
         let produced = (|| -> R<()> {
             for pre in &m.contract.requires {
-                self.produce(&mut st, pre, &wellformed)?;
+                self.produce(&mut st, pre, &wellformed.for_clause(pre))?;
             }
             Ok(())
         })();
         if produced.is_err() {
             return path_end(produced);
         }
-        self.check_exhale_parts(&st, &m.contract.requires, true, &wellformed, m.name.span)?;
         st.old_heaps.insert(PRE_STATE.to_string(), st.heap.clone());
         // The postcondition must be well-formed in any state reachable from the pre-state.
         self.push(m.name.span)?;
         let mut post_state = State { heap: Default::default(), ..st.clone() };
         let post_wf = (|| -> R<()> {
             for post in &m.contract.ensures {
-                self.produce(&mut post_state, post, &wellformed)?;
+                self.produce(&mut post_state, post, &wellformed.for_clause(post))?;
             }
             Ok(())
         })();
@@ -246,6 +253,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.check_exhale_parts(&st, &m.contract.ensures, false, &wellformed, m.name.span)?;
         let Some(body) = &m.body else { return Ok(()) };
         self.method = self.env.methods.get(&m.name.name).copied();
+        let heap = st.heap.clone();
+        self.method_measures = self.measures(&st, &heap, &m.contract.decreases)?;
         let r = self.exec_seq(st, &body.stmts, &mut |v: &mut Verifier<'e, 'a>, end: State| v.method_end(end));
         path_end(r)?;
         self.report_refutations(&body.stmts);
@@ -266,7 +275,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.exhale_parts = true;
         let r = (|| -> R<()> {
             for c in clauses {
-                self.produce(&mut scratch, c, ctx)?;
+                self.produce(&mut scratch, c, &ctx.for_clause(c))?;
             }
             Ok(())
         })();
@@ -280,10 +289,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let Some(m) = self.method else { return Ok(()) };
         let violated = ErrorContext::at_conjunct("postcondition.violated", format!("Postcondition of {} might not hold.", m.name.name));
         let heap = end.heap.clone();
-        for post in &m.contract.ensures {
-            self.consume(&mut end, &heap, post, &violated)?;
-        }
-        Ok(())
+        // Well-definedness of the postcondition is checked on its own; reads here need no
+        // permission of their own (as in Carbon).
+        self.lenient_reads = true;
+        let r = (|| -> R<()> {
+            for post in &m.contract.ensures {
+                self.consume(&mut end, &heap, post, &violated)?;
+            }
+            Ok(())
+        })();
+        self.lenient_reads = false;
+        r
     }
 
     fn verify_function(&mut self, f: &Function) -> R<()> {
@@ -292,16 +308,24 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.fresh_store(&mut st, &info.params, f.name.span)?;
         let wellformed = ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
         let r = (|| -> R<()> {
+            self.check_exhale_parts(&st, &f.contract.requires, true, &wellformed, f.name.span)?;
             for pre in &f.contract.requires {
-                self.produce(&mut st, pre, &wellformed)?;
+                self.produce(&mut st, pre, &wellformed.for_clause(pre))?;
             }
             let result_sort = self.sort_of(&info.result, f.name.span)?;
             let result = self.fresh("result", result_sort, f.name.span)?;
             self.result = Some(result);
-            for post in &f.contract.ensures {
-                self.produce(&mut st, post, &wellformed)?;
-            }
-            Ok(())
+            self.push(f.name.span)?;
+            let mut post_state = st.clone();
+            let posts = (|| -> R<()> {
+                for post in &f.contract.ensures {
+                    self.produce(&mut post_state, post, &wellformed.for_clause(post))?;
+                }
+                Ok(())
+            })();
+            self.pop(f.name.span)?;
+            path_end(posts)?;
+            self.check_exhale_parts(&st, &f.contract.ensures, false, &wellformed, f.name.span)
         })();
         self.result = None;
         path_end(r)

@@ -1,0 +1,240 @@
+//! Termination checks for methods and loops with `decreases` clauses (Viper's termination
+//! plugin): a call to a method of the same recursion cluster must decrease the caller's
+//! measure (well-founded orders `decreasing`/`bounded` from the `decreases/*.vpr` library,
+//! compared lexicographically) under the callee's condition; a call out of the cluster
+//! needs the callee's termination condition; a loop body must decrease the loop's measure.
+
+use std::collections::{HashMap, HashSet};
+
+use germanium_semantics::{CallTarget, Type};
+use germanium_smt::Term;
+use germanium_syntax::ast::{Decreases, DecreasesKind, Expr, Program, Stmt, StmtKind, ItemKind};
+use germanium_syntax::{Diagnostic, Span};
+
+use crate::context::{Verifier, R};
+use crate::errors::ErrorContext;
+use crate::state::{Heap, State};
+use crate::theories::TheoryOp;
+
+/// One `decreases` clause evaluated in a state: it applies under `guard` (its condition,
+/// and not that of an earlier clause); `tuple` is `None` for `decreases _`.
+#[derive(Clone, Debug)]
+pub struct Measure {
+    pub guard: Term,
+    pub tuple: Option<Vec<(Term, Type)>>,
+    pub span: Span,
+}
+
+/// Which methods each method calls (for recursion clusters).
+pub fn call_graph(program: &Program, sem: &germanium_semantics::Semantics) -> HashMap<String, HashSet<String>> {
+    fn walk(stmts: &[Stmt], sem: &germanium_semantics::Semantics, out: &mut HashSet<String>) {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Call(..) => {
+                    if let Some(CallTarget::Method(m)) = sem.call(s.id) {
+                        out.insert(m.clone());
+                    }
+                }
+                StmtKind::Assign(_, rhs) => {
+                    if let Some(CallTarget::Method(m)) = sem.call(rhs.id) {
+                        out.insert(m.clone());
+                    }
+                }
+                StmtKind::Block(b) | StmtKind::While { body: b, .. } => walk(&b.stmts, sem, out),
+                StmtKind::If { then, otherwise, .. } => {
+                    walk(&then.stmts, sem, out);
+                    if let Some(o) = otherwise {
+                        walk(&o.stmts, sem, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut graph = HashMap::new();
+    for item in &program.items {
+        if let ItemKind::Method(m) = &item.kind {
+            let mut out = HashSet::new();
+            if let Some(b) = &m.body {
+                walk(&b.stmts, sem, &mut out);
+            }
+            graph.insert(m.name.name.clone(), out);
+        }
+    }
+    graph
+}
+
+/// Whether `to` can be reached from `from` by calls.
+pub fn reaches(graph: &HashMap<String, HashSet<String>>, from: &str, to: &str) -> bool {
+    let mut seen = HashSet::new();
+    let mut stack = vec![from.to_string()];
+    while let Some(m) = stack.pop() {
+        if let Some(next) = graph.get(&m) {
+            for n in next {
+                if n == to {
+                    return true;
+                }
+                if seen.insert(n.clone()) {
+                    stack.push(n.clone());
+                }
+            }
+        }
+    }
+    false
+}
+
+/// Whether the clauses ask for a termination proof (a measure, not only `*`).
+pub fn has_measure(clauses: &[Decreases]) -> bool {
+    clauses.iter().any(|d| !matches!(d.kind, DecreasesKind::Star))
+}
+
+impl<'e, 'a> Verifier<'e, 'a> {
+    /// Evaluates `clauses` (binding nothing new: the caller binds parameters). `*` clauses
+    /// are left out.
+    pub fn measures(&mut self, st: &State, heap: &Heap, clauses: &[Decreases]) -> R<Vec<Measure>> {
+        let ctx = ErrorContext::at("termination.failed", Span::default(), "");
+        let saved = std::mem::replace(&mut self.checking, false);
+        let result = (|| -> R<Vec<Measure>> {
+            let mut out = Vec::new();
+            let mut earlier = Vec::new();
+            for d in clauses {
+                if matches!(d.kind, DecreasesKind::Star) {
+                    continue;
+                }
+                let cond = match &d.condition {
+                    Some(c) => self.eval(st, heap, c, &ctx)?,
+                    None => Term::tt(),
+                };
+                let guard = Term::and(earlier.iter().map(|c: &Term| Term::not(c.clone())).chain([cond.clone()]));
+                earlier.push(cond);
+                let tuple = match &d.kind {
+                    DecreasesKind::Tuple(exprs) => {
+                        let mut values = Vec::new();
+                        for e in exprs {
+                            let ty = self.type_of(e)?;
+                            values.push((self.eval(st, heap, e, &ctx)?, ty));
+                        }
+                        Some(values)
+                    }
+                    _ => None,
+                };
+                out.push(Measure { guard, tuple, span: d.span });
+            }
+            Ok(out)
+        })();
+        self.checking = saved;
+        result
+    }
+
+    fn order(&mut self, function: &str, ty: &Type, args: Vec<Term>, span: Span) -> R<Term> {
+        let domain = self.env.sem.domain_functions.get(function).map(|f| f.domain.clone());
+        let Some(domain) = domain else {
+            return Err(self.unsupported(span, "termination measures without the `decreases` library"));
+        };
+        let op = TheoryOp::DomainFunction { domain, function: function.to_string(), type_args: vec![ty.clone()] };
+        let result = match &self.env.theories {
+            Some(t) => t.apply(&op, args).map_err(|u| u.0),
+            None => Err("termination measures need the theory layer".to_string()),
+        };
+        result.map_err(|why| self.unsupported(span, why))
+    }
+
+    /// `smaller <_lex larger` in the well-founded orders.
+    pub fn lex_less(&mut self, smaller: &[(Term, Type)], larger: &[(Term, Type)], span: Span) -> R<Term> {
+        let mut options = Vec::new();
+        let mut equal_so_far = Vec::new();
+        for ((a, ta), (b, tb)) in smaller.iter().zip(larger) {
+            if ta != tb {
+                break;
+            }
+            let decreasing = self.order("decreasing", ta, vec![a.clone(), b.clone()], span)?;
+            let bounded = self.order("bounded", tb, vec![b.clone()], span)?;
+            options.push(Term::and(equal_so_far.iter().cloned().chain([decreasing, bounded])));
+            equal_so_far.push(Term::eq(a.clone(), b.clone()));
+        }
+        Ok(Term::or(options))
+    }
+
+    fn termination_error(&mut self, reason: &str, span: Span, what: &str) {
+        let d = Diagnostic::new(format!("termination.failed:{reason}"), span, format!("Termination of {what} might fail."));
+        if !self.errors.contains(&d) {
+            self.errors.push(d);
+        }
+    }
+
+    /// Reports `reason` at `span` unless `fact` holds (under the current guards).
+    fn termination_check(&mut self, fact: Term, reason: &str, span: Span, what: &str) -> R<()> {
+        if !self.prove(fact.clone(), span)? {
+            self.termination_error(reason, span, what);
+            self.assume_guarded(fact, span)?;
+        }
+        Ok(())
+    }
+
+    /// The checks at a call of `callee` (parameters already bound to the arguments).
+    pub fn check_call_terminates(&mut self, st: &State, heap: &Heap, callee: &'a germanium_syntax::ast::Method, call: &Stmt) -> R<()> {
+        let caller_measures = self.method_measures.clone();
+        if caller_measures.iter().all(|m| m.tuple.is_none()) {
+            return Ok(()); // no measure, or `decreases _`: nothing to prove
+        }
+        let caller = self.method.map(|m| m.name.name.clone()).unwrap_or_default();
+        let name = callee.name.name.clone();
+        let recursive = reaches(&self.env.call_graph, &name, &caller);
+        let callee_measures = self.measures(st, heap, &callee.contract.decreases)?;
+        let what = format!("the call of {name}");
+        for m in caller_measures.iter().filter(|m| m.tuple.is_some()) {
+            let caller_tuple = m.tuple.clone().unwrap_or_default();
+            self.under(m.guard.clone(), |v| {
+                let applies = Term::or(callee_measures.iter().filter(|c| !recursive || c.tuple.is_some()).map(|c| c.guard.clone()));
+                if !recursive {
+                    return v.termination_check(applies, "termination.condition.false", call.span, &what);
+                }
+                v.termination_check(applies, "tuple.condition.false", call.span, &what)?;
+                for c in callee_measures.iter().filter(|c| c.tuple.is_some()) {
+                    let tuple = c.tuple.clone().unwrap_or_default();
+                    let less = v.lex_less(&tuple, &caller_tuple, call.span)?;
+                    v.under(c.guard.clone(), |w| w.termination_check(less, "tuple.false", call.span, &what))?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+
+    /// At the start of a loop iteration: the loop's measure applies (some clause's condition).
+    pub fn loop_measures_at_start(&mut self, st: &State, clauses: &[Decreases], while_span: Span) -> R<Vec<Measure>> {
+        let heap = st.heap.clone();
+        let measures = self.measures(st, &heap, clauses)?;
+        // Only a method that must terminate needs its loops to (their measures still must
+        // decrease).
+        if !measures.is_empty() && !self.method_measures.is_empty() {
+            let applies = Term::or(measures.iter().map(|m| m.guard.clone()));
+            self.termination_check(applies, "termination.condition.false", while_span, "the loop")?;
+        }
+        Ok(measures)
+    }
+
+    /// At the end of an iteration: if the loop goes on, a clause applies again and the
+    /// measure decreased.
+    pub fn loop_measures_at_end(&mut self, st: &State, clauses: &[Decreases], cond: &Expr, start: &[Measure]) -> R<()> {
+        let heap = st.heap.clone();
+        let ctx = ErrorContext::at("termination.failed", cond.span, "");
+        let saved = std::mem::replace(&mut self.checking, false);
+        let again = self.eval(st, &heap, cond, &ctx);
+        self.checking = saved;
+        let again = again?;
+        let end = self.measures(st, &heap, clauses)?;
+        for (m_start, m_end) in start.iter().zip(&end) {
+            let (Some(before), Some(after)) = (&m_start.tuple, &m_end.tuple) else { continue };
+            let (before, after) = (before.clone(), after.clone());
+            let span = m_start.span;
+            // Only an iteration after which the loop goes on must decrease the measure.
+            self.under(Term::and([m_start.guard.clone(), again.clone()]), |v| {
+                v.termination_check(m_end.guard.clone(), "tuple.condition.false", span, "the loop")?;
+                let less = v.lex_less(&after, &before, span)?;
+                v.termination_check(less, "tuple.false", span, "the loop")
+            })?;
+        }
+        Ok(())
+    }
+}
