@@ -60,6 +60,7 @@ pub enum Reason {
     SeqIndexLength(String),
     MapKeyContains(String),
     RefutationTrue,
+    LabelledStateNotReached(String),
 }
 
 impl Reason {
@@ -73,6 +74,7 @@ impl Reason {
             Reason::SeqIndexLength(_) => "seq.index.length",
             Reason::MapKeyContains(_) => "map.key.contains",
             Reason::RefutationTrue => "refutation.true",
+            Reason::LabelledStateNotReached(_) => "labelled.state.not.reached",
         }
     }
 
@@ -87,6 +89,7 @@ impl Reason {
             Reason::SeqIndexLength(s) => format!("Index {e} into {s} might exceed sequence length."),
             Reason::MapKeyContains(m) => format!("Map {m} might not contain an entry at key {e}."),
             Reason::RefutationTrue => format!("Assertion {e} definitely holds."),
+            Reason::LabelledStateNotReached(l) => format!("Did not reach labelled state {l} required to evaluate {e}."),
         }
     }
 }

@@ -87,7 +87,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
                         self.perm_heap = current;
                         r
                     }
-                    None => Err(self.unsupported(e.span, format!("`old` of the label `{key}` here"))),
+                    None if label.is_some() => {
+                        // The label exists (the program type-checked) but this path did not
+                        // pass it.
+                        if self.checking {
+                            self.report(ctx, Reason::LabelledStateNotReached(key.to_string()), e);
+                        }
+                        Err(Abort::Failed)
+                    }
+                    None => Err(self.unsupported(e.span, "`old` here")),
                 }
             }
             ExprKind::Let(_, value, body) => {
@@ -198,8 +206,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
             ExprKind::Lhs(_) => Err(self.unsupported(e.span, "`lhs` (magic wands)")),
             ExprKind::Unfolding(..) => Err(self.unsupported(e.span, "`unfolding` (predicates)")),
             ExprKind::Applying(..) => Err(self.unsupported(e.span, "`applying` (magic wands)")),
-            ExprKind::Asserting(..) => Err(self.unsupported(e.span, "`asserting`")),
-            ExprKind::Forperm { .. } => Err(self.unsupported(e.span, "`forperm`")),
+            ExprKind::Asserting(a, x) => {
+                // The assertion is checked (not consumed), then the expression evaluated.
+                let mut scratch = State { store: st.store.clone(), heap: heap.clone(), old_heaps: st.old_heaps.clone() };
+                self.consume(&mut scratch, heap, a, ctx)?;
+                self.eval(st, heap, x, ctx)
+            }
+            ExprKind::Forperm { vars, resources, body } => self.eval_forperm(st, heap, e, vars.len(), resources, body, ctx),
             ExprKind::Acc(..) | ExprKind::InhaleExhale(..) => {
                 Err(self.unsupported(e.span, "an accessibility predicate inside an expression"))
             }
@@ -284,6 +297,35 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let r = self.eval(st, heap, rcv, ctx)?;
         let current = self.perm_heap.clone();
         Ok(self.total_perm(current.as_ref().unwrap_or(heap), &field, &r).0)
+    }
+
+    /// `forperm x: Ref [x.f] :: body`: the body for every receiver of an `f` chunk with
+    /// positive permission (all other locations have none).
+    #[allow(clippy::too_many_arguments)]
+    fn eval_forperm(&mut self, st: &State, heap: &Heap, e: &Expr, n_vars: usize, resources: &[Expr], body: &Expr, ctx: &ErrorContext) -> R<Term> {
+        let [resource] = resources else { return Err(self.unsupported(e.span, "`forperm` over several resources")) };
+        let var = self.env.sem.binders.get(&(e.id, 0)).copied();
+        let (Some(var), 1) = (var, n_vars) else { return Err(self.unsupported(e.span, "this `forperm`")) };
+        let field = match (&resource.kind, self.env.sem.field_access(resource.id)) {
+            (ExprKind::FieldAccess(rcv, _), Some(FieldTarget::Field(f)))
+                if matches!(&rcv.kind, ExprKind::Ident(_)) && self.env.sem.idents.get(rcv.id.0 as usize).copied().flatten() == Some(var) =>
+            {
+                f.clone()
+            }
+            _ => return Err(self.unsupported(resource.span, "`forperm` over predicates, wands or other receivers")),
+        };
+        // Evaluated in the current state (during an exhale: what is left), body included.
+        let current = self.perm_heap.clone().unwrap_or_else(|| heap.clone());
+        let mut parts = Vec::new();
+        for i in current.of_field(&field).collect::<Vec<_>>() {
+            let chunk = current.chunks[i].clone();
+            let held = chunk.perm().is_positive();
+            self.bound.push((var, chunk.receiver().clone()));
+            let t = self.under(held.clone(), |v| v.eval(st, &current, body, ctx));
+            self.bound.pop();
+            parts.push(Term::implies(held, t?));
+        }
+        Ok(Term::and(parts))
     }
 
     #[allow(clippy::too_many_arguments)]
