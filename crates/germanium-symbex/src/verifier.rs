@@ -69,9 +69,9 @@ fn members(program: &Program) -> Vec<Member<'_>> {
     out
 }
 
-fn log_path(base: &PathBuf, worker: usize, workers: usize) -> PathBuf {
+fn log_path(base: &std::path::Path, worker: usize, workers: usize) -> PathBuf {
     if workers <= 1 {
-        return base.clone();
+        return base.to_path_buf();
     }
     let stem = base.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "smt".into());
     base.with_file_name(format!("{stem}.w{worker}.smt2"))
