@@ -38,11 +38,11 @@ impl ErrorContext {
         ErrorContext { error_id, node: None, headline: headline.into() }
     }
 
-    /// Well-formedness errors are reported at the whole clause (`requires`, `ensures`,
-    /// `invariant`) being checked, not at the conjunct.
+    /// Errors are reported at the whole clause (`requires`, `ensures`, `invariant`) being
+    /// checked, not at the failing conjunct (which the message names).
     pub fn for_clause(&self, clause: &Expr) -> ErrorContext {
         let mut ctx = self.clone();
-        if ctx.error_id == "not.wellformed" && ctx.node.is_none() {
+        if ctx.node.is_none() {
             ctx.node = Some(clause.span);
         }
         ctx

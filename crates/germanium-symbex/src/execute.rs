@@ -437,7 +437,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.lenient_reads = true;
         let entry = (|| -> R<()> {
             for inv in invariants {
-                self.consume(&mut frame, &st.heap, inv, &established)?;
+                self.consume(&mut frame, &st.heap, inv, &established.for_clause(inv))?;
             }
             Ok(())
         })();
@@ -473,7 +473,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 v.lenient_reads = true;
                 let r = (|| -> R<()> {
                     for inv in invariants {
-                        v.consume(&mut end, &heap, inv, &preserved)?;
+                        v.consume(&mut end, &heap, inv, &preserved.for_clause(inv))?;
                     }
                     Ok(())
                 })();

@@ -294,7 +294,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.lenient_reads = true;
         let r = (|| -> R<()> {
             for post in &m.contract.ensures {
-                self.consume(&mut end, &heap, post, &violated)?;
+                self.consume(&mut end, &heap, post, &violated.for_clause(post))?;
             }
             Ok(())
         })();
