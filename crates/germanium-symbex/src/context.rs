@@ -139,6 +139,11 @@ pub struct Verifier<'e, 'a> {
     pub method_measures: Vec<crate::termination::Measure>,
     /// During consumption: the heap `perm(..)` is evaluated in.
     pub perm_heap: Option<crate::state::Heap>,
+    /// Labels that are loop heads (targets of jumps back), with the index of the last
+    /// statement of their loop in the label's statement list.
+    pub loop_heads: HashMap<String, germanium_syntax::ast::NodeId>,
+    /// The loops made of labels whose bodies are being executed, innermost last.
+    pub label_loops: Vec<crate::label_loops::LabelLoop<'a>>,
     /// `refute` statements whose assertion was not provable on some path (the others are
     /// reported when the member is done, reached or not, as in Viper).
     pub refuted: HashSet<germanium_syntax::ast::NodeId>,
@@ -173,6 +178,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
             gotos_on_path: 0,
             method_measures: Vec::new(),
             perm_heap: None,
+            loop_heads: HashMap::new(),
+            label_loops: Vec::new(),
             refuted: HashSet::new(),
             checking: true,
             bound: Vec::new(),

@@ -30,6 +30,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // Straight-line statements run in a loop; only branching ones nest continuations.
         let mut rest = stmts;
         while let Some((first, tail)) = rest.split_first() {
+            if let StmtKind::Label(name, _) = &first.kind {
+                if let Some(&end_id) = self.loop_heads.get(&name.name) {
+                    let index = stmts.len() - rest.len();
+                    let Some(end) = stmts.iter().position(|x| x.id == end_id).filter(|e| *e >= index) else {
+                        return Err(self.unsupported(first.span, "this loop made of labels"));
+                    };
+                    return self.exec_label_loop(st, stmts, index, end, k);
+                }
+            }
             if matches!(first.kind, StmtKind::Block(_) | StmtKind::If { .. } | StmtKind::While { .. } | StmtKind::Goto(_)) {
                 return self.exec_stmt(st, first, &mut |v: &mut Verifier<'e, 'a>, s| v.exec_seq(s, tail, k));
             }
@@ -65,6 +74,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             StmtKind::Goto(label) => {
                 if !self.feasible(Term::tt(), s.span)? {
                     return Ok(());
+                }
+                if self.label_loops.iter().any(|l| l.name == label.name) {
+                    return self.goto_loop_head(st, &label.name);
                 }
                 self.goto(st, s, &label.name)
             }
@@ -182,8 +194,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 }
             }
             StmtKind::Label(name, invariants) => {
-                if !invariants.is_empty() {
-                    return Err(self.unsupported(s.span, "label invariants"));
+                // Not a loop head: its invariants are checked like assertions.
+                let ctx = ErrorContext::at_conjunct("invariant.not.established", "Loop invariant might not hold on entry.");
+                let mut scratch = st.clone();
+                for inv in invariants {
+                    self.consume(&mut scratch, &st.heap, inv, &ctx.for_clause(inv))?;
                 }
                 st.old_heaps.insert(name.name.clone(), st.heap.clone());
                 Ok(())
@@ -392,6 +407,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let kept = self.loop_frames.len() - exited;
         let frames: Vec<Heap> = self.loop_frames.drain(kept..).collect();
+        // Loops made of labels whose bodies the target lies outside of are left too.
+        let inside = self.label_loops.iter().take_while(|l| l.contains(&to_label)).count();
+        let left_label_loops = self.label_loops.split_off(inside);
+        for lp in left_label_loops.iter().rev() {
+            for c in &lp.frame.chunks {
+                self.add_chunk(&mut st, c.field(), c.receiver().clone(), c.perm().clone(), Some(c.value().clone()), s.span)?;
+            }
+        }
         for frame in &frames {
             for c in &frame.chunks {
                 self.add_chunk(&mut st, c.field(), c.receiver().clone(), c.perm().clone(), Some(c.value().clone()), s.span)?;
@@ -400,9 +423,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let (last_list, last_index) = to_label[k];
         let outer = to_label[..k].to_vec();
         self.gotos_on_path += 1;
-        let r = self.exec_seq(st, &last_list[last_index..], &mut |v: &mut Verifier<'e, 'a>, st2| v.resume(st2, &outer));
+        let r = self.run_from(st, last_list, last_index, &outer);
         self.gotos_on_path -= 1;
         self.loop_frames.extend(frames);
+        self.label_loops.extend(left_label_loops);
         r
     }
 
@@ -411,11 +435,31 @@ impl<'e, 'a> Verifier<'e, 'a> {
     fn resume(&mut self, st: State, chain: &[(&[Stmt], usize)]) -> R<()> {
         match chain.split_last() {
             None => self.method_end(st),
-            Some(((list, index), outer)) => {
-                let rest = &list[index + 1..];
-                self.exec_seq(st, rest, &mut |v: &mut Verifier<'e, 'a>, st2| v.resume(st2, outer))
-            }
+            Some(((list, index), outer)) => self.run_from(st, list, index + 1, outer),
         }
+    }
+
+    /// Runs `list[from..]`, then the rest of `outer`. If that starts inside the body of a
+    /// loop made of labels, running past the body's end leaves the loop (its frame comes
+    /// back) as it does on the ordinary path.
+    fn run_from(&mut self, st: State, list: &[Stmt], from: usize, outer: &[(&[Stmt], usize)]) -> R<()> {
+        let inside = list.get(from).and_then(|first| self.label_loops.iter().rposition(|l| l.body.contains(&first.id)));
+        let end = inside.and_then(|pos| list.iter().position(|x| x.id == self.label_loops[pos].last));
+        if let (Some(pos), Some(end)) = (inside, end) {
+            let lp = self.label_loops[pos].clone();
+            let body = &list[from..=end.max(from)];
+            return self.exec_seq(st, body, &mut |v: &mut Verifier<'e, 'a>, mut out: State| {
+                let left = v.label_loops.split_off(pos);
+                for c in &lp.frame.chunks {
+                    v.add_chunk(&mut out, c.field(), c.receiver().clone(), c.perm().clone(), Some(c.value().clone()), list[end].span)?;
+                }
+                let r = v.run_from(out, list, end + 1, outer);
+                v.label_loops.extend(left);
+                r
+            });
+        }
+        let rest = &list[from.min(list.len())..];
+        self.exec_seq(st, rest, &mut |v: &mut Verifier<'e, 'a>, st2| v.resume(st2, outer))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -495,7 +539,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         k(self, frame)
     }
 
-    fn havoc(&mut self, st: &mut State, vars: &HashSet<VarId>, s: &Stmt) -> R<()> {
+    pub(crate) fn havoc(&mut self, st: &mut State, vars: &HashSet<VarId>, s: &Stmt) -> R<()> {
         let mut sorted: Vec<&VarId> = vars.iter().collect();
         sorted.sort();
         for var in sorted {
@@ -512,7 +556,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
 /// The (statement list, index) pairs leading from `stmts` down to the first statement
 /// satisfying `wanted`, outermost first; empty if there is none.
-fn path_to<'x>(stmts: &'x [Stmt], wanted: &dyn Fn(&Stmt) -> bool, out: &mut Vec<(&'x [Stmt], usize)>) -> bool {
+pub(crate) fn path_to<'x>(stmts: &'x [Stmt], wanted: &dyn Fn(&Stmt) -> bool, out: &mut Vec<(&'x [Stmt], usize)>) -> bool {
     for (i, s) in stmts.iter().enumerate() {
         out.push((stmts, i));
         if wanted(s) {
@@ -534,7 +578,7 @@ fn path_to<'x>(stmts: &'x [Stmt], wanted: &dyn Fn(&Stmt) -> bool, out: &mut Vec<
 }
 
 /// Variables a statement list may assign.
-fn assigned_vars(sem: &germanium_semantics::Semantics, stmts: &[Stmt], out: &mut HashSet<VarId>) {
+pub(crate) fn assigned_vars(sem: &germanium_semantics::Semantics, stmts: &[Stmt], out: &mut HashSet<VarId>) {
     let target = |e: &Expr, out: &mut HashSet<VarId>| {
         if let ExprKind::Ident(_) = e.kind {
             if let Some(v) = sem.idents.get(e.id.0 as usize).copied().flatten() {

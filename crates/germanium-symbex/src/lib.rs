@@ -21,6 +21,7 @@ mod evaluate;
 mod execute;
 mod functions;
 mod havoc;
+mod label_loops;
 mod produce;
 pub mod state;
 mod termination;

@@ -186,6 +186,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.gotos_on_path = 0;
         self.method_measures.clear();
         self.perm_heap = None;
+        self.loop_heads.clear();
+        self.label_loops.clear();
         self.refuted.clear();
         let depth = self.pcs.depth();
         let outcome = match self.pcs.push(&mut self.solver) {
@@ -253,6 +255,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.check_exhale_parts(&st, &m.contract.ensures, false, &wellformed, m.name.span)?;
         let Some(body) = &m.body else { return Ok(()) };
         self.method = self.env.methods.get(&m.name.name).copied();
+        self.loop_heads = crate::label_loops::loop_heads(&body.stmts);
         let heap = st.heap.clone();
         self.method_measures = self.measures(&st, &heap, &m.contract.decreases)?;
         let r = self.exec_seq(st, &body.stmts, &mut |v: &mut Verifier<'e, 'a>, end: State| v.method_end(end));
