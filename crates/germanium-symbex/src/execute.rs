@@ -270,7 +270,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let Some(callee) = self.env.methods.get(name).copied() else {
             return Err(self.unsupported(s.span, "an unknown method"));
         };
-        let info = self.env.sem.methods[name].clone();
+        let Some(info) = self.env.sem.methods.get(name).cloned() else {
+            return Err(self.unsupported(s.span, "an unknown method"));
+        };
         let ctx = ErrorContext::at("call.failed", s.span, "Method call might fail.");
         let heap = st.heap.clone();
         let mut values = Vec::new();

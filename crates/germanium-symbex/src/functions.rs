@@ -38,7 +38,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if function.body.is_some() && self.method.is_some_and(|m| m.body.as_ref().is_some_and(|b| has_refute(&b.stmts))) {
             return Err(self.unsupported(e.span, "functions with bodies in methods with `refute`"));
         }
-        let params: Vec<_> = self.env.sem.functions[name].params.clone();
+        let Some(params) = self.env.sem.functions.get(name).map(|f| f.params.clone()) else {
+            return Err(self.unsupported(e.span, "an unknown function"));
+        };
         let decl = self.function_decl(name, e.span)?;
         let depth = self.bound.len();
         self.bound.extend(params.iter().copied().zip(args.iter().cloned()));

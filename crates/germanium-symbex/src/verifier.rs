@@ -8,8 +8,6 @@ use std::time::Duration;
 
 use germanium_semantics::Semantics;
 use germanium_smt::{Solver, SolverConfig};
-#[cfg(test)]
-use germanium_smt::Term;
 use germanium_syntax::ast::{Function, ItemKind, Method, Program};
 use germanium_syntax::diagnostic::ids;
 use germanium_syntax::{Diagnostic, SourceMap, Span};
@@ -108,15 +106,31 @@ pub fn verify_program(program: &Program, sem: &Semantics, sources: &SourceMap, o
                     if i >= todo.len() {
                         break;
                     }
-                    let found = match (&todo[i], verifier.as_mut()) {
-                        (Member::Unsupported(span, what), _) => vec![Diagnostic::new(
+                    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match (&todo[i], verifier.as_mut()) {
+                        (Member::Unsupported(span, what), _) => Some(vec![Diagnostic::new(
                             ids::UNSUPPORTED,
                             *span,
                             format!("{what} is not supported by Germanium's verifier yet"),
-                        )],
-                        (_, None) => continue,
-                        (Member::Method(m), Some(v)) => v.run_member(m.name.span, |v| v.verify_method(m)),
-                        (Member::Function(f), Some(v)) => v.run_member(f.name.span, |v| v.verify_function(f)),
+                        )]),
+                        // No solver: the worker already reported why (an internal error).
+                        (_, None) => None,
+                        (Member::Method(m), Some(v)) => Some(v.run_member(m.name.span, |v| v.verify_method(m))),
+                        (Member::Function(f), Some(v)) => Some(v.run_member(f.name.span, |v| v.verify_function(f))),
+                    }));
+                    let found = match run {
+                        Ok(Some(found)) => found,
+                        Ok(None) => continue,
+                        Err(_) => {
+                            // A bug: this member gets an internal error, and the worker's
+                            // solver (in an unknown state) is not used again.
+                            verifier = None;
+                            let span = match &todo[i] {
+                                Member::Method(m) => m.name.span,
+                                Member::Function(f) => f.name.span,
+                                Member::Unsupported(span, _) => *span,
+                            };
+                            vec![Diagnostic::new(ids::INTERNAL, span, "internal error in the verifier (please report it)")]
+                        }
                     };
                     results.lock().unwrap().push((i, found));
                 }
@@ -225,7 +239,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     fn verify_method(&mut self, m: &Method) -> R<()> {
-        let info = self.env.sem.methods[&m.name.name].clone();
+        let Some(info) = self.env.sem.methods.get(&m.name.name).cloned() else {
+            return Err(self.unsupported(m.name.span, "this method"));
+        };
         let mut st = State::default();
         self.fresh_store(&mut st, &info.params, m.name.span)?;
         self.fresh_store(&mut st, &info.returns, m.name.span)?;
@@ -306,7 +322,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     fn verify_function(&mut self, f: &Function) -> R<()> {
-        let info = self.env.sem.functions[&f.name.name].clone();
+        let Some(info) = self.env.sem.functions.get(&f.name.name).cloned() else {
+            return Err(self.unsupported(f.name.span, "this function"));
+        };
         let mut st = State::default();
         self.fresh_store(&mut st, &info.params, f.name.span)?;
         let wellformed = ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
@@ -333,13 +351,4 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.result = None;
         path_end(r)
     }
-}
-
-/// Used by tests: a term is proved valid by a fresh solver.
-#[cfg(test)]
-pub(crate) fn prove_with_fresh_solver(term: Term) -> bool {
-    let mut solver = Solver::new(SolverConfig::default()).unwrap();
-    solver.push().unwrap();
-    solver.assert(&Term::not(term)).unwrap();
-    solver.check_sat(Default::default()).unwrap().is_unsat()
 }
