@@ -142,11 +142,13 @@ fn vars_in(term: &Term, vars: &[Symbol], out: &mut Vec<Symbol>) {
 }
 
 /// Whether `term` may appear in a pattern: an application whose arguments are built from
-/// variables, constants, literals and further applications only.
+/// variables, constants, literals, integer arithmetic and further applications (Z3 matches
+/// arithmetic inside patterns; connectives, equalities and `ite` are not allowed).
 pub fn pattern_safe(term: &Term) -> bool {
     match term.kind() {
         TermKind::Var(_) | TermKind::Bool(_) | TermKind::Int(_) | TermKind::Real(_) => true,
         TermKind::App(_, args) => args.iter().all(pattern_safe),
+        TermKind::Op(Op::Add | Op::Sub | Op::Mul | Op::Neg | Op::ToReal, args) => args.iter().all(pattern_safe),
         _ => false,
     }
 }
