@@ -45,11 +45,40 @@ pub struct Env<'a> {
     pub timeout: Duration,
     /// Which methods each method calls.
     pub call_graph: HashMap<String, HashSet<String>>,
+    /// Viper functions that domain axioms mention (declared before the axioms).
+    pub axiom_functions: Vec<FunDecl>,
 }
 
 impl<'a> Env<'a> {
     pub fn new(program: &'a Program, sem: &'a Semantics, sources: &'a SourceMap, timeout: Duration) -> Env<'a> {
-        let theories = Theories::new(program, sem).ok();
+        // Heap-independent Viper functions called in domain axioms: `sx.fn.f(unit, args)`,
+        // as in method bodies (their snapshot is the unit).
+        let snap = SnapDecls::new();
+        let axiom_functions: std::cell::RefCell<Vec<FunDecl>> = Default::default();
+        let calls = |name: &str, args: Vec<Term>| -> Option<Term> {
+            let function = program.items.iter().find_map(|item| match &item.kind {
+                ItemKind::Function(f) if f.name.name == name => Some(f),
+                _ => None,
+            })?;
+            if function.contract.requires.iter().any(|pre| crate::produce::is_impure(sem, pre)) {
+                return None;
+            }
+            let result = match &sem.functions.get(name)?.result {
+                Type::Int => Sort::Int,
+                Type::Bool => Sort::Bool,
+                Type::Perm => Sort::Real,
+                _ => return None,
+            };
+            let mut sorts = vec![snap.sort.clone()];
+            sorts.extend(args.iter().map(|a| a.sort().clone()));
+            let decl = FunDecl::new(Symbol::user(&format!("sx.fn.{name}")), sorts, result);
+            axiom_functions.borrow_mut().push(decl.clone());
+            let mut full = vec![snap.unit()];
+            full.extend(args);
+            Some(Term::app(&decl, full))
+        };
+        let theories = Theories::with_functions(program, sem, &calls).ok();
+        let axiom_functions = axiom_functions.into_inner();
         let ref_sort = match &theories {
             Some(t) => t.sort(&Type::Ref).unwrap_or_else(|_| Sort::named("Ref")),
             None => Sort::Uninterpreted(Symbol::user("sx.Ref")),
@@ -74,7 +103,20 @@ impl<'a> Env<'a> {
                 _ => {}
             }
         }
-        Env { sem, sources, theories, snap: SnapDecls::new(), ref_sort, null, null_decl, methods, functions, timeout, call_graph: crate::termination::call_graph(program, sem) }
+        Env {
+            sem,
+            sources,
+            theories,
+            snap,
+            ref_sort,
+            null,
+            null_decl,
+            methods,
+            functions,
+            timeout,
+            call_graph: crate::termination::call_graph(program, sem),
+            axiom_functions,
+        }
     }
 
     /// The SMT sort of a Viper type.

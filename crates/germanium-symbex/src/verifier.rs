@@ -153,6 +153,24 @@ pub fn verify_program(program: &Program, sem: &Semantics, sources: &SourceMap, o
     out
 }
 
+/// Sends preamble commands.
+fn send(solver: &mut Solver, commands: &[germanium_smt::Command]) -> Result<(), germanium_smt::SolverError> {
+    use germanium_smt::Command;
+    for command in commands {
+        match command {
+            Command::DeclareSort(name) => solver.declare_sort(name)?,
+            Command::DeclareFun(decl) => solver.declare_fun(decl)?,
+            Command::Assert { term, .. } => solver.assert(term)?,
+            Command::Raw(text) => solver.raw(text)?,
+            Command::DefineFun { name, params, result, body } => {
+                solver.define_fun(name, params.clone(), result.clone(), body.clone())?
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn start_worker<'e, 'a>(env: &'e Env<'a>, config: SolverConfig) -> Result<Verifier<'e, 'a>, String> {
     let solver = Solver::new(config).map_err(|e| format!("could not start the SMT solver: {e}"))?;
     let mut v = Verifier::new(env, solver);
@@ -162,13 +180,12 @@ fn start_worker<'e, 'a>(env: &'e Env<'a>, config: SolverConfig) -> Result<Verifi
 
 impl<'e, 'a> Verifier<'e, 'a> {
     fn preamble(&mut self) -> Result<(), germanium_smt::SolverError> {
-        match &self.env.theories {
-            Some(t) => t.declare_in(&mut self.solver)?,
-            None => {
-                if let germanium_smt::Sort::Uninterpreted(name) = &self.env.ref_sort {
-                    self.solver.declare_sort(name)?;
-                }
-            }
+        // Theory declarations, then the engine's (snapshots, `null`, functions that domain
+        // axioms mention), then the axioms.
+        if let Some(t) = &self.env.theories {
+            send(&mut self.solver, t.declarations())?;
+        } else if let germanium_smt::Sort::Uninterpreted(name) = &self.env.ref_sort {
+            self.solver.declare_sort(name)?;
         }
         if let germanium_smt::Sort::Uninterpreted(name) = &self.env.snap.sort {
             self.solver.declare_sort(name)?;
@@ -178,6 +195,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         self.solver.declare_fun(&self.env.snap.unit)?;
         self.solver.declare_fun(&self.env.snap.pair)?;
+        for decl in &self.env.axiom_functions {
+            if self.declared.insert(decl.name().clone()) {
+                self.solver.declare_fun(decl)?;
+            }
+        }
+        if let Some(t) = &self.env.theories {
+            send(&mut self.solver, t.axioms())?;
+        }
         Ok(())
     }
 
