@@ -66,7 +66,8 @@ pub struct RunArgs {
     #[arg(long = "smt-log", value_name = "FILE")]
     pub smt_log: Option<PathBuf>,
 
-    /// Number of files processed at once (default: one per CPU).
+    /// Number of worker threads, each with its own solver (default: one per CPU). With one
+    /// file its members are verified in parallel; with several, the files are.
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
 }
@@ -78,7 +79,17 @@ impl RunArgs {
         options.z3 = self.z3.clone();
         options.timeout = self.timeout.map(std::time::Duration::from_secs);
         options.smt_log = self.smt_log.clone();
+        // Parallelism goes where the work is: members of a single file, else whole files.
+        options.jobs = if self.files.len() == 1 { self.worker_count() } else { 1 };
         options
+    }
+
+    /// `--jobs`, or the number of CPUs.
+    pub fn worker_count(&self) -> usize {
+        match self.jobs {
+            Some(jobs) => jobs.into(),
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
     }
 }
 

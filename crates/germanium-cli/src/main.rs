@@ -27,11 +27,8 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    let mut pool = rayon::ThreadPoolBuilder::new();
-    if let Some(jobs) = args.jobs {
-        pool = pool.num_threads(jobs.into());
-    }
-    let pool = match pool.build() {
+    let file_workers = if args.files.len() == 1 { 1 } else { args.worker_count() };
+    let pool = match rayon::ThreadPoolBuilder::new().num_threads(file_workers).build() {
         Ok(pool) => pool,
         Err(err) => {
             eprintln!("germanium: error: cannot start worker threads: {err}");

@@ -143,23 +143,24 @@ fn a_type_error_is_reported_where_it_is() {
 }
 
 #[test]
-fn verify_reports_members_it_cannot_verify_yet() {
-    let check = germanium(&["check", "examples/hello.vpr"]);
-    assert_eq!(check.status.code(), Some(0), "{check:?}");
+fn verify_accepts_a_correct_program() {
     let output = germanium(&["verify", "--format", "json", "examples/hello.vpr"]);
-    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
     let line = &json_lines(&output)[0];
-    assert_eq!(line["result"], "error");
+    assert_eq!(line["result"], "verified");
+    assert_eq!(line["errors"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn verify_reports_a_postcondition_that_does_not_hold() {
+    let output = germanium(&["verify", "--format", "json", "examples/failing.vpr"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let line = &json_lines(&output)[0];
+    assert_eq!(line["result"], "failed");
     let errors = line["errors"].as_array().unwrap();
     let at: Vec<(u64, &str)> = errors
         .iter()
         .map(|e| (e["line"].as_u64().unwrap(), e["id"].as_str().unwrap()))
         .collect();
-    assert_eq!(
-        at,
-        [
-            (5, "internal:feature.unsupported"),
-            (12, "internal:feature.unsupported")
-        ]
-    );
+    assert_eq!(at, [(7, "postcondition.violated:assertion.false")]);
 }
