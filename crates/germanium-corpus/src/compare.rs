@@ -23,20 +23,7 @@ pub enum CompareMode {
     Verify,
 }
 
-/// The environment variable selecting the mode: `frontend` (default) or `verify`.
-pub const MODE_VARIABLE: &str = "GERMANIUM_CORPUS_MODE";
-
 impl CompareMode {
-    pub fn from_env() -> Result<CompareMode, String> {
-        match std::env::var(MODE_VARIABLE).as_deref() {
-            Err(_) | Ok("") | Ok("frontend") => Ok(CompareMode::FrontEnd),
-            Ok("verify") => Ok(CompareMode::Verify),
-            Ok(other) => Err(format!(
-                "{MODE_VARIABLE}={other}: expected `frontend` or `verify`"
-            )),
-        }
-    }
-
     pub fn name(self) -> &'static str {
         match self {
             CompareMode::FrontEnd => "frontend",

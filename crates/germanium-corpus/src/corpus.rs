@@ -142,6 +142,8 @@ pub struct FileResult {
     pub classes: Vec<FeatureClass>,
     /// Annotation lines that could not be read, as (file, line).
     pub malformed: Vec<(PathBuf, u32)>,
+    /// Expected errors missed inside members Germanium verified (see [`crate::soundness`]).
+    pub missed_in_verified: Vec<crate::compare::Located>,
     pub time: Duration,
 }
 
@@ -159,11 +161,14 @@ pub fn run(files: &[CorpusFile], mode: CompareMode, import_paths: &[PathBuf]) ->
             let expectations = Expectations::of_report(&report);
             let comparison = compare(mode, &expectations, &reported_of(&report));
             let classes = report.program.as_ref().map(classify).unwrap_or_default();
+            let missed_in_verified =
+                crate::soundness::missed_in_verified_members(&report, &comparison.missing);
             FileResult {
                 file: file.clone(),
                 comparison,
                 classes,
                 malformed: expectations.malformed,
+                missed_in_verified,
                 time: report.time,
             }
         })

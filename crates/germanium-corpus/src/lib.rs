@@ -15,3 +15,4 @@ pub mod classify;
 pub mod compare;
 pub mod corpus;
 pub mod summary;
+pub mod soundness;

@@ -130,10 +130,11 @@ pub fn failure_lines(results: &[FileResult]) -> String {
         };
         let _ = writeln!(
             out,
-            "FAIL {}: missing [{}] unexpected [{}]",
+            "FAIL {}: missing [{}] unexpected [{}] ({} ms)",
             result.file.name,
             show(&result.comparison.missing),
-            show(&result.comparison.unexpected)
+            show(&result.comparison.unexpected),
+            result.time.as_millis()
         );
     }
     for result in results {
@@ -208,6 +209,7 @@ mod tests {
             comparison,
             classes: vec![FeatureClass::Core],
             malformed: vec![],
+            missed_in_verified: vec![],
             time: Default::default(),
         }
     }

@@ -1,21 +1,44 @@
-//! Runs the whole corpus through the driver and compares with the annotations.
+//! Runs the whole corpus through the driver and compares with the annotations, twice:
 //!
-//! - `GERMANIUM_CORPUS_MODE=frontend` (default) compares only front-end errors;
-//!   `verify` compares all errors (for when the verifier exists).
-//! - Fails if a file listed in `tests/corpus/<mode>-passing.txt` no longer passes; never fails
-//!   merely because more files pass. `GERMANIUM_UPDATE_PASSING=1` rewrites the list.
+//! - `frontend`: `germanium check`, comparing only front-end errors (`parser.error`,
+//!   `typechecker.error`, `consistency.error`);
+//! - `verify`: `germanium verify` (needs Z3: `Z3_EXE` or `z3` on the PATH), comparing all errors,
+//!   and failing on any expected error missed inside a member Germanium claims to have
+//!   verified, unless it is a documented deviation in `tests/corpus/verify-missed-accepted.txt`.
 //!
-//! Run with `cargo test --release -p germanium-corpus --test corpus -- --nocapture` to see the
-//! tables.
+//! Each fails if a file listed in `tests/corpus/<mode>-passing.txt` no longer passes; never
+//! merely because more files pass. `GERMANIUM_UPDATE_PASSING=1` rewrites the lists.
+//!
+//! `cargo test --release -p germanium-corpus --test corpus -- --nocapture` shows the tables;
+//! add `verify` or `frontend` after `--test corpus` to run one mode.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use germanium_corpus::compare::CompareMode;
-use germanium_corpus::corpus::{self, SharedPaths};
-use germanium_corpus::summary;
+use germanium_corpus::corpus::{self, FileResult, SharedPaths};
+use germanium_corpus::{soundness, summary};
 
 #[test]
-fn corpus() {
+fn frontend() {
+    let (results, lists) = run_mode(CompareMode::FrontEnd);
+    check_pass_list(&results, &lists.join("frontend-passing.txt"));
+}
+
+#[test]
+fn verify() {
+    let (results, lists) = run_mode(CompareMode::Verify);
+    let unsound = unexplained_misses(&results, &lists.join("verify-missed-accepted.txt"));
+    check_pass_list(&results, &lists.join("verify-passing.txt"));
+    assert!(
+        unsound.is_empty(),
+        "expected errors missed in members Germanium claims to have verified:\n{unsound}"
+    );
+}
+
+/// Runs every corpus file in `mode` and prints the tables; returns the results and the
+/// directory of the committed lists.
+fn run_mode(mode: CompareMode) -> (Vec<FileResult>, PathBuf) {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let shared = SharedPaths::from_crate_dir(crate_dir);
     assert!(
@@ -23,50 +46,40 @@ fn corpus() {
         "the shared corpus is missing at {}",
         shared.root.display()
     );
-    let mode = CompareMode::from_env().unwrap();
     let discovered = corpus::discover(&shared);
     let files = discovered.tests;
-    assert!(
-        files.len() > 1000,
-        "only {} corpus files found",
-        files.len()
-    );
-    let libraries: Vec<&str> = discovered
-        .libraries
-        .iter()
-        .map(|f| f.name.as_str())
-        .collect();
-    println!(
-        "\nnot run on their own (only imported by other tests): {}",
-        libraries.join(", ")
-    );
-
+    assert!(files.len() > 1000, "only {} corpus files found", files.len());
+    let libraries: Vec<&str> = discovered.libraries.iter().map(|f| f.name.as_str()).collect();
     let started = std::time::Instant::now();
     let results = corpus::run(&files, mode, &[shared.import_path()]);
-    println!(
+    let mut out = String::new();
+    let _ = writeln!(out, "\nnot run on their own (only imported by other tests): {}", libraries.join(", "));
+    let _ = writeln!(
+        out,
         "\ncorpus ({} mode): {} files in {:.1?}\n",
         mode.name(),
         files.len(),
         started.elapsed()
     );
-    println!("{}", summary::group_table(&results));
-    println!("{}", summary::class_table(&results));
-    print!("{}", summary::failure_lines(&results));
+    let _ = writeln!(out, "{}", summary::group_table(&results));
+    let _ = writeln!(out, "{}", summary::class_table(&results));
+    out.push_str(&summary::failure_lines(&results));
+    print!("{out}");
+    (results, crate_dir.join("../../tests/corpus"))
+}
 
-    let list_path: PathBuf =
-        crate_dir.join(format!("../../tests/corpus/{}-passing.txt", mode.name()));
-    let listed = summary::read_pass_list(&list_path);
-    let passing = summary::passing_names(&results);
+fn check_pass_list(results: &[FileResult], list_path: &Path) {
+    let listed = summary::read_pass_list(list_path);
+    let passing = summary::passing_names(results);
     let regressions: Vec<&String> = listed.difference(&passing).collect();
-    let newly_passing: Vec<&String> = passing.difference(&listed).collect();
-    for name in &newly_passing {
+    for name in passing.difference(&listed) {
         println!("NEW  {name} passes (not yet in {})", list_path.display());
     }
     for name in &regressions {
         println!("REGRESSION {name} is listed as passing but does not pass");
     }
     if std::env::var("GERMANIUM_UPDATE_PASSING").as_deref() == Ok("1") {
-        summary::write_pass_list(&list_path, &passing).unwrap();
+        summary::write_pass_list(list_path, &passing).unwrap();
         println!("wrote {} names to {}", passing.len(), list_path.display());
         return;
     }
@@ -76,4 +89,27 @@ fn corpus() {
          GERMANIUM_UPDATE_PASSING=1",
         regressions.len()
     );
+}
+
+/// Misses in verified members that the accepted-deviation list does not explain, one per line.
+fn unexplained_misses(results: &[FileResult], accepted_path: &Path) -> String {
+    let accepted = soundness::read_accepted(accepted_path);
+    let mut out = String::new();
+    for result in results {
+        let main = germanium_corpus::compare::canonical(&result.file.path);
+        for miss in &result.missed_in_verified {
+            let place = if miss.file == main {
+                (result.file.name.clone(), miss.line)
+            } else {
+                (miss.file.display().to_string(), miss.line)
+            };
+            let explained = accepted.get(&place).is_some_and(|id| *id == miss.id);
+            let mark = if explained { "ACCEPTED" } else { "UNSOUND" };
+            println!("{mark} {}:{} {} missed in a verified member", place.0, place.1, miss.id);
+            if !explained {
+                let _ = writeln!(out, "{}:{} {}", place.0, place.1, miss.id);
+            }
+        }
+    }
+    out
 }
