@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use germanium_driver::FileReport;
+use germanium_syntax::diagnostic::ids;
 use germanium_syntax::Span;
 
 use crate::compare::{canonical, is_front_end, Located};
@@ -38,6 +39,11 @@ pub fn missed_in_verified_members(report: &FileReport, missing: &[Located]) -> V
     let mut unverified = vec![false; members.len()];
     let mut whole_file_unverified = false;
     for diagnostic in report.diagnostics.iter().filter(|d| d.id.starts_with("internal")) {
+        if diagnostic.id == ids::INTERNAL {
+            // Germanium could not finish (no solver, a crash): it claimed nothing.
+            whole_file_unverified = true;
+            continue;
+        }
         let line = report.sources.start(diagnostic.span).line;
         match member_at(&file_of(diagnostic.span), line) {
             Some(index) => unverified[index] = true,
