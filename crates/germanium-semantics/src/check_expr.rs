@@ -110,6 +110,7 @@ impl Checker {
             }
             ExprKind::Ident(id) => self.ident(e, id),
             ExprKind::Unary(op, a) => {
+                let order = self.next_numeric_order();
                 let t = self.expr(a);
                 if t.has_error() {
                     return Type::Error;
@@ -123,7 +124,7 @@ impl Checker {
                             Type::Bool
                         }
                     }
-                    UnaryOp::Neg => self.numeric(e, &t),
+                    UnaryOp::Neg => self.numeric_negation(e, order, &t),
                 }
             }
             ExprKind::Binary(op, l, r) => self.binary(e, *op, l, r),
@@ -432,23 +433,6 @@ impl Checker {
         }
     }
 
-    /// Int or Perm (negation, arithmetic).
-    fn numeric(&mut self, e: &Expr, t: &Type) -> Type {
-        match self.unifier.shallow(t) {
-            Type::Int => Type::Int,
-            Type::Perm => Type::Perm,
-            s @ Type::Infer(_) => {
-                let n = self.unifier.fresh(VarClass::Numeric);
-                if self.unifier.try_unify(&n, &s) {
-                    n
-                } else {
-                    self.op_error(e)
-                }
-            }
-            _ => self.op_error(e),
-        }
-    }
-
     fn ident(&mut self, e: &Expr, id: &Ident) -> Type {
         if let Some(v) = self.lookup_local(&id.name) {
             if self.is_ambiguous(&id.name) {
@@ -472,6 +456,7 @@ impl Checker {
 
     fn binary(&mut self, e: &Expr, op: BinaryOp, l: &Expr, r: &Expr) -> Type {
         use BinaryOp::*;
+        let order = self.next_numeric_order();
         let tl = self.expr(l);
         let tr = self.expr(r);
         if tl.has_error() || tr.has_error() {
@@ -509,44 +494,9 @@ impl Checker {
                 if self.impure_value(l, &tl) || self.impure_value(r, &tr) {
                     return Type::Error;
                 }
-                if !self.unifier.try_unify(&tl, &tr) {
-                    return self.op_error(e);
-                }
-                if self.numeric(e, &tl) == Type::Error {
-                    return Type::Error;
-                }
-                Type::Bool
+                self.numeric_binary(e, order, op, &tl, &tr)
             }
-            Add | Sub => {
-                if !self.unifier.try_unify(&tl, &tr) {
-                    return self.op_error(e);
-                }
-                self.numeric(e, &tl)
-            }
-            Mul => match (self.unifier.shallow(&tl), self.unifier.shallow(&tr)) {
-                (Type::Int, Type::Int) => Type::Int,
-                (Type::Int | Type::Perm, Type::Perm) | (Type::Perm, Type::Int) => Type::Perm,
-                (v @ Type::Infer(_), Type::Int) | (Type::Int, v @ Type::Infer(_)) => self.numeric(e, &v),
-                _ => {
-                    if !self.unifier.try_unify(&tl, &tr) {
-                        return self.op_error(e);
-                    }
-                    self.numeric(e, &tl)
-                }
-            },
-            Div => match (self.unifier.shallow(&tl), self.unifier.shallow(&tr)) {
-                // Int / Int is an Int or a fraction, as the context requires.
-                (Type::Int, Type::Int) => self.unifier.fresh(VarClass::Numeric),
-                (Type::Perm, Type::Int | Type::Perm) => Type::Perm,
-                // A fraction or Int divided by an Int keeps its kind.
-                (l @ Type::Infer(_), Type::Int) => self.numeric(e, &l),
-                _ => {
-                    if !self.unifier.try_unify(&tl, &tr) {
-                        return self.op_error(e);
-                    }
-                    self.numeric(e, &tl)
-                }
-            },
+            Add | Sub | Mul | Div => self.numeric_binary(e, order, op, &tl, &tr),
             IntDiv | Mod => {
                 if self.unifier.try_unify(&Type::Int, &tl) && self.unifier.try_unify(&Type::Int, &tr) {
                     Type::Int

@@ -77,6 +77,10 @@ pub(crate) struct Checker {
     pub pending_let_types: Vec<(VarId, Type)>,
     /// Depth of nested top-level checks (only the outermost one grounds types).
     top_depth: u32,
+    /// Arithmetic operators whose Int/Perm signature is still open.
+    pub(crate) numeric_choices: Vec<crate::numeric_ops::NumericChoice>,
+    /// Counter giving operators their pre-order position.
+    pub(crate) numeric_order: u32,
 }
 
 impl Checker {
@@ -101,6 +105,8 @@ impl Checker {
             pending_fields: HashMap::new(),
             pending_let_types: Vec::new(),
             top_depth: 0,
+            numeric_choices: Vec::new(),
+            numeric_order: 0,
         }
     }
 
@@ -282,6 +288,7 @@ impl Checker {
     pub fn begin_top(&mut self) {
         if self.top_depth == 0 {
             self.unifier = Unifier::default();
+            self.numeric_choices.clear();
         }
         self.top_depth += 1;
     }
@@ -293,6 +300,7 @@ impl Checker {
         if self.top_depth > 0 {
             return;
         }
+        self.resolve_numeric_choices();
         let types = std::mem::take(&mut self.pending_types);
         for (id, t) in types {
             self.unifier.default_free(&t);

@@ -12,6 +12,7 @@ mod check_stmt;
 mod checker;
 mod consistency;
 mod declarations;
+mod numeric_ops;
 pub mod semantics;
 pub mod types;
 pub mod visit;
@@ -46,3 +47,5 @@ pub fn check_program(program: &Program, node_count: usize) -> (Semantics, Vec<Di
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_numeric;

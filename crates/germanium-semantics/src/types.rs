@@ -136,7 +136,7 @@ pub enum VarClass {
 }
 
 /// Inference variables and their bindings for one top-level expression.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Unifier {
     bindings: Vec<Option<Type>>,
     classes: Vec<VarClass>,
