@@ -61,6 +61,22 @@ impl<'e, 'a> Verifier<'e, 'a> {
         heap.drop_empty();
     }
 
+    /// Adds a chunk taken out of the state earlier (a loop's frame) back to it.
+    pub fn readd_chunk(&mut self, st: &mut crate::state::State, c: &crate::state::Chunk, span: Span) -> R<()> {
+        match c {
+            crate::state::Chunk::Field { field, receiver, value, perm } => {
+                self.add_chunk(st, field, receiver.clone(), perm.clone(), Some(value.clone()), span)
+            }
+            crate::state::Chunk::Predicate { name, args, snap, perm } => {
+                // Outside any guard: the amount already says when it is held.
+                let guards = std::mem::take(&mut self.guards);
+                let r = self.produce_predicate(st, name, args.clone(), perm.clone(), Some(snap.clone()), span);
+                self.guards = guards;
+                r
+            }
+        }
+    }
+
     /// Whether the current path is infeasible (then every check holds vacuously).
     pub fn dead_path(&mut self, span: Span) -> R<bool> {
         self.prove(Term::ff(), span)

@@ -13,6 +13,14 @@ use crate::state::{Heap, Permission, State};
 
 impl<'e, 'a> Verifier<'e, 'a> {
     pub fn consume(&mut self, st: &mut State, eval_heap: &Heap, a: &Expr, ctx: &ErrorContext) -> R<()> {
+        if let Some(pa) = self.as_predicate_access(a) {
+            let saved = self.perm_heap.replace(st.heap.clone());
+            let evaluated = self.eval_predicate_access(st, eval_heap, &pa, ctx);
+            self.perm_heap = saved;
+            let (args, amount) = evaluated?;
+            self.consume_predicate(st, &pa.name, &args, amount, pa.call, ctx)?;
+            return Ok(());
+        }
         match &a.kind {
             ExprKind::Binary(BinaryOp::And, l, r) => {
                 self.consume(st, eval_heap, l, ctx)?;
@@ -67,6 +75,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 p
             }
         };
+        let p = if wildcard { p } else { self.scaled(p) };
         let guard = self.guard();
         if self.assuming {
             let total = self.total_perm(&st.heap, &field, &r);

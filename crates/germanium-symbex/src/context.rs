@@ -12,7 +12,7 @@ use germanium_syntax::{Diagnostic, SourceMap, Span};
 
 use crate::errors::{make_error, ErrorContext, Reason, VerificationError};
 use crate::state::snapshot::SnapDecls;
-use crate::state::PathConditions;
+use crate::state::{PathConditions, Permission};
 use crate::theories::Theories;
 
 /// Why the exploration of a path stopped early.
@@ -42,9 +42,12 @@ pub struct Env<'a> {
     pub null_decl: Option<FunDecl>,
     pub methods: HashMap<String, &'a Method>,
     pub functions: HashMap<String, &'a Function>,
+    pub predicates: HashMap<String, &'a germanium_syntax::ast::Predicate>,
     pub timeout: Duration,
     /// Which methods each method calls.
     pub call_graph: HashMap<String, HashSet<String>>,
+    /// Which functions each function mentions.
+    pub function_call_graph: HashMap<String, HashSet<String>>,
     /// Viper functions that domain axioms mention (declared before the axioms).
     pub axiom_functions: Vec<FunDecl>,
 }
@@ -92,6 +95,7 @@ impl<'a> Env<'a> {
         };
         let mut methods = HashMap::new();
         let mut functions = HashMap::new();
+        let mut predicates = HashMap::new();
         for item in &program.items {
             match &item.kind {
                 ItemKind::Method(m) => {
@@ -99,6 +103,9 @@ impl<'a> Env<'a> {
                 }
                 ItemKind::Function(f) => {
                     functions.insert(f.name.name.clone(), f);
+                }
+                ItemKind::Predicate(p) => {
+                    predicates.insert(p.name.name.clone(), p);
                 }
                 _ => {}
             }
@@ -113,8 +120,10 @@ impl<'a> Env<'a> {
             null_decl,
             methods,
             functions,
+            predicates,
             timeout,
             call_graph: crate::termination::call_graph(program, sem),
+            function_call_graph: crate::function_bodies::function_call_graph(program, sem),
             axiom_functions,
         }
     }
@@ -150,6 +159,21 @@ pub struct Verifier<'e, 'a> {
     /// Functions declared in this solver so far (declarations are global and survive `pop`).
     pub declared: HashSet<Symbol>,
     pub wraps: HashMap<Sort, FunDecl>,
+    /// The inverses of `wraps`.
+    pub unwraps: HashMap<Sort, FunDecl>,
+    /// Amounts of permission in the assertion being produced or consumed are multiplied by
+    /// this (the amount of a predicate instance being folded or unfolded).
+    pub perm_scale: Option<Permission>,
+    /// Set while a function's definition is translated into an axiom: applications use
+    /// the limited versions and nothing is checked.
+    pub in_axiom: bool,
+    /// The function whose body is being verified.
+    pub current_function: Option<String>,
+    /// The instances unfolded while a function definition is translated (`in_axiom`):
+    /// predicate name, snapshot, arguments.
+    pub axiom_unfoldings: Vec<(String, Term, Vec<Term>)>,
+    /// Functions whose definitional axiom this worker's solver has.
+    pub defined: HashSet<String>,
     /// Nesting of quantifier bodies being evaluated (function postconditions are only assumed
     /// outside them).
     pub quantifier_depth: usize,
@@ -177,6 +201,8 @@ pub struct Verifier<'e, 'a> {
     pub loop_frames: Vec<crate::state::Heap>,
     /// `goto`s followed on the current path.
     pub gotos_on_path: usize,
+    /// The `decreases` clauses of the function whose body is being checked.
+    pub function_measures: Vec<crate::termination::Measure>,
     /// The method's `decreases` clauses evaluated at its entry.
     pub method_measures: Vec<crate::termination::Measure>,
     /// During consumption: the heap `perm(..)` is evaluated in.
@@ -208,6 +234,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
             guards: Vec::new(),
             declared: HashSet::new(),
             wraps: HashMap::new(),
+            unwraps: HashMap::new(),
+            perm_scale: None,
+            in_axiom: false,
+            current_function: None,
+            axiom_unfoldings: Vec::new(),
+            defined: HashSet::new(),
             quantifier_depth: 0,
             in_function_post: false,
             lenient_reads: false,
@@ -219,6 +251,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             loop_frames: Vec::new(),
             gotos_on_path: 0,
             method_measures: Vec::new(),
+            function_measures: Vec::new(),
             perm_heap: None,
             loop_heads: HashMap::new(),
             label_loops: Vec::new(),
@@ -337,17 +370,47 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// `value` as a snapshot.
     pub fn wrap(&mut self, value: Term, span: Span) -> R<Term> {
         let sort = value.sort().clone();
-        let decl = match self.wraps.get(&sort) {
-            Some(d) => d.clone(),
-            None => {
-                let name = Symbol::user(&format!("sx.wrap{}", self.wraps.len()));
-                let decl = FunDecl::new(name, vec![sort.clone()], self.env.snap.sort.clone());
-                self.ensure_declared(&decl, span)?;
-                self.wraps.insert(sort, decl.clone());
-                decl
+        let (wrap, _) = self.wrap_decls(&sort).map_err(|e| self.solver_failed(e, span))?;
+        Ok(Term::app(&wrap, vec![value]))
+    }
+
+    /// The value of sort `sort` that snapshot `s` wraps.
+    pub fn unwrap(&mut self, s: Term, sort: &Sort, span: Span) -> R<Term> {
+        let (_, unwrap) = self.wrap_decls(sort).map_err(|e| self.solver_failed(e, span))?;
+        Ok(Term::app(&unwrap, vec![s]))
+    }
+
+    /// The wrapping function of `sort` and its inverse, declared (with the axiom
+    /// `unwrap(wrap(v)) = v`) on first use. Called at the outermost solver level for the
+    /// sorts of fields (see the preamble), so the axiom outlives every member's scope.
+    pub fn wrap_decls(&mut self, sort: &Sort) -> Result<(FunDecl, FunDecl), SolverError> {
+        if let (Some(w), Some(u)) = (self.wraps.get(sort), self.unwraps.get(sort)) {
+            return Ok((w.clone(), u.clone()));
+        }
+        let n = self.wraps.len();
+        let wrap = FunDecl::new(Symbol::user(&format!("sx.wrap{n}")), vec![sort.clone()], self.env.snap.sort.clone());
+        let unwrap = FunDecl::new(Symbol::user(&format!("sx.unwrap{n}")), vec![self.env.snap.sort.clone()], sort.clone());
+        for d in [&wrap, &unwrap] {
+            if self.declared.insert(d.name().clone()) {
+                self.solver.declare_fun(d)?;
             }
-        };
-        Ok(Term::app(&decl, vec![value]))
+        }
+        let v = Symbol::user("sx.v");
+        let var = Term::var(v.clone(), sort.clone());
+        let wrapped = Term::app(&wrap, vec![var.clone()]);
+        let axiom = Term::forall(vec![(v, sort.clone())], Term::eq(Term::app(&unwrap, vec![wrapped.clone()]), var), vec![vec![wrapped]]);
+        self.solver.assert(&axiom)?;
+        self.wraps.insert(sort.clone(), wrap.clone());
+        self.unwraps.insert(sort.clone(), unwrap.clone());
+        Ok((wrap, unwrap))
+    }
+
+    /// `amount` times the current scale (see `perm_scale`).
+    pub fn scaled(&self, amount: Permission) -> Permission {
+        match &self.perm_scale {
+            Some(scale) if *scale != Permission::write() => Permission(Term::mul(vec![scale.0.clone(), amount.0])),
+            _ => amount,
+        }
     }
 
     pub fn sort_of(&mut self, ty: &Type, span: Span) -> R<Sort> {

@@ -204,7 +204,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.theory(op, vec![t], e)
             }
             ExprKind::Lhs(_) => Err(self.unsupported(e.span, "`lhs` (magic wands)")),
-            ExprKind::Unfolding(..) => Err(self.unsupported(e.span, "`unfolding` (predicates)")),
+            ExprKind::Unfolding(access, body) => self.eval_unfolding(st, heap, access, body, ctx),
             ExprKind::Applying(..) => Err(self.unsupported(e.span, "`applying` (magic wands)")),
             ExprKind::Asserting(a, x) => {
                 // The assertion is checked (not consumed), then the expression evaluated.
@@ -288,6 +288,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     fn eval_perm(&mut self, st: &State, heap: &Heap, loc: &Expr, ctx: &ErrorContext) -> R<Term> {
+        if let Some(pa) = self.as_predicate_access(loc) {
+            let mut args = Vec::new();
+            for a in pa.args {
+                args.push(self.eval(st, heap, a, ctx)?);
+            }
+            let current = self.perm_heap.clone();
+            return Ok(self.predicate_perm(current.as_ref().unwrap_or(heap), &pa.name, &args).0);
+        }
         let ExprKind::FieldAccess(rcv, _) = &loc.kind else {
             return Err(self.unsupported(loc.span, "`perm` of a predicate or wand"));
         };

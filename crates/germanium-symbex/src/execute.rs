@@ -233,7 +233,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
             StmtKind::Refute(a) => self.refute(st, s, a),
             StmtKind::Quasihavoc(cond, res) => self.quasihavoc(st, s, cond.as_ref(), res),
             StmtKind::Quasihavocall(vars, cond, res) => self.quasihavocall(st, s, vars.len(), cond.as_ref(), res),
-            StmtKind::Fold(_) | StmtKind::Unfold(_) => Err(self.unsupported(s.span, "predicates (`fold`/`unfold`)")),
+            StmtKind::Fold(a) => {
+                let text = crate::errors::text_of(self.env.sources, a.span);
+                let ctx = ErrorContext::at("fold.failed", s.span, format!("Folding {text} might fail."));
+                self.fold(st, a, &ctx)
+            }
+            StmtKind::Unfold(a) => {
+                let text = crate::errors::text_of(self.env.sources, a.span);
+                let ctx = ErrorContext::at("unfold.failed", s.span, format!("Unfolding {text} might fail."));
+                let heap = st.heap.clone();
+                self.unfold(st, &heap, a, &ctx)
+            }
             StmtKind::Package(..) | StmtKind::Apply(_) => Err(self.unsupported(s.span, "magic wands")),
             StmtKind::MacroRef(_) | StmtKind::Define(_) => Err(self.unsupported(s.span, "an unexpanded macro")),
             StmtKind::Block(_) | StmtKind::If { .. } | StmtKind::While { .. } | StmtKind::Goto(_) => {
@@ -414,12 +424,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let left_label_loops = self.label_loops.split_off(inside);
         for lp in left_label_loops.iter().rev() {
             for c in &lp.frame.chunks {
-                self.add_chunk(&mut st, c.field(), c.receiver().clone(), c.perm().clone(), Some(c.value().clone()), s.span)?;
+                self.readd_chunk(&mut st, c, s.span)?;
             }
         }
         for frame in &frames {
             for c in &frame.chunks {
-                self.add_chunk(&mut st, c.field(), c.receiver().clone(), c.perm().clone(), Some(c.value().clone()), s.span)?;
+                self.readd_chunk(&mut st, c, s.span)?;
             }
         }
         let (last_list, last_index) = to_label[k];
@@ -453,7 +463,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return self.exec_seq(st, body, &mut |v: &mut Verifier<'e, 'a>, mut out: State| {
                 let left = v.label_loops.split_off(pos);
                 for c in &lp.frame.chunks {
-                    v.add_chunk(&mut out, c.field(), c.receiver().clone(), c.perm().clone(), Some(c.value().clone()), list[end].span)?;
+                    v.readd_chunk(&mut out, c, list[end].span)?;
                 }
                 let r = v.run_from(out, list, end + 1, outer);
                 v.label_loops.extend(left);

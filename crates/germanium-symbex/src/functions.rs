@@ -4,7 +4,7 @@
 //! arguments, and the postcondition is assumed of that result.
 
 use germanium_smt::{FunDecl, Symbol, Term};
-use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
+use germanium_syntax::ast::Expr;
 
 use crate::context::{Abort, Verifier, R};
 use crate::errors::ErrorContext;
@@ -12,8 +12,9 @@ use crate::produce::is_impure;
 use crate::state::{Heap, State};
 
 impl<'e, 'a> Verifier<'e, 'a> {
-    /// The SMT function standing for Viper function `name`: (snapshot, arguments) → result.
-    pub fn function_decl(&mut self, name: &str, span: germanium_syntax::Span) -> R<FunDecl> {
+    /// The SMT functions standing for Viper function `name`: (snapshot, arguments) →
+    /// result, unlimited and limited (see `function_axioms`).
+    pub fn function_decls(&mut self, name: &str, span: germanium_syntax::Span) -> R<(FunDecl, FunDecl)> {
         let Some(info) = self.env.sem.functions.get(name) else {
             return Err(self.unsupported(span, "an unknown function"));
         };
@@ -24,29 +25,52 @@ impl<'e, 'a> Verifier<'e, 'a> {
             args.push(self.sort_of(&ty, span)?);
         }
         let result = self.sort_of(&info.result, span)?;
-        let decl = FunDecl::new(Symbol::user(&format!("sx.fn.{name}")), args, result);
+        let decl = FunDecl::new(Symbol::user(&format!("sx.fn.{name}")), args.clone(), result.clone());
+        let limited = FunDecl::new(Symbol::user(&format!("sx.fnl.{name}")), args, result);
         self.ensure_declared(&decl, span)?;
-        Ok(decl)
+        self.ensure_declared(&limited, span)?;
+        Ok((decl, limited))
+    }
+
+    /// The snapshot a function application depends on: that of its precondition, read
+    /// from `heap` (parameters bound to the arguments).
+    pub fn precondition_snapshot(&mut self, st: &State, heap: &Heap, function: &germanium_syntax::ast::Function) -> R<Term> {
+        let mut snapshot = None;
+        for pre in &function.contract.requires {
+            let part = self.assertion_snapshot(st, heap, pre)?;
+            snapshot = self.env.snap.join(snapshot, part);
+        }
+        Ok(snapshot.unwrap_or_else(|| self.env.snap.unit()))
     }
 
     pub fn apply_function(&mut self, st: &State, heap: &Heap, e: &Expr, name: &str, args: Vec<Term>, _ctx: &ErrorContext) -> R<Term> {
         let Some(function) = self.env.functions.get(name).copied() else {
             return Err(self.unsupported(e.span, "an unknown function"));
         };
-        // Bodies are not used (the function is treated by its contract): that only loses
-        // knowledge, which `refute` would turn into silently passing refutations.
-        if function.body.is_some() && self.method.is_some_and(|m| m.body.as_ref().is_some_and(|b| has_refute(&b.stmts))) {
+        // A body without a definitional axiom is not used (the function is treated by its
+        // contract): that only loses knowledge, which `refute` would turn into silently
+        // passing refutations.
+        if function.body.is_some() && !self.defined.contains(name) && self.method.is_some_and(|m| m.body.as_ref().is_some_and(|b| has_refute(&b.stmts))) {
             return Err(self.unsupported(e.span, "functions with bodies in methods with `refute`"));
         }
         let Some(params) = self.env.sem.functions.get(name).map(|f| f.params.clone()) else {
             return Err(self.unsupported(e.span, "an unknown function"));
         };
-        let decl = self.function_decl(name, e.span)?;
+        let (unlimited, limited) = self.function_decls(name, e.span)?;
+        let decl = if self.in_axiom { limited } else { unlimited };
         let depth = self.bound.len();
         self.bound.extend(params.iter().copied().zip(args.iter().cloned()));
+        if !self.function_measures.is_empty() && self.checking && !self.in_axiom {
+            if let Err(err) = self.check_function_call_terminates(st, heap, function, e) {
+                self.bound.truncate(depth);
+                return Err(err);
+            }
+        }
+        let measures = std::mem::take(&mut self.function_measures);
         let saved_result = self.result.take();
         let outcome = self.apply_bound(st, heap, e, name, function, &decl, &args);
         self.result = saved_result;
+        self.function_measures = measures;
         self.bound.truncate(depth);
         outcome
     }
@@ -69,11 +93,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.consume(&mut scratch, heap, pre, &call_ctx)?;
             }
         }
-        let mut snapshot = self.env.snap.unit();
-        for pre in &function.contract.requires {
-            let part = self.footprint(st, heap, pre)?;
-            snapshot = self.env.snap.pair(snapshot, part);
-        }
+        let snapshot = self.precondition_snapshot(st, heap, function)?;
         let mut full = vec![snapshot];
         full.extend(args.iter().cloned());
         let app = Term::app(decl, full);
@@ -110,72 +130,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Ok(app)
     }
 
-    /// The snapshot of the permissions `a` requires, read from `heap`.
-    fn footprint(&mut self, st: &State, heap: &Heap, a: &Expr) -> R<Term> {
-        let unit = self.env.snap.unit();
-        if !is_impure(self.env.sem, a) {
-            return Ok(unit);
-        }
-        let ctx = ErrorContext::at("application.precondition", a.span, "");
-        let saved = std::mem::replace(&mut self.checking, false);
-        let result = self.footprint_inner(st, heap, a, &ctx);
-        self.checking = saved;
-        match result {
-            Ok(t) => Ok(t),
-            // Could not read it: an unknown snapshot is always sound.
-            Err(Abort::Failed) => self.fresh("snap", self.env.snap.sort.clone(), a.span),
-            Err(other) => Err(other),
-        }
-    }
-
-    fn footprint_inner(&mut self, st: &State, heap: &Heap, a: &Expr, ctx: &ErrorContext) -> R<Term> {
-        let unit = self.env.snap.unit();
-        if !is_impure(self.env.sem, a) {
-            return Ok(unit);
-        }
-        match &a.kind {
-            ExprKind::Binary(BinaryOp::And, l, r) => {
-                let l = self.footprint_inner(st, heap, l, ctx)?;
-                let r = self.footprint_inner(st, heap, r, ctx)?;
-                Ok(self.env.snap.pair(l, r))
-            }
-            ExprKind::Binary(BinaryOp::Implies, c, body) => {
-                let c = self.eval(st, heap, c, ctx)?;
-                let b = self.under(c.clone(), |v| v.footprint_inner(st, heap, body, ctx))?;
-                Ok(Term::ite(c, b, unit))
-            }
-            ExprKind::Cond(c, x, y) => {
-                let c = self.eval(st, heap, c, ctx)?;
-                let x = self.under(c.clone(), |v| v.footprint_inner(st, heap, x, ctx))?;
-                let y = self.under(Term::not(c.clone()), |v| v.footprint_inner(st, heap, y, ctx))?;
-                Ok(Term::ite(c, x, y))
-            }
-            ExprKind::Annotated(_, x) | ExprKind::InhaleExhale(_, x) => self.footprint_inner(st, heap, x, ctx),
-            ExprKind::Acc(loc, amount) => {
-                let (field, rcv) = self.field_location(loc)?;
-                let r = self.eval(st, heap, rcv, ctx)?;
-                let held = match amount {
-                    Some(x) if !matches!(x.kind, ExprKind::Wildcard) => {
-                        let p = crate::state::Permission::of(self.eval(st, heap, x, ctx)?);
-                        p.is_positive()
-                    }
-                    _ => Term::tt(),
-                };
-                let value = match self.find_chunk(heap, &field, &r, loc.span)? {
-                    Some(i) => heap.chunks[i].value().clone(),
-                    None => {
-                        let ty = self.env.sem.fields.get(&field).map(|f| f.ty.clone());
-                        let Some(ty) = ty else { return Err(Abort::Failed) };
-                        let sort = self.sort_of(&ty, loc.span)?;
-                        self.aliased_value(heap, &field, &r, sort, loc.span)?
-                    }
-                };
-                let wrapped = self.wrap(value, loc.span)?;
-                Ok(Term::ite(held, wrapped, self.env.snap.unit()))
-            }
-            _ => Err(Abort::Failed),
-        }
-    }
 }
 
 /// Whether a `refute` occurs in the statements.

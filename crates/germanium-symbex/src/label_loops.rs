@@ -131,7 +131,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             // Leaving the loop by running past its body: the frame comes back.
             let inner_loops = v.label_loops.split_off(depth - 1);
             for c in &frame_heap.chunks {
-                v.add_chunk(&mut out, c.field(), c.receiver().clone(), c.perm().clone(), Some(c.value().clone()), head.span)?;
+                v.readd_chunk(&mut out, c, head.span)?;
             }
             let r = v.exec_seq(out, after, k);
             v.label_loops.extend(inner_loops);

@@ -39,21 +39,49 @@ pub fn is_impure(sem: &Semantics, e: &Expr) -> bool {
 
 impl<'e, 'a> Verifier<'e, 'a> {
     pub fn produce(&mut self, st: &mut State, a: &Expr, ctx: &ErrorContext) -> R<()> {
+        self.produce_from(st, a, None, ctx)
+    }
+
+    /// Produces `a` from snapshot `snap` (its shape as in `state::snapshot`): chunk values
+    /// and instance snapshots are parts of it. Without one, they are fresh.
+    pub fn produce_from(&mut self, st: &mut State, a: &Expr, snap: Option<Term>, ctx: &ErrorContext) -> R<()> {
+        if let Some(pa) = self.as_predicate_access(a) {
+            let heap = st.heap.clone();
+            let (args, amount) = self.eval_predicate_access(st, &heap, &pa, ctx)?;
+            let amount = match amount {
+                Some(p) => {
+                    if let Some(x) = pa.amount {
+                        self.check(p.is_non_negative(), ctx, Reason::NegativePermission, x)?;
+                    }
+                    p
+                }
+                None => {
+                    let w = self.fresh("wildcard", germanium_smt::Sort::Real, a.span)?;
+                    self.assume(Permission(w.clone()).is_positive(), a.span)?;
+                    Permission(w)
+                }
+            };
+            return self.produce_predicate(st, &pa.name, args, amount, snap, a.span);
+        }
         match &a.kind {
             ExprKind::Binary(BinaryOp::And, l, r) if is_impure(self.env.sem, a) => {
-                self.produce(st, l, ctx)?;
-                self.produce(st, r, ctx)
+                let (ls, rs) = match (&snap, is_impure(self.env.sem, l), is_impure(self.env.sem, r)) {
+                    (Some(s), true, true) => (Some(self.env.snap.first(s)), Some(self.env.snap.second(s))),
+                    (s, _, _) => (s.clone(), s.clone()),
+                };
+                self.produce_from(st, l, ls, ctx)?;
+                self.produce_from(st, r, rs, ctx)
             }
             ExprKind::Binary(BinaryOp::Implies, c, body) if is_impure(self.env.sem, body) => {
                 let heap = st.heap.clone();
                 let c = self.eval(st, &heap, c, ctx)?;
-                self.under(c, |v| v.produce(st, body, ctx))
+                self.under(c, |v| v.produce_from(st, body, snap, ctx))
             }
             ExprKind::Cond(c, x, y) if is_impure(self.env.sem, a) => {
                 let heap = st.heap.clone();
                 let c = self.eval(st, &heap, c, ctx)?;
-                self.under(c.clone(), |v| v.produce(st, x, ctx))?;
-                self.under(Term::not(c), |v| v.produce(st, y, ctx))
+                self.under(c.clone(), |v| v.produce_from(st, x, snap.clone(), ctx))?;
+                self.under(Term::not(c), |v| v.produce_from(st, y, snap, ctx))
             }
             ExprKind::Let(_, value, body) if is_impure(self.env.sem, body) => {
                 let heap = st.heap.clone();
@@ -62,16 +90,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     return Err(self.unsupported(a.span, "this `let`"));
                 };
                 self.bound.push((var, v));
-                let r = self.produce(st, body, ctx);
+                let r = self.produce_from(st, body, snap, ctx);
                 self.bound.pop();
                 r
             }
-            ExprKind::Annotated(_, x) => self.produce(st, x, ctx),
+            ExprKind::Annotated(_, x) => self.produce_from(st, x, snap, ctx),
             ExprKind::InhaleExhale(x, y) => {
                 let part = if self.exhale_parts { y } else { x };
-                self.produce(st, part, ctx)
+                self.produce_from(st, part, snap, ctx)
             }
-            ExprKind::Acc(loc, amount) => self.produce_acc(st, loc, amount.as_deref(), ctx),
+            ExprKind::Acc(loc, amount) => self.produce_acc(st, loc, amount.as_deref(), snap, ctx),
             _ if is_impure(self.env.sem, a) => Err(self.unsupported_assertion(a)),
             _ => {
                 let heap = st.heap.clone();
@@ -112,7 +140,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
     }
 
-    fn produce_acc(&mut self, st: &mut State, loc: &Expr, amount: Option<&Expr>, ctx: &ErrorContext) -> R<()> {
+    fn produce_acc(&mut self, st: &mut State, loc: &Expr, amount: Option<&Expr>, snap: Option<Term>, ctx: &ErrorContext) -> R<()> {
         let (field, rcv) = self.field_location(loc)?;
         let heap = st.heap.clone();
         let r = self.eval(st, &heap, rcv, ctx)?;
@@ -126,10 +154,20 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 p
             }
         };
+        let p = self.scaled(p);
         let guard = self.guard();
         let not_null = Term::not(Term::eq(r.clone(), self.env.null()));
         self.assume(Term::implies(Term::and([guard.clone(), p.is_positive()]), not_null), loc.span)?;
-        self.add_field_chunk(st, &field, r, p.when(&guard), loc)
+        let value = match snap {
+            Some(s) => {
+                let ty = self.env.sem.fields.get(&field).map(|f| f.ty.clone());
+                let Some(ty) = ty else { return Err(self.unsupported(loc.span, "an unknown field")) };
+                let sort = self.sort_of(&ty, loc.span)?;
+                Some(self.unwrap(s, &sort, loc.span)?)
+            }
+            None => None,
+        };
+        self.add_chunk(st, &field, r, p.when(&guard), value, loc.span)
     }
 
     /// Adds `amount` to `receiver.field`, merging with a chunk for the same location.

@@ -163,7 +163,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// Reports `reason` at `span` unless `fact` holds (under the current guards).
-    fn termination_check(&mut self, fact: Term, reason: &str, span: Span, what: &str) -> R<()> {
+    pub fn termination_check(&mut self, fact: Term, reason: &str, span: Span, what: &str) -> R<()> {
         if !self.prove(fact.clone(), span)? {
             self.termination_error(reason, span, what);
             self.assume_guarded(fact, span)?;

@@ -40,6 +40,7 @@ impl Default for VerifyOptions {
 enum Member<'a> {
     Method(&'a Method),
     Function(&'a Function),
+    Predicate(&'a germanium_syntax::ast::Predicate),
     /// A construct reported as unsupported without running anything.
     Unsupported(Span, String),
 }
@@ -52,14 +53,12 @@ fn members(program: &Program) -> Vec<Member<'_>> {
                 out.push(Member::Method(m));
             }
             ItemKind::Function(f) => {
-                if f.body.is_some() {
-                    out.push(Member::Unsupported(f.name.span, format!("verification of functions with bodies (`{}`)", f.name.name)));
-                } else if !f.contract.requires.is_empty() || !f.contract.ensures.is_empty() {
+                if f.body.is_some() || !f.contract.requires.is_empty() || !f.contract.ensures.is_empty() || !f.contract.decreases.is_empty() {
                     out.push(Member::Function(f));
                 }
             }
             ItemKind::Predicate(p) if p.body.is_some() => {
-                out.push(Member::Unsupported(p.name.span, format!("predicates (`{}` was not checked)", p.name.name)));
+                out.push(Member::Predicate(p));
             }
             _ => {}
         }
@@ -116,6 +115,7 @@ pub fn verify_program(program: &Program, sem: &Semantics, sources: &SourceMap, o
                         (_, None) => None,
                         (Member::Method(m), Some(v)) => Some(v.run_member(m.name.span, |v| v.verify_method(m))),
                         (Member::Function(f), Some(v)) => Some(v.run_member(f.name.span, |v| v.verify_function(f))),
+                        (Member::Predicate(p), Some(v)) => Some(v.run_member(p.name.span, |v| v.verify_predicate(p))),
                     }));
                     let found = match run {
                         Ok(Some(found)) => found,
@@ -127,6 +127,7 @@ pub fn verify_program(program: &Program, sem: &Semantics, sources: &SourceMap, o
                             let span = match &todo[i] {
                                 Member::Method(m) => m.name.span,
                                 Member::Function(f) => f.name.span,
+                                Member::Predicate(p) => p.name.span,
                                 Member::Unsupported(span, _) => *span,
                             };
                             vec![Diagnostic::new(ids::INTERNAL, span, "internal error in the verifier (please report it)")]
@@ -175,6 +176,11 @@ fn start_worker<'e, 'a>(env: &'e Env<'a>, config: SolverConfig) -> Result<Verifi
     let solver = Solver::new(config).map_err(|e| format!("could not start the SMT solver: {e}"))?;
     let mut v = Verifier::new(env, solver);
     v.preamble().map_err(|e| format!("the SMT solver rejected the preamble: {e}"))?;
+    if v.function_axioms().is_err() {
+        let errors = std::mem::take(&mut v.errors);
+        let why = errors.first().map_or(String::from("unknown reason"), |d| d.message.clone());
+        return Err(format!("could not axiomatise the program's functions: {why}"));
+    }
     Ok(v)
 }
 
@@ -193,8 +199,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if let Some(null) = &self.env.null_decl {
             self.solver.declare_fun(null)?;
         }
-        self.solver.declare_fun(&self.env.snap.unit)?;
-        self.solver.declare_fun(&self.env.snap.pair)?;
+        for decl in [&self.env.snap.unit, &self.env.snap.pair, &self.env.snap.first, &self.env.snap.second] {
+            self.solver.declare_fun(decl)?;
+        }
+        for axiom in self.env.snap.axioms() {
+            self.solver.assert(&axiom)?;
+        }
         for decl in &self.env.axiom_functions {
             if self.declared.insert(decl.name().clone()) {
                 self.solver.declare_fun(decl)?;
@@ -202,6 +212,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         if let Some(t) = &self.env.theories {
             send(&mut self.solver, t.axioms())?;
+        }
+        // Field values in snapshots, with their axioms at this outermost level.
+        let mut field_types: Vec<_> = self.env.sem.fields.values().map(|f| f.ty.clone()).collect();
+        field_types.push(germanium_semantics::Type::Ref);
+        for ty in field_types {
+            if let Ok(sort) = self.env.sort_of(&ty) {
+                self.wrap_decls(&sort)?;
+            }
         }
         Ok(())
     }
@@ -228,6 +246,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.loop_heads.clear();
         self.label_loops.clear();
         self.refuted.clear();
+        self.perm_scale = None;
+        self.in_axiom = false;
+        self.current_function = None;
+        self.axiom_unfoldings.clear();
         let depth = self.pcs.depth();
         let outcome = match self.pcs.push(&mut self.solver) {
             Ok(()) => f(self),
@@ -371,7 +393,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             })();
             self.pop(f.name.span)?;
             path_end(posts)?;
-            self.check_exhale_parts(&st, &f.contract.ensures, false, &wellformed, f.name.span)
+            self.check_exhale_parts(&st, &f.contract.ensures, false, &wellformed, f.name.span)?;
+            self.result = None;
+            self.verify_function_body(f, &st)
         })();
         self.result = None;
         path_end(r)

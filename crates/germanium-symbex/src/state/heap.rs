@@ -1,51 +1,65 @@
-//! The symbolic heap: a list of field chunks. Lookup that needs the solver (receiver
-//! equality) is done by the verifier; here are the syntactic parts.
+//! The symbolic heap: a list of field and predicate chunks. Lookup that needs the solver
+//! (receiver or argument equality) is done by the verifier; here are the syntactic parts.
 
 use germanium_smt::Term;
 
 use super::permission::Permission;
 
 /// One heap chunk: `perm` permission to `receiver.field`, whose value is `value` (the
-/// chunk's snapshot).
+/// chunk's snapshot), or `perm` permission to the predicate instance `name(args)`, whose
+/// snapshot `snap` stands for the values folded inside it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Chunk {
     Field { field: String, receiver: Term, value: Term, perm: Permission },
+    Predicate { name: String, args: Vec<Term>, snap: Term, perm: Permission },
 }
 
 impl Chunk {
+    /// The field's name, or the predicate's (Viper's names are global: they never clash).
     pub fn field(&self) -> &str {
         match self {
             Chunk::Field { field, .. } => field,
+            Chunk::Predicate { name, .. } => name,
         }
     }
 
+    pub fn is_field(&self) -> bool {
+        matches!(self, Chunk::Field { .. })
+    }
+
+    /// The receiver of a field chunk (a predicate chunk's snapshot otherwise: callers only
+    /// ask field chunks).
     pub fn receiver(&self) -> &Term {
         match self {
             Chunk::Field { receiver, .. } => receiver,
+            Chunk::Predicate { snap, .. } => snap,
         }
     }
 
+    /// The value (field) or snapshot (predicate).
     pub fn value(&self) -> &Term {
         match self {
             Chunk::Field { value, .. } => value,
+            Chunk::Predicate { snap, .. } => snap,
         }
     }
 
     pub fn perm(&self) -> &Permission {
         match self {
-            Chunk::Field { perm, .. } => perm,
+            Chunk::Field { perm, .. } | Chunk::Predicate { perm, .. } => perm,
         }
     }
 
     pub fn set_perm(&mut self, amount: Permission) {
         match self {
-            Chunk::Field { perm, .. } => *perm = amount,
+            Chunk::Field { perm, .. } | Chunk::Predicate { perm, .. } => *perm = amount,
         }
     }
 
     pub fn set_value(&mut self, new_value: Term) {
         match self {
             Chunk::Field { value, .. } => *value = new_value,
+            Chunk::Predicate { snap, .. } => *snap = new_value,
         }
     }
 }
@@ -62,7 +76,21 @@ impl Heap {
 
     /// Indices of the chunks for `field`.
     pub fn of_field<'a>(&'a self, field: &'a str) -> impl Iterator<Item = usize> + 'a {
-        self.chunks.iter().enumerate().filter(move |(_, c)| c.field() == field).map(|(i, _)| i)
+        self.chunks.iter().enumerate().filter(move |(_, c)| c.is_field() && c.field() == field).map(|(i, _)| i)
+    }
+
+    /// Indices of the chunks of predicate `name`.
+    pub fn of_predicate<'a>(&'a self, name: &'a str) -> impl Iterator<Item = usize> + 'a {
+        self.chunks
+            .iter()
+            .enumerate()
+            .filter(move |(_, c)| matches!(c, Chunk::Predicate { name: n, .. } if n == name))
+            .map(|(i, _)| i)
+    }
+
+    /// The chunk of `name` whose arguments are syntactically `args`.
+    pub fn find_predicate_syntactic(&self, name: &str, args: &[Term]) -> Option<usize> {
+        self.of_predicate(name).find(|&i| matches!(&self.chunks[i], Chunk::Predicate { args: a, .. } if a.as_slice() == args))
     }
 
     /// The chunk for `field` whose receiver is syntactically `receiver`.
@@ -83,7 +111,7 @@ impl Heap {
     /// Every receiver term in the heap.
     pub fn receivers(&self) -> Vec<Term> {
         let mut out: Vec<Term> = Vec::new();
-        for c in &self.chunks {
+        for c in self.chunks.iter().filter(|c| c.is_field()) {
             if !out.contains(c.receiver()) {
                 out.push(c.receiver().clone());
             }

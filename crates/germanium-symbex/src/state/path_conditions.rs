@@ -44,6 +44,11 @@ impl PathConditions {
         self.frames.len() - 1
     }
 
+    /// The facts assumed in the innermost scope.
+    pub fn innermost(&self) -> &[Term] {
+        self.frames.last().map_or(&[], |f| f.as_slice())
+    }
+
     /// Every fact on the current path (outermost first).
     pub fn all(&self) -> impl Iterator<Item = &Term> {
         self.frames.iter().flatten()

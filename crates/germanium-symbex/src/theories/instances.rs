@@ -24,6 +24,7 @@ use germanium_semantics::visit::walk_expr;
 use germanium_semantics::{CallTarget, FieldTarget, Semantics, VarKind};
 use germanium_syntax::ast::{Domain, Expr, ExprKind, ItemKind, NodeId, Program};
 
+use super::adt_contains;
 use super::sorts::depth;
 
 /// Types above this many are not created (a safety net for pathological programs).
@@ -237,14 +238,36 @@ impl Instances {
         for ty in &found {
             out.add(ty, Origin::Program);
         }
-        while let Some(ty) = out.pending.pop() {
+        out.drain(sem, &domains);
+        // `contains` of derived ADTs is transitive: declare the composed instances.
+        if let Some(domain) = adt_contains::contains_domain(sem) {
+            let mut pairs: Vec<(Type, Type)> = out
+                .types
+                .iter()
+                .filter_map(|t| match t {
+                    Type::Domain(n, a) if *n == domain && a.len() == 2 && out.level(t) >= Level::Declared => {
+                        Some((a[0].clone(), a[1].clone()))
+                    }
+                    _ => None,
+                })
+                .collect();
+            pairs.dedup();
+            for (a, c) in adt_contains::transitive_pairs(&pairs) {
+                out.add(&Type::Domain(domain.clone(), vec![a, c]), Origin::Program);
+            }
+            out.drain(sem, &domains);
+        }
+        out
+    }
+
+    fn drain(&mut self, sem: &Semantics, domains: &HashMap<&str, &Domain>) {
+        while let Some(ty) = self.pending.pop() {
             match &ty {
-                Type::Domain(name, args) => out.expand_domain(&ty, name, args, sem, &domains),
-                Type::Adt(name, args) => out.expand_adt(name, args, sem),
+                Type::Domain(name, args) => self.expand_domain(&ty, name, args, sem, domains),
+                Type::Adt(name, args) => self.expand_adt(name, args, sem),
                 _ => {}
             }
         }
-        out
     }
 
     /// Level of a domain instance (`SortOnly` for unknown ones).
@@ -370,6 +393,13 @@ impl Instances {
                 for (_, ty) in &c.fields {
                     self.add(&apply_subst(ty, &subst), Origin::Signature);
                 }
+            }
+        }
+        // `derives { contains }`: the instances its constructor axioms use.
+        if let Some(domain) = adt_contains::contains_domain(sem) {
+            let adt = Type::Adt(name.to_string(), args.to_vec());
+            for (field, owner) in adt_contains::constructor_pairs(sem, &adt) {
+                self.add(&Type::Domain(domain.clone(), vec![field, owner]), Origin::Program);
             }
         }
     }

@@ -27,6 +27,7 @@
 //! [`domains`] and [`adts`] declare user types, with [`pure_translate`] and [`triggers`]
 //! for domain axioms.
 
+mod adt_contains;
 mod adts;
 mod domains;
 mod instances;
@@ -365,6 +366,7 @@ impl Theories {
             }
         }
         axioms.extend(domains::uniqueness(&unique));
+        axioms.extend(adt_contains::axioms(sem, &self.adts, &self.domain_functions));
         let syntax = instances::domains_by_name(program);
         let mut problems = Vec::new();
         for ty in domain_types

@@ -1,0 +1,216 @@
+//! Axioms for Viper functions (Silicon's scheme, after Heule et al.): `f(s, xs)` is the
+//! function of the precondition's snapshot `s` and the arguments, with a limited twin
+//! `f%limited` equal to it. The definitional axiom, triggered by `f(s, xs)`, equates it with
+//! the body translated with every application limited, so each application unrolls the body
+//! once; a second trigger `{f%stateless(xs), P%trigger(s_P, args)}` unrolls it again for
+//! every instance the program folds or unfolds, in step with the program. The postcondition
+//! axiom holds of `f%limited` (hence of `f`).
+//!
+//! The body is translated by symbolic evaluation: the precondition is produced from a
+//! symbolic snapshot, so every heap value in the body is a function of it. A translation
+//! that would mention anything but the snapshot and the parameters (a fresh value the
+//! solver knows nothing about) is dropped: the function is then treated by its contract.
+
+use std::collections::HashMap;
+
+use germanium_smt::{FunDecl, Sort, Symbol, Term, TermKind};
+use germanium_syntax::ast::Function;
+use germanium_syntax::Span;
+
+use crate::context::{Verifier, R};
+use crate::errors::ErrorContext;
+use crate::produce::is_impure;
+use crate::state::State;
+use crate::triggers;
+
+/// A function's definition in terms of a symbolic snapshot and parameters.
+struct Translation {
+    snap: Term,
+    params: Vec<Term>,
+    /// The precondition's pure facts.
+    pre: Vec<Term>,
+    /// The body's value (`None` for abstract functions).
+    body: Option<Term>,
+    /// The postcondition with `result` the limited application.
+    post: Vec<Term>,
+    unfoldings: Vec<(String, Term, Vec<Term>)>,
+}
+
+/// Whether `t` mentions a fresh constant other than those in `allowed`.
+fn mentions_other_fresh(t: &Term, allowed: &[Term]) -> bool {
+    if let TermKind::App(decl, args) = t.kind() {
+        if args.is_empty() && decl.name().is_fresh() && !allowed.contains(t) {
+            return true;
+        }
+    }
+    t.children().into_iter().any(|c| mentions_other_fresh(c, allowed))
+}
+
+fn mentions(t: &Term, x: &Term) -> bool {
+    t == x || t.children().into_iter().any(|c| mentions(c, x))
+}
+
+impl<'e, 'a> Verifier<'e, 'a> {
+    /// Declares every function and asserts its axioms (at the solver's outermost level).
+    pub fn function_axioms(&mut self) -> R<()> {
+        let mut functions: Vec<&'a Function> = self.env.functions.values().copied().collect();
+        functions.sort_by(|a, b| a.name.name.cmp(&b.name.name));
+        for f in functions {
+            let span = f.name.span;
+            let (unlimited, limited) = match self.function_decls(&f.name.name, span) {
+                Ok(d) => d,
+                Err(_) => {
+                    self.errors.clear();
+                    continue;
+                }
+            };
+            let Some(info) = self.env.sem.functions.get(&f.name.name).cloned() else { continue };
+            let mut vars = vec![(Symbol::user("sx.s"), self.env.snap.sort.clone())];
+            for (i, p) in info.params.iter().enumerate() {
+                let ty = self.env.sem.var(*p).ty.clone();
+                let Ok(sort) = self.env.sort_of(&ty) else { continue };
+                vars.push((Symbol::user(&format!("sx.x{i}")), sort));
+            }
+            if vars.len() != info.params.len() + 1 {
+                continue;
+            }
+            let var_terms: Vec<Term> = vars.iter().map(|(s, sort)| Term::var(s.clone(), sort.clone())).collect();
+            let app = Term::app(&unlimited, var_terms.clone());
+            let lapp = Term::app(&limited, var_terms.clone());
+            self.assume(Term::forall(vars.clone(), Term::eq(app.clone(), lapp.clone()), vec![vec![app.clone()]]), span)?;
+            // `f%stateless(xs)`: f was applied to xs in some state.
+            let stateless_sorts: Vec<Sort> = vars[1..].iter().map(|(_, s)| s.clone()).collect();
+            let stateless = FunDecl::new(Symbol::user(&format!("sx.fns.{}", f.name.name)), stateless_sorts, Sort::Bool);
+            self.ensure_declared(&stateless, span)?;
+            let sapp = Term::app(&stateless, var_terms[1..].to_vec());
+            if vars.len() > 1 {
+                self.assume(Term::forall(vars.clone(), sapp.clone(), vec![vec![lapp.clone()]]), span)?;
+            }
+            let translation = self.translate_function(f, &lapp);
+            self.errors.clear();
+            let Some(tr) = translation else { continue };
+            let mut map: HashMap<Term, Term> = HashMap::new();
+            map.insert(tr.snap.clone(), var_terms[0].clone());
+            for (c, v) in tr.params.iter().zip(&var_terms[1..]) {
+                map.insert(c.clone(), v.clone());
+            }
+            let pre = triggers::substitute(&Term::and(tr.pre.iter().cloned()), &map);
+            if !tr.post.is_empty() {
+                let post = triggers::substitute(&Term::and(tr.post.iter().cloned()), &map);
+                self.assume(Term::forall(vars.clone(), Term::implies(pre.clone(), post), vec![vec![lapp.clone()]]), span)?;
+            }
+            let Some(body) = tr.body else { continue };
+            let body = triggers::substitute(&body, &map);
+            let mut trigger_sets = vec![vec![app.clone()]];
+            if vars.len() > 1 {
+                for (name, snap, args) in &tr.unfoldings {
+                    let snap = triggers::substitute(snap, &map);
+                    let args: Vec<Term> = args.iter().map(|a| triggers::substitute(a, &map)).collect();
+                    if !mentions(&snap, &var_terms[0]) {
+                        continue;
+                    }
+                    let Ok(ptrig) = self.predicate_trigger(name, snap, args, span) else { continue };
+                    let set = vec![sapp.clone(), ptrig];
+                    let symbols: Vec<Symbol> = vars.iter().map(|(s, _)| s.clone()).collect();
+                    if triggers::valid_pattern(&symbols, &set) && !trigger_sets.contains(&set) {
+                        trigger_sets.push(set);
+                    }
+                }
+            }
+            self.assume(Term::forall(vars, Term::implies(pre, Term::eq(app, body)), trigger_sets), span)?;
+            self.defined.insert(f.name.name.clone());
+        }
+        self.errors.clear();
+        Ok(())
+    }
+
+    /// Translates `f`'s precondition, body and postcondition in a scope of their own.
+    fn translate_function(&mut self, f: &'a Function, lapp_shape: &Term) -> Option<Translation> {
+        let span = f.name.span;
+        self.push(span).ok()?;
+        let saved = (self.checking, self.in_axiom, std::mem::take(&mut self.axiom_unfoldings));
+        self.checking = false;
+        self.in_axiom = true;
+        let r = self.translate_in_scope(f, lapp_shape, span);
+        self.checking = saved.0;
+        self.in_axiom = saved.1;
+        let unfoldings = std::mem::replace(&mut self.axiom_unfoldings, saved.2);
+        self.bound.clear();
+        self.result = None;
+        self.guards.clear();
+        self.pop(span).ok()?;
+        let mut tr = r.ok()??;
+        let mut allowed = vec![tr.snap.clone()];
+        allowed.extend(tr.params.iter().cloned());
+        let fresh = |t: &Term| mentions_other_fresh(t, &allowed);
+        if tr.pre.iter().any(fresh) || tr.post.iter().any(fresh) {
+            return None;
+        }
+        if tr.body.as_ref().is_some_and(fresh) {
+            tr.body = None;
+        }
+        tr.unfoldings = unfoldings
+            .into_iter()
+            .filter(|(_, s, args)| !fresh(s) && !args.iter().any(fresh))
+            .collect();
+        Some(tr)
+    }
+
+    fn translate_in_scope(&mut self, f: &'a Function, lapp_shape: &Term, span: Span) -> R<Option<Translation>> {
+        let Some(info) = self.env.sem.functions.get(&f.name.name).cloned() else { return Ok(None) };
+        let snap = self.fresh("s", self.env.snap.sort.clone(), span)?;
+        let mut params = Vec::new();
+        for p in &info.params {
+            let var = self.env.sem.var(*p).clone();
+            let sort = self.sort_of(&var.ty, span)?;
+            let c = self.fresh(&var.name, sort, span)?;
+            self.bound.push((*p, c.clone()));
+            params.push(c);
+        }
+        let ctx = ErrorContext::at("function.not.wellformed", span, "");
+        let mut st = State::default();
+        let impure: Vec<bool> = f.contract.requires.iter().map(|pre| is_impure(self.env.sem, pre)).collect();
+        let count = impure.iter().filter(|b| **b).count();
+        let mut parts = self.env.snap.split(&snap, count).into_iter();
+        for (pre, impure) in f.contract.requires.iter().zip(impure) {
+            let part = if impure { parts.next() } else { None };
+            self.produce_from(&mut st, pre, part, &ctx)?;
+        }
+        let pre: Vec<Term> = self.pcs.innermost().to_vec();
+        // The limited application at this snapshot and these parameters is `result`.
+        let lapp = match lapp_shape.kind() {
+            TermKind::App(decl, _) => {
+                let mut args = vec![snap.clone()];
+                args.extend(params.iter().cloned());
+                Term::app(decl, args)
+            }
+            _ => return Ok(None),
+        };
+        let mut post = Vec::new();
+        self.result = Some(lapp);
+        for e in &f.contract.ensures {
+            if is_impure(self.env.sem, e) {
+                continue;
+            }
+            let heap = st.heap.clone();
+            match self.eval(&st, &heap, e, &ctx) {
+                Ok(t) => post.push(t),
+                Err(crate::context::Abort::Failed) => {}
+                Err(other) => return Err(other),
+            }
+        }
+        self.result = None;
+        let body = match &f.body {
+            Some(b) => {
+                let heap = st.heap.clone();
+                match self.eval(&st, &heap, b, &ctx) {
+                    Ok(t) => Some(t),
+                    Err(crate::context::Abort::Failed) => None,
+                    Err(other) => return Err(other),
+                }
+            }
+            None => None,
+        };
+        Ok(Some(Translation { snap, params, pre, body, post, unfoldings: Vec::new() }))
+    }
+}

@@ -1,0 +1,125 @@
+//! Well-formedness of function bodies and predicate bodies, and termination of function
+//! calls: a body is evaluated from its precondition (reads need permission, calls need
+//! their preconditions), its value must satisfy the postcondition, and a call within the
+//! body of a function with a `decreases` clause must decrease it (Viper's termination
+//! plugin). A predicate body is produced into an empty heap.
+
+use germanium_semantics::CallTarget;
+use germanium_syntax::ast::{Expr, Function, Predicate};
+
+use crate::context::{Verifier, R};
+use crate::errors::ErrorContext;
+use crate::execute::path_end;
+use crate::state::{Heap, State};
+use crate::termination::reaches;
+
+impl<'e, 'a> Verifier<'e, 'a> {
+    /// Checks `f`'s body in `st` (the precondition produced).
+    pub fn verify_function_body(&mut self, f: &Function, st: &State) -> R<()> {
+        let Some(body) = &f.body else { return Ok(()) };
+        let name = f.name.name.clone();
+        let ctx = ErrorContext::at("function.not.wellformed", f.name.span, "Function might not be well-formed.");
+        let heap = st.heap.clone();
+        self.current_function = Some(name.clone());
+        self.function_measures = self.measures(st, &heap, &f.contract.decreases)?;
+        let value = self.eval(st, &heap, body, &ctx);
+        self.function_measures.clear();
+        let value = value?;
+        if f.contract.ensures.is_empty() {
+            return Ok(());
+        }
+        self.result = Some(value);
+        let violated = ErrorContext::at_conjunct("postcondition.violated", format!("Postcondition of {name} might not hold."));
+        let mut end = st.clone();
+        let r = (|| -> R<()> {
+            for post in &f.contract.ensures {
+                self.consume(&mut end, &heap, post, &violated.for_clause(post))?;
+            }
+            Ok(())
+        })();
+        self.result = None;
+        path_end(r)
+    }
+
+    /// A predicate's body must be well-formed in a heap holding nothing else.
+    pub fn verify_predicate(&mut self, p: &Predicate) -> R<()> {
+        let Some(body) = &p.body else { return Ok(()) };
+        let Some(info) = self.env.sem.predicates.get(&p.name.name).cloned() else {
+            return Err(self.unsupported(p.name.span, "this predicate"));
+        };
+        let mut st = State::default();
+        for var in &info.params {
+            let v = self.env.sem.var(*var).clone();
+            let sort = self.sort_of(&v.ty, p.name.span)?;
+            let t = self.fresh(&v.name, sort, p.name.span)?;
+            st.store.insert(*var, t);
+        }
+        let ctx = ErrorContext::at("predicate.not.wellformed", p.name.span, "Predicate might not be well-formed.");
+        path_end(self.produce(&mut st, body, &ctx))
+    }
+
+    /// At an application of `callee` (parameters bound to the arguments) inside the body of
+    /// a function with a measure.
+    pub fn check_function_call_terminates(&mut self, st: &State, heap: &Heap, callee: &Function, call: &Expr) -> R<()> {
+        let caller_measures = std::mem::take(&mut self.function_measures);
+        let r = self.function_call_terminates(st, heap, callee, call, &caller_measures);
+        self.function_measures = caller_measures;
+        r
+    }
+
+    fn function_call_terminates(&mut self, st: &State, heap: &Heap, callee: &Function, call: &Expr, caller_measures: &[crate::termination::Measure]) -> R<()> {
+        if caller_measures.iter().all(|m| m.tuple.is_none()) {
+            return Ok(());
+        }
+        let caller = self.current_function.clone().unwrap_or_default();
+        let name = callee.name.name.clone();
+        let recursive = name == caller || reaches(&self.env.function_call_graph, &name, &caller);
+        if recursive && callee.contract.decreases.is_empty() {
+            return Ok(()); // Viper checks only functions with measures
+        }
+        let callee_measures = self.measures(st, heap, &callee.contract.decreases)?;
+        let what = format!("the application of {name}");
+        for m in caller_measures.iter().filter(|m| m.tuple.is_some()) {
+            let caller_tuple = m.tuple.clone().unwrap_or_default();
+            self.under(m.guard.clone(), |v| {
+                let applies = Term::or(callee_measures.iter().filter(|c| !recursive || c.tuple.is_some()).map(|c| c.guard.clone()));
+                if !recursive {
+                    if callee.contract.decreases.is_empty() {
+                        return Ok(());
+                    }
+                    return v.termination_check(applies, "termination.condition.false", call.span, &what);
+                }
+                v.termination_check(applies, "tuple.condition.false", call.span, &what)?;
+                for c in callee_measures.iter().filter(|c| c.tuple.is_some()) {
+                    let tuple = c.tuple.clone().unwrap_or_default();
+                    let less = v.lex_less(&tuple, &caller_tuple, call.span)?;
+                    v.under(c.guard.clone(), |w| w.termination_check(less, "tuple.false", call.span, &what))?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+}
+
+use germanium_smt::Term;
+
+/// Which functions each function's body calls.
+pub fn function_call_graph(program: &germanium_syntax::ast::Program, sem: &germanium_semantics::Semantics) -> std::collections::HashMap<String, std::collections::HashSet<String>> {
+    let mut graph = std::collections::HashMap::new();
+    for item in &program.items {
+        if let germanium_syntax::ast::ItemKind::Function(f) = &item.kind {
+            let mut out = std::collections::HashSet::new();
+            let exprs = f.body.iter().chain(&f.contract.requires).chain(&f.contract.ensures);
+            for e in exprs {
+                germanium_semantics::visit::walk_expr(e, &mut |x: &Expr| {
+                    if let Some(CallTarget::Function(g)) = sem.call(x.id) {
+                        out.insert(g.clone());
+                    }
+                });
+            }
+            graph.insert(f.name.name.clone(), out);
+        }
+    }
+    graph
+}

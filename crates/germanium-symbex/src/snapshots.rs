@@ -1,0 +1,98 @@
+//! Reading an assertion's snapshot off the heap: the values of the locations and the
+//! snapshots of the predicate instances it requires, combined in the assertion's static
+//! shape (see `state::snapshot`). Used for function applications (the function's value
+//! depends on exactly this) and for `fold` (the new instance's snapshot).
+
+use germanium_smt::Term;
+use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
+
+use crate::context::{Abort, Verifier, R};
+use crate::errors::ErrorContext;
+use crate::produce::is_impure;
+use crate::state::{Heap, Permission, State};
+
+impl<'e, 'a> Verifier<'e, 'a> {
+    /// The snapshot of the permissions `a` requires, read from `heap` (`None`: `a` is pure).
+    /// Nothing is checked; what cannot be read becomes an unknown snapshot.
+    pub fn assertion_snapshot(&mut self, st: &State, heap: &Heap, a: &Expr) -> R<Option<Term>> {
+        if !is_impure(self.env.sem, a) {
+            return Ok(None);
+        }
+        let ctx = ErrorContext::at("application.precondition", a.span, "");
+        let saved = std::mem::replace(&mut self.checking, false);
+        let result = self.snapshot_of(st, heap, a, &ctx);
+        self.checking = saved;
+        match result {
+            Ok(t) => Ok(t),
+            // Could not read it: an unknown snapshot is always sound.
+            Err(Abort::Failed) => Ok(Some(self.fresh("snap", self.env.snap.sort.clone(), a.span)?)),
+            Err(other) => Err(other),
+        }
+    }
+
+    fn snapshot_of(&mut self, st: &State, heap: &Heap, a: &Expr, ctx: &ErrorContext) -> R<Option<Term>> {
+        if !is_impure(self.env.sem, a) {
+            return Ok(None);
+        }
+        let unit = self.env.snap.unit();
+        if let Some(pa) = self.as_predicate_access(a) {
+            let (args, amount) = self.eval_predicate_access(st, heap, &pa, ctx)?;
+            let snap = match self.find_predicate_chunk(heap, &pa.name, &args, a.span)? {
+                Some(i) => heap.chunks[i].value().clone(),
+                None => return Err(Abort::Failed),
+            };
+            let held = amount.map_or(Term::tt(), |p| p.is_positive());
+            return Ok(Some(Term::ite(held, snap, unit)));
+        }
+        match &a.kind {
+            ExprKind::Binary(BinaryOp::And, l, r) => {
+                let l = self.snapshot_of(st, heap, l, ctx)?;
+                let r = self.snapshot_of(st, heap, r, ctx)?;
+                Ok(self.env.snap.join(l, r))
+            }
+            ExprKind::Binary(BinaryOp::Implies, c, body) => {
+                let c = self.eval(st, heap, c, ctx)?;
+                let b = self.under(c.clone(), |v| v.snapshot_of(st, heap, body, ctx))?;
+                Ok(b.map(|b| Term::ite(c, b, unit)))
+            }
+            ExprKind::Cond(c, x, y) => {
+                let c = self.eval(st, heap, c, ctx)?;
+                let x = self.under(c.clone(), |v| v.snapshot_of(st, heap, x, ctx))?;
+                let y = self.under(Term::not(c.clone()), |v| v.snapshot_of(st, heap, y, ctx))?;
+                Ok(Some(Term::ite(c, x.unwrap_or(unit.clone()), y.unwrap_or(unit))))
+            }
+            ExprKind::Let(_, value, body) => {
+                let v = self.eval(st, heap, value, ctx)?;
+                let Some(var) = self.env.sem.binders.get(&(a.id, 0)).copied() else { return Err(Abort::Failed) };
+                self.bound.push((var, v));
+                let r = self.snapshot_of(st, heap, body, ctx);
+                self.bound.pop();
+                r
+            }
+            ExprKind::Annotated(_, x) | ExprKind::InhaleExhale(_, x) => self.snapshot_of(st, heap, x, ctx),
+            ExprKind::Acc(loc, amount) => {
+                let (field, rcv) = self.field_location(loc)?;
+                let r = self.eval(st, heap, rcv, ctx)?;
+                let held = match amount {
+                    Some(x) if !matches!(x.kind, ExprKind::Wildcard) => {
+                        let p = Permission::of(self.eval(st, heap, x, ctx)?);
+                        p.is_positive()
+                    }
+                    _ => Term::tt(),
+                };
+                let value = match self.find_chunk(heap, &field, &r, loc.span)? {
+                    Some(i) => heap.chunks[i].value().clone(),
+                    None => {
+                        let ty = self.env.sem.fields.get(&field).map(|f| f.ty.clone());
+                        let Some(ty) = ty else { return Err(Abort::Failed) };
+                        let sort = self.sort_of(&ty, loc.span)?;
+                        self.aliased_value(heap, &field, &r, sort, loc.span)?
+                    }
+                };
+                let wrapped = self.wrap(value, loc.span)?;
+                Ok(Some(Term::ite(held, wrapped, unit)))
+            }
+            _ => Err(Abort::Failed),
+        }
+    }
+}
