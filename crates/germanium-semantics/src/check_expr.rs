@@ -110,8 +110,8 @@ impl Checker {
             }
             ExprKind::Ident(id) => self.ident(e, id),
             ExprKind::Unary(op, a) => {
-                let order = self.next_numeric_order();
                 let t = self.expr(a);
+                let order = self.next_numeric_order();
                 if t.has_error() {
                     return Type::Error;
                 }
@@ -456,9 +456,9 @@ impl Checker {
 
     fn binary(&mut self, e: &Expr, op: BinaryOp, l: &Expr, r: &Expr) -> Type {
         use BinaryOp::*;
-        let order = self.next_numeric_order();
         let tl = self.expr(l);
         let tr = self.expr(r);
+        let order = self.next_numeric_order();
         if tl.has_error() || tr.has_error() {
             return Type::Error;
         }

@@ -1,16 +1,18 @@
 //! Typing of the overloaded arithmetic operators (`+ - * /`, comparisons, negation).
 //!
 //! Viper gives each of these operators an ordered list of signatures over Int and Perm
-//! (`/` on two Ints may yield an Int quotient or a fraction). The type checker keeps every
-//! signature compatible with the operand types and, once the whole top-level expression
-//! is known, takes the first complete choice in the order "this operator's signatures
-//! first, then the left operand's choices, then the right operand's" — i.e. the
-//! lexicographically first consistent typing in pre-order. So `2/3 == 3/4` compares
-//! fractions, while `2/3 == 0` compares Ints and `1/2 + 1/2 < 1/1` adds Ints.
+//! (`/` on two Ints may yield an Int quotient or a fraction, and Viper lists the fraction
+//! first). Among the typings of a whole top-level expression that satisfy every
+//! constraint, the one taken prefers, operand by operand, the earlier signature, with the
+//! operands deciding before the operator that combines them (left before right). So an
+//! Int division is a fraction unless its context forces an Int: `2/3 == 3/4` and
+//! `0/1 < 1/2` compare fractions, `1/4000/2` is a positive permission, while `2/3 == 0` and
+//! `2/3 == 3/4 + 0` compare Ints. (Viper's own tests fix this order: `all/basic/arithmetic`,
+//! `all/issues/silver/0211`, `0745`.)
 //!
 //! Here an operator whose signature is not forced by its operand types becomes a
 //! [`NumericChoice`]; [`Checker::resolve_numeric_choices`] searches the choices depth first
-//! in pre-order, which yields exactly that first typing.
+//! in post-order, which yields that preferred typing.
 
 use germanium_syntax::ast::{BinaryOp, Expr};
 
@@ -21,7 +23,7 @@ use crate::types::{Type, Unifier, VarClass};
 /// be made equal (operand and result types against one signature).
 #[derive(Debug)]
 pub(crate) struct NumericChoice {
-    /// Pre-order position of the operator in its top-level expression.
+    /// Post-order position of the operator in its top-level expression.
     pub order: u32,
     pub candidates: Vec<Vec<(Type, Type)>>,
     /// Where to report when no candidate fits the rest of the expression.
@@ -49,7 +51,7 @@ fn binary_signatures(op: BinaryOp) -> &'static [(Type, Type, Type)] {
 }
 
 impl Checker {
-    /// Pre-order position for the operator being checked; call before checking operands.
+    /// Post-order position for the operator being checked; call after checking operands.
     pub(crate) fn next_numeric_order(&mut self) -> u32 {
         self.numeric_order += 1;
         self.numeric_order

@@ -59,14 +59,14 @@ fn int_context_makes_int_division() {
 }
 
 #[test]
-fn operator_signature_order_decides_before_operands() {
-    // `+` and `<` try Int first, `*` tries Perm first.
-    assert_eq!(one("1/2 + 1/2 == 1/1"), "Int Int Int");
-    assert_eq!(one("1/2 < 1/3"), "Int Int");
+fn operands_prefer_fractions_before_the_operator_decides() {
+    assert_eq!(one("1/2 + 1/2 == 1/1"), "Perm Perm Perm");
+    assert_eq!(one("0/1 < 1/2"), "Perm Perm");
     assert_eq!(one("1/2 * 3 == p"), "Perm");
-    // The outer `/` first tries Int / Int giving a fraction, so the inner one is an Int.
-    assert_eq!(one("(1/8) / 3 == p"), "Perm Int");
+    assert_eq!(one("(1/8) / 3 == p"), "Perm Perm");
+    assert_eq!(one("1/4000/2 == p"), "Perm Perm");
     assert_eq!(one("p / 2 == 1/4"), "Perm Perm");
+    assert_eq!(one("(7/2) / (2/1) == i"), "Int Int Int");
 }
 
 #[test]
