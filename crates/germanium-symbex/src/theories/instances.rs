@@ -7,8 +7,8 @@
 //! - instances the program mentions are *expanded*: functions and axioms are emitted;
 //! - an axiom of a generic domain `D[T]` mentioning `E[σ(T)]` is also instantiated for every
 //!   `T := τ` that makes `E[σ(τ)]` an expanded instance (so `add` at `Option[Int]` gets the
-//!   axiom of `AddDomain[Int]` that defines it); such instances are never deeper than the one
-//!   matched;
+//!   axiom of `AddDomain[Int]` that defines it), parameters left open being Int as in Viper;
+//!   such instances are never deeper than the one matched;
 //! - instances mentioned by the axioms of expanded instances are expanded too when no deeper
 //!   than the deepest domain instance of the program, and otherwise only *declared*
 //!   (functions, no axioms) — this bounds monomorphisation;
@@ -176,7 +176,7 @@ impl Instances {
                 for (e, args) in parts {
                     let entry = patterns.entry(e).or_default();
                     let pattern = (d.name.name.clone(), args);
-                    if !pattern.1.iter().all(Type::is_ground) && !entry.contains(&pattern) {
+                    if !entry.contains(&pattern) {
                         entry.push(pattern);
                     }
                 }
@@ -369,14 +369,14 @@ impl Instances {
             if !matches(&pattern, ty, &mut theta) {
                 continue;
             }
-            let instance: Option<Vec<Type>> = user_info
+            // Parameters the match leaves open get Viper's default type, Int (so an axiom
+            // of `D[A]` that speaks about `E[Ref]` only is assumed once, as `D[Int]`).
+            let instance: Vec<Type> = user_info
                 .type_params
                 .iter()
-                .map(|p| theta.get(p).cloned())
+                .map(|p| theta.get(p).cloned().unwrap_or(Type::Int))
                 .collect();
-            if let Some(instance) = instance {
-                self.add(&Type::Domain(user.clone(), instance), Origin::Axiom);
-            }
+            self.add(&Type::Domain(user.clone(), instance), Origin::Axiom);
         }
     }
 
