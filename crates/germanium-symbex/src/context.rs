@@ -172,6 +172,8 @@ pub struct Verifier<'e, 'a> {
     /// The instances unfolded while a function definition is translated (`in_axiom`):
     /// predicate name, snapshot, arguments.
     pub axiom_unfoldings: Vec<(String, Term, Vec<Term>)>,
+    /// Unfolds whose predicate bodies are being produced (nested through `unfolding`s).
+    pub body_unfold_depth: usize,
     /// Functions whose definitional axiom this worker's solver has.
     pub defined: HashSet<String>,
     /// Nesting of quantifier bodies being evaluated (function postconditions are only assumed
@@ -240,6 +242,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             current_function: None,
             axiom_unfoldings: Vec::new(),
             defined: HashSet::new(),
+            body_unfold_depth: 0,
             quantifier_depth: 0,
             in_function_post: false,
             lenient_reads: false,

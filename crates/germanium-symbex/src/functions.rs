@@ -67,9 +67,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
         }
         let measures = std::mem::take(&mut self.function_measures);
+        let saved_scale = self.perm_scale.take();
         let saved_result = self.result.take();
         let outcome = self.apply_bound(st, heap, e, name, function, &decl, &args);
         self.result = saved_result;
+        self.perm_scale = saved_scale;
         self.function_measures = measures;
         self.bound.truncate(depth);
         outcome

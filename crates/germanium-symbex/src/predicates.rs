@@ -239,7 +239,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let trigger = self.predicate_trigger(&pa.name, snap.clone(), args.clone(), access.span)?;
         self.assume_guarded(trigger, access.span)?;
-        self.in_predicate_body(&pa.name, &args, &amount, access.span, |v, body| v.produce_from(st, body, Some(snap), ctx))
+        self.body_unfold_depth += 1;
+        let r = self.in_predicate_body(&pa.name, &args, &amount, access.span, |v, body| v.produce_from(st, body, Some(snap), ctx));
+        self.body_unfold_depth -= 1;
+        r
     }
 
     /// `fold acc(P(args), p)`: consumes the body (amounts times `p`) and adds the instance
@@ -275,10 +278,20 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// `unfolding acc(P(args), p) in body`, evaluated on a copy of the heap.
     pub fn eval_unfolding(&mut self, st: &State, heap: &Heap, access: &Expr, body: &Expr, ctx: &ErrorContext) -> R<Term> {
+        // An `unfolding` inside a predicate body produced by an unfold inside another: a
+        // recursive predicate would unfold forever. Its value is left unknown (the body's
+        // well-formedness is checked with the predicate).
+        if self.body_unfold_depth >= 2 {
+            let ty = self.type_of(body)?;
+            let sort = self.sort_of(&ty, body.span)?;
+            return self.fresh("unfolding", sort, body.span);
+        }
         let mut scratch = State { store: st.store.clone(), heap: heap.clone(), old_heaps: st.old_heaps.clone() };
-        let saved = self.perm_heap.take();
+        // An expression: its amounts are not scaled by an enclosing fold or unfold.
+        let saved = (self.perm_heap.take(), self.perm_scale.take());
         let r = self.unfold(&mut scratch, heap, access, ctx);
-        self.perm_heap = saved;
+        self.perm_heap = saved.0;
+        self.perm_scale = saved.1;
         r?;
         let heap = scratch.heap.clone();
         self.eval(&scratch, &heap, body, ctx)

@@ -250,6 +250,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.in_axiom = false;
         self.current_function = None;
         self.axiom_unfoldings.clear();
+        self.body_unfold_depth = 0;
         let depth = self.pcs.depth();
         let outcome = match self.pcs.push(&mut self.solver) {
             Ok(()) => f(self),

@@ -182,6 +182,19 @@ impl MapTheory {
                 ),
             ),
         ));
+        // A map with a key has a non-empty range. (The witness direction above only fires on
+        // a range membership term. Stating `m[k] in range(m)` here instead would loop: each
+        // range membership makes a fresh witness key, whose lookup is a new membership term.
+        // This form makes no new key or lookup term.)
+        out.push(forall(
+            &qid("range_nonempty"),
+            &[&m, &k],
+            vec![vec![has_key.clone()]],
+            Term::implies(
+                has_key.clone(),
+                Term::not(values.equal(self.range(m.clone()), values.empty())),
+            ),
+        ));
 
         // Extensional equality.
         let eq = self.equal(m.clone(), m2.clone());

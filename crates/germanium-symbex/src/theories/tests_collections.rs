@@ -290,6 +290,14 @@ fn maps() {
     ));
     assert!(c.valid(&[], has(&c, &upd, key.clone())));
     assert!(!c.valid(&[], Term::eq(lookup(&c, &m, key.clone()), val.clone())));
+    // A known key makes the range non-empty.
+    let range = c.op(MapRange(k.clone(), v.clone()), vec![m.clone()]);
+    let no_values = c.op(SetEmpty(v.clone()), vec![]);
+    assert!(c.valid(
+        &[has(&c, &m, key.clone())],
+        Term::not(c.op(SetEqual(v.clone()), vec![range.clone(), no_values.clone()]))
+    ));
+    assert!(!c.valid(&[], Term::not(c.op(SetEqual(v.clone()), vec![range, no_values]))));
 
     let empty = c.op(MapEmpty(k.clone(), v.clone()), vec![]);
     assert!(c.valid(&[], Term::eq(card(&c, &empty), int(0))));
