@@ -65,8 +65,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
     fn consume_acc(&mut self, st: &mut State, eval_heap: &Heap, loc: &Expr, amount: Option<&Expr>, ctx: &ErrorContext) -> R<()> {
         let (field, rcv) = self.field_location(loc)?;
         let r = self.eval_consuming(st, eval_heap, rcv, ctx)?;
-        let wildcard = matches!(amount.map(|x| &x.kind), Some(ExprKind::Wildcard));
+        let wildcard = self.positive_only || matches!(amount.map(|x| &x.kind), Some(ExprKind::Wildcard));
         let p = match amount {
+            _ if self.positive_only => Permission::none(),
             None => Permission::write(),
             Some(_) if wildcard => Permission::none(), // replaced below
             Some(x) => {

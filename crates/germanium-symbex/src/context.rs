@@ -172,6 +172,9 @@ pub struct Verifier<'e, 'a> {
     /// The instances unfolded while a function definition is translated (`in_axiom`):
     /// predicate name, snapshot, arguments.
     pub axiom_unfoldings: Vec<(String, Term, Vec<Term>)>,
+    /// Consumption needs only some positive amount of each permission (Viper's semantics of
+    /// function preconditions and of unfoldings inside functions).
+    pub positive_only: bool,
     /// Unfolds whose predicate bodies are being produced (nested through `unfolding`s).
     pub body_unfold_depth: usize,
     /// Functions whose definitional axiom this worker's solver has.
@@ -243,6 +246,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             axiom_unfoldings: Vec::new(),
             defined: HashSet::new(),
             body_unfold_depth: 0,
+            positive_only: false,
             quantifier_depth: 0,
             in_function_post: false,
             lenient_reads: false,

@@ -91,9 +91,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let call_ctx = ErrorContext::at("application.precondition", e.span, format!("Precondition of function {name} might not hold."));
         if self.checking {
             let mut scratch = State { store: st.store.clone(), heap: heap.clone(), old_heaps: st.old_heaps.clone() };
-            for pre in &function.contract.requires {
-                self.consume(&mut scratch, heap, pre, &call_ctx)?;
-            }
+            let positive_only = std::mem::replace(&mut self.positive_only, true);
+            let checked = (|| -> R<()> {
+                for pre in &function.contract.requires {
+                    self.consume(&mut scratch, heap, pre, &call_ctx)?;
+                }
+                Ok(())
+            })();
+            self.positive_only = positive_only;
+            checked?;
         }
         let snapshot = self.precondition_snapshot(st, heap, function)?;
         let mut full = vec![snapshot];

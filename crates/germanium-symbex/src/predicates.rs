@@ -55,6 +55,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             args.push(self.eval(st, heap, a, ctx)?);
         }
         let amount = match pa.amount {
+            _ if self.positive_only => None,
             None => Some(self.scaled(Permission::write())),
             Some(x) if matches!(x.kind, ExprKind::Wildcard) => None,
             Some(x) => {
@@ -214,12 +215,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let Some(pa) = self.as_predicate_access(access) else {
             return Err(self.unsupported(access.span, "this unfold"));
         };
-        let (args, amount) = self.eval_predicate_access(st, eval_heap, &pa, ctx)?;
-        let amount = match amount {
+        let (args, requested) = self.eval_predicate_access(st, eval_heap, &pa, ctx)?;
+        let amount = match requested.clone() {
             Some(p) => p,
-            None => Permission(self.fresh("wildcard", Sort::Real, access.span)?),
+            None => {
+                // Some positive amount, less than what is held (see `consume_predicate`).
+                let w = Permission(self.fresh("wildcard", Sort::Real, access.span)?);
+                self.assume(w.is_positive(), access.span)?;
+                w
+            }
         };
-        if self.checking && !self.assuming {
+        if self.checking && !self.assuming && requested.is_some() {
             if let Some(x) = pa.amount {
                 if !self.prove(amount.is_positive(), x.span)? && !self.dead_path(x.span)? {
                     let text = crate::errors::text_of(self.env.sources, x.span);
@@ -233,14 +239,18 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 }
             }
         }
-        let snap = self.consume_predicate(st, &pa.name, &args, Some(amount.clone()), pa.call, ctx)?;
+        let snap = self.consume_predicate(st, &pa.name, &args, requested, pa.call, ctx)?;
         if self.in_axiom {
             self.axiom_unfoldings.push((pa.name.clone(), snap.clone(), args.clone()));
         }
         let trigger = self.predicate_trigger(&pa.name, snap.clone(), args.clone(), access.span)?;
         self.assume_guarded(trigger, access.span)?;
+        // The body was checked to be well-formed with the predicate: nothing to check here
+        // (an `unfolding` inside it may need more than the amount unfolded leaves).
         self.body_unfold_depth += 1;
+        let checking = std::mem::replace(&mut self.checking, false);
         let r = self.in_predicate_body(&pa.name, &args, &amount, access.span, |v, body| v.produce_from(st, body, Some(snap), ctx));
+        self.checking = checking;
         self.body_unfold_depth -= 1;
         r
     }
@@ -287,11 +297,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return self.fresh("unfolding", sort, body.span);
         }
         let mut scratch = State { store: st.store.clone(), heap: heap.clone(), old_heaps: st.old_heaps.clone() };
-        // An expression: its amounts are not scaled by an enclosing fold or unfold.
-        let saved = (self.perm_heap.take(), self.perm_scale.take());
+        // An expression: its amounts are not scaled by an enclosing fold or unfold; inside
+        // a function only some positive amount is needed.
+        let positive_only = self.current_function.is_some() || self.in_axiom || self.positive_only;
+        let saved = (self.perm_heap.take(), self.perm_scale.take(), std::mem::replace(&mut self.positive_only, positive_only));
         let r = self.unfold(&mut scratch, heap, access, ctx);
         self.perm_heap = saved.0;
         self.perm_scale = saved.1;
+        self.positive_only = saved.2;
         r?;
         let heap = scratch.heap.clone();
         self.eval(&scratch, &heap, body, ctx)

@@ -251,6 +251,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.current_function = None;
         self.axiom_unfoldings.clear();
         self.body_unfold_depth = 0;
+        self.positive_only = false;
         let depth = self.pcs.depth();
         let outcome = match self.pcs.push(&mut self.solver) {
             Ok(()) => f(self),
