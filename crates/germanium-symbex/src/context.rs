@@ -43,6 +43,8 @@ pub struct Env<'a> {
     pub methods: HashMap<String, &'a Method>,
     pub functions: HashMap<String, &'a Function>,
     pub predicates: HashMap<String, &'a germanium_syntax::ast::Predicate>,
+    /// Functions annotated `@opaque()`: their bodies are not revealed to callers.
+    pub opaque: HashSet<String>,
     pub timeout: Duration,
     /// Which methods each method calls.
     pub call_graph: HashMap<String, HashSet<String>>,
@@ -96,6 +98,7 @@ impl<'a> Env<'a> {
         let mut methods = HashMap::new();
         let mut functions = HashMap::new();
         let mut predicates = HashMap::new();
+        let mut opaque = HashSet::new();
         for item in &program.items {
             match &item.kind {
                 ItemKind::Method(m) => {
@@ -103,6 +106,9 @@ impl<'a> Env<'a> {
                 }
                 ItemKind::Function(f) => {
                     functions.insert(f.name.name.clone(), f);
+                    if item.annotations.iter().any(|a| a.name.name == "opaque") {
+                        opaque.insert(f.name.name.clone());
+                    }
                 }
                 ItemKind::Predicate(p) => {
                     predicates.insert(p.name.name.clone(), p);
@@ -121,6 +127,7 @@ impl<'a> Env<'a> {
             methods,
             functions,
             predicates,
+            opaque,
             timeout,
             call_graph: crate::termination::call_graph(program, sem),
             function_call_graph: crate::function_bodies::function_call_graph(program, sem),

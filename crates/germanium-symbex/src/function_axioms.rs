@@ -99,6 +99,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let post = triggers::substitute(&Term::and(tr.post.iter().cloned()), &map);
                 self.assume(Term::forall(vars.clone(), Term::implies(pre.clone(), post), vec![vec![lapp.clone()]]), span)?;
             }
+            // An opaque function's body is not revealed (`@reveal()` is not supported: such
+            // applications only know the contract).
+            if self.env.opaque.contains(&f.name.name) {
+                continue;
+            }
             let Some(body) = tr.body else { continue };
             let body = triggers::substitute(&body, &map);
             let mut trigger_sets = vec![vec![app.clone()]];
