@@ -52,7 +52,7 @@ fn mentions(t: &Term, x: &Term) -> bool {
 
 impl<'e, 'a> Verifier<'e, 'a> {
     /// Declares every function and asserts its axioms (at the solver's outermost level).
-    pub fn function_axioms(&mut self) -> R<()> {
+    pub fn function_axioms(&mut self, posts: &std::collections::HashSet<String>) -> R<()> {
         let mut functions: Vec<&'a Function> = self.env.functions.values().copied().collect();
         functions.sort_by(|a, b| a.name.name.cmp(&b.name.name));
         for f in functions {
@@ -95,7 +95,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 map.insert(c.clone(), v.clone());
             }
             let pre = triggers::substitute(&Term::and(tr.pre.iter().cloned()), &map);
-            if !tr.post.is_empty() {
+            if !tr.post.is_empty() && posts.contains(&f.name.name) {
                 let post = triggers::substitute(&Term::and(tr.post.iter().cloned()), &map);
                 self.assume(Term::forall(vars.clone(), Term::implies(pre.clone(), post), vec![vec![lapp.clone()]]), span)?;
             }

@@ -1,6 +1,7 @@
 //! Verification of a whole program: one solver per worker thread, the preamble sent once per
 //! solver, then one scope per member. Members are independent and verified in parallel.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -66,12 +67,13 @@ fn members(program: &Program) -> Vec<Member<'_>> {
     out
 }
 
-fn log_path(base: &std::path::Path, worker: usize, workers: usize) -> PathBuf {
-    if workers <= 1 {
-        return base.to_path_buf();
-    }
+fn log_path(base: &std::path::Path, worker: usize, workers: usize, phase: Option<&str>) -> PathBuf {
     let stem = base.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "smt".into());
-    base.with_file_name(format!("{stem}.w{worker}.smt2"))
+    match (phase, workers) {
+        (None, 0 | 1) => base.to_path_buf(),
+        (None, _) => base.with_file_name(format!("{stem}.w{worker}.smt2")),
+        (Some(p), _) => base.with_file_name(format!("{stem}.{p}.w{worker}.smt2")),
+    }
 }
 
 /// Verifies every member of a well-typed program; returns the errors (empty: verified).
@@ -82,17 +84,63 @@ pub fn verify_program(program: &Program, sem: &Semantics, sources: &SourceMap, o
     if todo.is_empty() {
         return Vec::new();
     }
-    let workers = options.jobs.max(1).min(todo.len());
+    // Functions first: only a function whose body was verified against its postcondition
+    // has that postcondition as an axiom afterwards (an unverified one could be false).
+    let (functions, others): (Vec<usize>, Vec<usize>) = (0..todo.len()).partition(|i| matches!(todo[*i], Member::Function(_)));
+    let mut results = Vec::new();
+    let mut failed = HashSet::new();
+    if !functions.is_empty() {
+        let phase = if others.is_empty() { None } else { Some("functions") };
+        let found = run_members(&env, &todo, &functions, options, &HashSet::new(), phase);
+        for (i, ds) in &found {
+            if let (false, Some(Member::Function(f))) = (ds.is_empty(), todo.get(*i)) {
+                failed.insert(f.name.name.clone());
+            }
+            if *i == usize::MAX {
+                failed.extend(env.functions.keys().cloned());
+            }
+        }
+        results.extend(found);
+    }
+    if !others.is_empty() {
+        let verified: HashSet<String> =
+            env.functions.iter().filter(|(name, f)| f.body.is_some() && !failed.contains(*name)).map(|(name, _)| name.clone()).collect();
+        results.extend(run_members(&env, &todo, &others, options, &verified, None));
+    }
+    results.sort_by_key(|(i, _)| *i);
+    let mut out: Vec<Diagnostic> = Vec::new();
+    for (_, ds) in results {
+        for d in ds {
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+    }
+    out
+}
+
+/// Verifies the members `which` of `todo` on worker threads; `posts`: the functions whose
+/// postconditions are axioms. Returns (member index, errors); index `usize::MAX` for a
+/// worker that could not start.
+fn run_members<'a>(
+    env: &Env<'a>,
+    todo: &[Member<'a>],
+    which: &[usize],
+    options: &VerifyOptions,
+    posts: &HashSet<String>,
+    phase: Option<&str>,
+) -> Vec<(usize, Vec<Diagnostic>)> {
+    let workers = options.jobs.max(1).min(which.len());
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Vec<Diagnostic>)>> = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for w in 0..workers {
-            let (env, todo, next, results) = (&env, &todo, &next, &results);
+            let (todo, next, results) = (&todo, &next, &results);
             let builder = std::thread::Builder::new().name(format!("germanium-verify-{w}")).stack_size(256 * 1024 * 1024);
             let spawned = builder.spawn_scoped(scope, move || {
                 let mut config = SolverConfig { z3: options.z3.clone(), ..SolverConfig::default() };
-                config.log = options.smt_log.as_ref().map(|b| log_path(b, w, workers));
-                let mut verifier = match start_worker(env, config) {
+                config.log = options.smt_log.as_ref().map(|b| log_path(b, w, workers, phase));
+                let mut verifier = match start_worker(env, config, posts) {
                     Ok(v) => Some(v),
                     Err(message) => {
                         let span = Span::default();
@@ -101,10 +149,8 @@ pub fn verify_program(program: &Program, sem: &Semantics, sources: &SourceMap, o
                     }
                 };
                 loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    if i >= todo.len() {
-                        break;
-                    }
+                    let k = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(&i) = which.get(k) else { break };
                     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match (&todo[i], verifier.as_mut()) {
                         (Member::Unsupported(span, what), _) => Some(vec![Diagnostic::new(
                             ids::UNSUPPORTED,
@@ -141,19 +187,8 @@ pub fn verify_program(program: &Program, sem: &Semantics, sources: &SourceMap, o
             }
         }
     });
-    let mut results = results.into_inner().unwrap_or_default();
-    results.sort_by_key(|(i, _)| *i);
-    let mut out: Vec<Diagnostic> = Vec::new();
-    for (_, ds) in results {
-        for d in ds {
-            if !out.contains(&d) {
-                out.push(d);
-            }
-        }
-    }
-    out
+    results.into_inner().unwrap_or_default()
 }
-
 /// Sends preamble commands.
 fn send(solver: &mut Solver, commands: &[germanium_smt::Command]) -> Result<(), germanium_smt::SolverError> {
     use germanium_smt::Command;
@@ -172,11 +207,11 @@ fn send(solver: &mut Solver, commands: &[germanium_smt::Command]) -> Result<(), 
     Ok(())
 }
 
-fn start_worker<'e, 'a>(env: &'e Env<'a>, config: SolverConfig) -> Result<Verifier<'e, 'a>, String> {
+fn start_worker<'e, 'a>(env: &'e Env<'a>, config: SolverConfig, posts: &HashSet<String>) -> Result<Verifier<'e, 'a>, String> {
     let solver = Solver::new(config).map_err(|e| format!("could not start the SMT solver: {e}"))?;
     let mut v = Verifier::new(env, solver);
     v.preamble().map_err(|e| format!("the SMT solver rejected the preamble: {e}"))?;
-    if v.function_axioms().is_err() {
+    if v.function_axioms(posts).is_err() {
         let errors = std::mem::take(&mut v.errors);
         let why = errors.first().map_or(String::from("unknown reason"), |d| d.message.clone());
         return Err(format!("could not axiomatise the program's functions: {why}"));
