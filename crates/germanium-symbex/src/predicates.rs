@@ -225,18 +225,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 w
             }
         };
-        if self.checking && !self.assuming && requested.is_some() {
+        if requested.is_some() {
             if let Some(x) = pa.amount {
-                if !self.prove(amount.is_positive(), x.span)? && !self.dead_path(x.span)? {
-                    let text = crate::errors::text_of(self.env.sources, x.span);
-                    let d = germanium_syntax::Diagnostic::new(
-                        format!("{}:permission.not.positive", ctx.error_id),
-                        ctx.node.unwrap_or(access.span),
-                        format!("{} Fraction {text} might not be positive.", ctx.headline),
-                    );
-                    self.errors.push(d);
-                    return Err(Abort::Failed);
-                }
+                self.require_positive(&amount, x, access, ctx)?;
             }
         }
         let snap = self.consume_predicate(st, &pa.name, &args, requested, pa.call, ctx)?;
@@ -255,6 +246,23 @@ impl<'e, 'a> Verifier<'e, 'a> {
         r
     }
 
+    /// Folding and unfolding need a positive amount (`permission.not.positive`).
+    fn require_positive(&mut self, amount: &Permission, x: &Expr, access: &Expr, ctx: &ErrorContext) -> R<()> {
+        if !self.checking || self.assuming || self.prove(amount.is_positive(), x.span)? || self.dead_path(x.span)? {
+            return Ok(());
+        }
+        let text = crate::errors::text_of(self.env.sources, x.span);
+        let d = germanium_syntax::Diagnostic::new(
+            format!("{}:permission.not.positive", ctx.error_id),
+            ctx.node.unwrap_or(access.span),
+            format!("{} Fraction {text} might not be positive.", ctx.headline),
+        );
+        if !self.errors.contains(&d) {
+            self.errors.push(d);
+        }
+        Err(Abort::Failed)
+    }
+
     /// `fold acc(P(args), p)`: consumes the body (amounts times `p`) and adds the instance
     /// with the snapshot of what the body held.
     pub fn fold(&mut self, st: &mut State, access: &Expr, ctx: &ErrorContext) -> R<()> {
@@ -269,7 +277,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         };
         if let Some(x) = pa.amount {
             if !matches!(x.kind, ExprKind::Wildcard) {
-                self.check(amount.is_non_negative(), ctx, Reason::NegativePermission, x)?;
+                self.require_positive(&amount, x, access, ctx)?;
             }
         }
         let snap = self.in_predicate_body(&pa.name, &args, &amount, access.span, |v, body| {

@@ -154,7 +154,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 p
             }
         };
-        let p = self.scaled(p);
+        let p = if self.positive_only && !p.is_literally_none() {
+            let w = Permission(self.fresh("wildcard", germanium_smt::Sort::Real, loc.span)?);
+            self.assume(Term::implies(p.is_positive(), w.is_positive()), loc.span)?;
+            Permission(Term::ite(p.is_positive(), w.0, Permission::none().0))
+        } else {
+            self.scaled(p)
+        };
         let guard = self.guard();
         let not_null = Term::not(Term::eq(r.clone(), self.env.null()));
         self.assume(Term::implies(Term::and([guard.clone(), p.is_positive()]), not_null), loc.span)?;

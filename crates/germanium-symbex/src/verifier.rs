@@ -414,9 +414,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let wellformed = ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
         let r = (|| -> R<()> {
             self.check_exhale_parts(&st, &f.contract.requires, true, &wellformed, f.name.span)?;
-            for pre in &f.contract.requires {
-                self.produce(&mut st, pre, &wellformed.for_clause(pre))?;
-            }
+            // In a function, a permission is only ever some positive amount (Viper's
+            // function semantics): `acc(x.f) && acc(y.f)` does not make x and y differ.
+            self.positive_only = true;
+            let produced = (|| -> R<()> {
+                for pre in &f.contract.requires {
+                    self.produce(&mut st, pre, &wellformed.for_clause(pre))?;
+                }
+                Ok(())
+            })();
+            self.positive_only = false;
+            produced?;
             let result_sort = self.sort_of(&info.result, f.name.span)?;
             let result = self.fresh("result", result_sort, f.name.span)?;
             self.result = Some(result);
