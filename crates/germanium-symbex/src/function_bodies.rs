@@ -22,7 +22,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let heap = st.heap.clone();
         self.current_function = Some(name.clone());
         self.function_measures = self.measures(st, &heap, &f.contract.decreases)?;
+        // Inside a function only some positive amount of each permission is ever needed.
+        self.positive_only = true;
         let value = self.eval(st, &heap, body, &ctx);
+        self.positive_only = false;
         self.function_measures.clear();
         let value = value?;
         if f.contract.ensures.is_empty() {

@@ -55,6 +55,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             args.push(self.eval(st, heap, a, ctx)?);
         }
         let amount = match pa.amount {
+            Some(x) if self.positive_only && matches!(x.kind, ExprKind::NoPerm) => Some(Permission::none()),
             _ if self.positive_only => None,
             None => Some(self.scaled(Permission::write())),
             Some(x) if matches!(x.kind, ExprKind::Wildcard) => None,

@@ -47,13 +47,23 @@ impl<'e, 'a> Verifier<'e, 'a> {
     pub fn produce_from(&mut self, st: &mut State, a: &Expr, snap: Option<Term>, ctx: &ErrorContext) -> R<()> {
         if let Some(pa) = self.as_predicate_access(a) {
             let heap = st.heap.clone();
-            let (args, amount) = self.eval_predicate_access(st, &heap, &pa, ctx)?;
+            let positive_only = std::mem::replace(&mut self.positive_only, false);
+            let evaluated = self.eval_predicate_access(st, &heap, &pa, ctx);
+            self.positive_only = positive_only;
+            let (args, amount) = evaluated?;
             let amount = match amount {
                 Some(p) => {
                     if let Some(x) = pa.amount {
                         self.check(p.is_non_negative(), ctx, Reason::NegativePermission, x)?;
                     }
-                    p
+                    if self.positive_only && !p.is_literally_none() {
+                        // Some positive amount when p is positive (function semantics).
+                        let w = Permission(self.fresh("wildcard", germanium_smt::Sort::Real, a.span)?);
+                        self.assume(Term::implies(p.is_positive(), w.is_positive()), a.span)?;
+                        Permission(Term::ite(p.is_positive(), w.0, Permission::none().0))
+                    } else {
+                        p
+                    }
                 }
                 None => {
                     let w = self.fresh("wildcard", germanium_smt::Sort::Real, a.span)?;
