@@ -271,11 +271,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Err(self.unsupported(access.span, "this fold"));
         };
         let heap = st.heap.clone();
-        let (args, amount) = self.eval_predicate_access(st, &heap, &pa, ctx)?;
-        let amount = match amount {
+        let (args, requested) = self.eval_predicate_access(st, &heap, &pa, ctx)?;
+        let amount = match requested.clone() {
             Some(p) => p,
-            None => Permission(self.fresh("wildcard", Sort::Real, access.span)?),
+            None => {
+                let w = Permission(self.fresh("wildcard", Sort::Real, access.span)?);
+                self.assume(w.is_positive(), access.span)?;
+                w
+            }
         };
+        // A wildcard fold takes some positive amount of everything in the body.
+        let positive_only = self.positive_only || requested.is_none();
         if let Some(x) = pa.amount {
             if !matches!(x.kind, ExprKind::Wildcard) {
                 self.require_positive(&amount, x, access, ctx)?;
@@ -283,7 +289,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let snap = self.in_predicate_body(&pa.name, &args, &amount, access.span, |v, body| {
             let snap = v.assertion_snapshot(st, &heap, body)?;
-            v.consume(st, &heap, body, ctx)?;
+            let saved = std::mem::replace(&mut v.positive_only, positive_only);
+            let r = v.consume(st, &heap, body, ctx);
+            v.positive_only = saved;
+            r?;
             Ok(snap)
         })?;
         let snap = match snap {
