@@ -627,6 +627,13 @@ impl Checker {
                 if !self.args_match(e, &params, &arg_types) {
                     return Type::Error;
                 }
+                if self.axiom_domain.as_deref() == Some(info.domain.as_str()) {
+                    // In an axiom of the function's own domain, a type argument nothing else
+                    // fixes is the domain's type parameter (as in Viper), not Int.
+                    for (v, p) in fresh.iter().zip(&tparams) {
+                        self.own_domain_defaults.push((v.clone(), Type::Var(p.clone())));
+                    }
+                }
                 self.record_call(
                     e.id,
                     CallTarget::DomainFunction { domain: info.domain.clone(), function: name.name.clone(), type_args: fresh.clone() },

@@ -13,7 +13,9 @@ impl Checker {
                 for a in &d.axioms {
                     self.begin_member(MemberKind::Axiom);
                     self.type_params = d.type_params.iter().map(|t| t.name.clone()).collect();
+                    self.axiom_domain = Some(d.name.name.clone());
                     self.check_top(&a.body, Expect::Assertion);
+                    self.axiom_domain = None;
                     self.end_member();
                 }
             }

@@ -79,8 +79,13 @@ pub(crate) struct Checker {
     top_depth: u32,
     /// Arithmetic operators whose Int/Perm signature is still open.
     pub(crate) numeric_choices: Vec<crate::numeric_ops::NumericChoice>,
-    /// Counter giving operators their pre-order position.
+    /// Counter giving operators their post-order position.
     pub(crate) numeric_order: u32,
+    /// The domain whose axiom is being checked.
+    pub(crate) axiom_domain: Option<String>,
+    /// Type arguments of calls of the axiom's own domain functions, with the domain type
+    /// parameter they default to when left open.
+    pub(crate) own_domain_defaults: Vec<(Type, Type)>,
 }
 
 impl Checker {
@@ -107,6 +112,8 @@ impl Checker {
             top_depth: 0,
             numeric_choices: Vec::new(),
             numeric_order: 0,
+            axiom_domain: None,
+            own_domain_defaults: Vec::new(),
         }
     }
 
@@ -289,6 +296,7 @@ impl Checker {
         if self.top_depth == 0 {
             self.unifier = Unifier::default();
             self.numeric_choices.clear();
+            self.own_domain_defaults.clear();
         }
         self.top_depth += 1;
     }
@@ -301,6 +309,11 @@ impl Checker {
             return;
         }
         self.resolve_numeric_choices();
+        for (var, default) in std::mem::take(&mut self.own_domain_defaults) {
+            if matches!(self.unifier.shallow(&var), Type::Infer(_)) {
+                self.unifier.unify(&var, &default);
+            }
+        }
         let types = std::mem::take(&mut self.pending_types);
         for (id, t) in types {
             self.unifier.default_free(&t);

@@ -98,3 +98,22 @@ fn adt_constructors_and_destructors_resolve() {
     let (errs, _) = check(src);
     assert!(errs.is_empty(), "{errs:?}");
 }
+
+#[test]
+fn open_type_arguments_in_own_domain_axioms_are_the_domain_parameters() {
+    let src = "domain Option[T] {\n  function discr(o: Option[T]): Int\n  function nothing(): Option[T]\n  axiom { discr(nothing()) == 0 }\n}\ndomain Other {\n  axiom { discr(nothing()) == 1 }\n}\n";
+    let (errs, sem) = check(src);
+    assert!(errs.is_empty(), "{errs:?}");
+    let mut args: Vec<String> = sem
+        .calls
+        .iter()
+        .flatten()
+        .filter_map(|c| match c {
+            CallTarget::DomainFunction { type_args, .. } => Some(format!("{type_args:?}")),
+            _ => None,
+        })
+        .collect();
+    args.sort();
+    // In Option's own axiom the argument is T; elsewhere Viper's default, Int.
+    assert_eq!(args, vec!["[Int]", "[Int]", "[Var(\"T\")]", "[Var(\"T\")]"]);
+}
