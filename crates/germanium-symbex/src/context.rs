@@ -229,6 +229,9 @@ pub struct Verifier<'e, 'a> {
     pub refuted: HashSet<germanium_syntax::ast::NodeId>,
     /// When false, evaluation checks nothing (for axioms built from verified contracts).
     pub checking: bool,
+    /// While an unfold in a checked context produces the body: its amounts must still not
+    /// be negative (a predicate need not be well-formed).
+    pub body_amounts_checked: bool,
     /// Bound, `let` and callee-parameter variables, innermost last; they shadow the store.
     pub bound: Vec<(germanium_semantics::VarId, Term)>,
     /// The value of `result` in a function's postcondition.
@@ -266,6 +269,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             gotos_on_path: 0,
             method_measures: Vec::new(),
             function_measures: Vec::new(),
+            body_amounts_checked: false,
             perm_heap: None,
             loop_heads: HashMap::new(),
             label_loops: Vec::new(),

@@ -53,6 +53,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if function.body.is_some() && !self.defined.contains(name) && self.method.is_some_and(|m| m.body.as_ref().is_some_and(|b| has_refute(&b.stmts))) {
             return Err(self.unsupported(e.span, "functions with bodies in methods with `refute`"));
         }
+        // The precondition's snapshot at a call comes from its exhale part, the body's
+        // definition from its inhale part: their layouts need not agree.
+        if function.contract.requires.iter().any(|r| crate::produce::inhale_exhale_parts_differ(self.env.sources, r)) {
+            return Err(self.unsupported(e.span, "applications of functions whose preconditions have inhale-exhale parts"));
+        }
         let Some(params) = self.env.sem.functions.get(name).map(|f| f.params.clone()) else {
             return Err(self.unsupported(e.span, "an unknown function"));
         };

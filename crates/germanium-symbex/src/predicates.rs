@@ -200,6 +200,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let Some(body) = predicate.body.as_ref() else {
             return Err(self.unsupported(span, "folding or unfolding an abstract predicate"));
         };
+        // The snapshot a fold builds from the exhale part would be read back through the
+        // inhale part's shape on unfold, swapping values between different layouts.
+        if crate::produce::inhale_exhale_parts_differ(self.env.sources, body) {
+            return Err(self.unsupported(span, "folding or unfolding a predicate whose body has inhale-exhale parts"));
+        }
         let params = self.env.sem.predicates.get(name).map(|p| p.params.clone()).unwrap_or_default();
         let depth = self.bound.len();
         self.bound.extend(params.into_iter().zip(args.iter().cloned()));
@@ -241,7 +246,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // (an `unfolding` inside it may need more than the amount unfolded leaves).
         self.body_unfold_depth += 1;
         let checking = std::mem::replace(&mut self.checking, false);
+        let amounts = std::mem::replace(&mut self.body_amounts_checked, checking && !self.in_axiom && !self.assuming);
         let r = self.in_predicate_body(&pa.name, &args, &amount, access.span, |v, body| v.produce_from(st, body, Some(snap), ctx));
+        self.body_amounts_checked = amounts;
         self.checking = checking;
         self.body_unfold_depth -= 1;
         r
@@ -261,7 +268,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if !self.errors.contains(&d) {
             self.errors.push(d);
         }
-        Err(Abort::Failed)
+        // Go on with a positive amount: what else might fail (e.g. not holding the
+        // instance at all) is reported as well.
+        self.assume_guarded(amount.is_positive(), x.span)?;
+        Ok(())
     }
 
     /// `fold acc(P(args), p)`: consumes the body (amounts times `p`) and adds the instance

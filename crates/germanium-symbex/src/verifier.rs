@@ -417,6 +417,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
             // In a function, a permission is only ever some positive amount (Viper's
             // function semantics): `acc(x.f) && acc(y.f)` does not make x and y differ.
             self.positive_only = true;
+            // Calls in the contract must terminate too (Viper's termination plugin): those
+            // in the precondition against the measure of the initial state, those in the
+            // postcondition against the measure after the precondition.
+            let calls = |clauses: &[germanium_syntax::ast::Expr]| clauses.iter().any(|c| calls_function(self.env.sem, c));
+            let terminating = crate::termination::has_measure(&f.contract.decreases);
+            let (check_pres, check_posts) = (terminating && calls(&f.contract.requires), terminating && calls(&f.contract.ensures));
+            if check_pres {
+                self.current_function = Some(f.name.name.clone());
+                let heap = st.heap.clone();
+                self.function_measures = self.measures(&st, &heap, &f.contract.decreases)?;
+            }
             let produced = (|| -> R<()> {
                 for pre in &f.contract.requires {
                     self.produce(&mut st, pre, &wellformed.for_clause(pre))?;
@@ -424,7 +435,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 Ok(())
             })();
             self.positive_only = false;
+            self.function_measures.clear();
             produced?;
+            if check_posts {
+                self.current_function = Some(f.name.name.clone());
+                let heap = st.heap.clone();
+                self.function_measures = self.measures(&st, &heap, &f.contract.decreases)?;
+            }
             let result_sort = self.sort_of(&info.result, f.name.span)?;
             let result = self.fresh("result", result_sort, f.name.span)?;
             self.result = Some(result);
@@ -437,12 +454,25 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 Ok(())
             })();
             self.pop(f.name.span)?;
+            self.function_measures.clear();
             path_end(posts)?;
             self.check_exhale_parts(&st, &f.contract.ensures, false, &wellformed, f.name.span)?;
             self.result = None;
             self.verify_function_body(f, &st)
         })();
         self.result = None;
+        self.function_measures.clear();
         path_end(r)
     }
+}
+
+/// Whether `e` applies a Viper function (whose termination a contract must then check).
+fn calls_function(sem: &germanium_semantics::Semantics, e: &germanium_syntax::ast::Expr) -> bool {
+    let mut found = false;
+    germanium_semantics::visit::walk_expr(e, &mut |x: &germanium_syntax::ast::Expr| {
+        if let Some(germanium_semantics::CallTarget::Function(_)) = sem.call(x.id) {
+            found = true;
+        }
+    });
+    found
 }
