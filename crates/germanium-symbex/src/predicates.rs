@@ -72,6 +72,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Term::and(a.iter().zip(b).map(|(x, y)| Term::eq(x.clone(), y.clone())))
     }
 
+    /// Whether the argument lists are equal as Viper values: collections compare
+    /// extensionally (as `==` does), so `Multiset() union Multiset(x)` names the same
+    /// instance as `Multiset(x)`.
+    fn args_equal(&self, name: &str, a: &[Term], b: &[Term]) -> Term {
+        let params = self.env.sem.predicates.get(name).map(|p| p.params.clone()).unwrap_or_default();
+        let parts = a.iter().zip(b).enumerate().map(|(i, (x, y))| {
+            let ty = params.get(i).map(|v| self.env.sem.var(*v).ty.clone());
+            match (ty, &self.env.theories) {
+                (Some(ty), Some(t)) => t.equal(&ty, x.clone(), y.clone()).unwrap_or_else(|_| Term::eq(x.clone(), y.clone())),
+                _ => Term::eq(x.clone(), y.clone()),
+            }
+        });
+        Term::and(parts.collect::<Vec<_>>())
+    }
+
     /// The chunk of `name(args)`: syntactic match first, then one the solver proves equal.
     pub fn find_predicate_chunk(&mut self, heap: &Heap, name: &str, args: &[Term], span: Span) -> R<Option<usize>> {
         if let Some(i) = heap.find_predicate_syntactic(name, args) {
@@ -80,7 +95,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let candidates: Vec<usize> = heap.of_predicate(name).collect();
         for i in candidates {
             let Chunk::Predicate { args: other, .. } = &heap.chunks[i] else { continue };
-            let same = Self::same_args(args, other);
+            let same = self.args_equal(name, args, &other.clone());
             if self.prove(same, span)? {
                 return Ok(Some(i));
             }
