@@ -106,6 +106,32 @@ pub fn class_table(results: &[FileResult]) -> String {
     if unclassified > 0 {
         let _ = writeln!(out, "{:<24} {:>6}", "(no program: crashed)", unclassified);
     }
+    out.push_str(&core_by_directory(results));
+    out
+}
+
+/// Core files (none of the other classes) per directory: the yardstick of the core verifier.
+fn core_by_directory(results: &[FileResult]) -> String {
+    let mut groups: Vec<&str> = Vec::new();
+    for r in results {
+        if !groups.contains(&r.file.group.as_str()) {
+            groups.push(&r.file.group);
+        }
+    }
+    let mut out = String::from("\ncore files per directory: ");
+    let cells: Vec<String> = groups
+        .iter()
+        .filter_map(|group| {
+            let core: Vec<&FileResult> = results
+                .iter()
+                .filter(|r| r.file.group == *group && r.classes.contains(&FeatureClass::Core))
+                .collect();
+            let passing = core.iter().filter(|r| r.comparison.passes()).count();
+            (!core.is_empty()).then(|| format!("{group} {passing}/{}", core.len()))
+        })
+        .collect();
+    out.push_str(&cells.join(", "));
+    out.push('\n');
     out
 }
 
