@@ -42,8 +42,6 @@ enum Member<'a> {
     Method(&'a Method),
     Function(&'a Function),
     Predicate(&'a germanium_syntax::ast::Predicate),
-    /// A construct reported as unsupported without running anything.
-    Unsupported(Span, String),
 }
 
 fn members(program: &Program) -> Vec<Member<'_>> {
@@ -152,11 +150,6 @@ fn run_members<'a>(
                     let k = next.fetch_add(1, Ordering::SeqCst);
                     let Some(&i) = which.get(k) else { break };
                     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match (&todo[i], verifier.as_mut()) {
-                        (Member::Unsupported(span, what), _) => Some(vec![Diagnostic::new(
-                            ids::UNSUPPORTED,
-                            *span,
-                            format!("{what} is not supported by Germanium's verifier yet"),
-                        )]),
                         // No solver: the worker already reported why (an internal error).
                         (_, None) => None,
                         (Member::Method(m), Some(v)) => Some(v.run_member(m.name.span, |v| v.verify_method(m))),
@@ -174,7 +167,6 @@ fn run_members<'a>(
                                 Member::Method(m) => m.name.span,
                                 Member::Function(f) => f.name.span,
                                 Member::Predicate(p) => p.name.span,
-                                Member::Unsupported(span, _) => *span,
                             };
                             vec![Diagnostic::new(ids::INTERNAL, span, "internal error in the verifier (please report it)")]
                         }
