@@ -1,7 +1,8 @@
 //! Consumption (exhale, assert, preconditions, postconditions, invariants): checks an
 //! assertion and removes its permissions. Expressions are evaluated in the heap as it was
 //! before the consumption started (`eval_heap`), chunks are removed from the current one.
-//! A failed pure conjunct is reported and then assumed; a missing permission ends the path.
+//! A pure conjunct is assumed once checked (failed ones after being reported), under the
+//! guards it was checked under; a missing permission ends the path.
 
 use germanium_smt::{Sort, Term};
 use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
@@ -56,7 +57,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 if self.assuming {
                     return self.assume_guarded(t, a.span);
                 }
-                self.check(t, ctx, Reason::AssertionFalse, a)?;
+                // Like Silicon, keep what was checked: later code may need it (e.g. an
+                // extensional collection equality). A failed check already assumed it, and
+                // without checking nothing was proved, so nothing is kept then.
+                if self.checking && self.check(t.clone(), ctx, Reason::AssertionFalse, a)? {
+                    self.assume_guarded(t, a.span)?;
+                }
                 Ok(())
             }
         }
