@@ -7,8 +7,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::instantiate::Instantiator;
-use crate::ast::{Block, Expr, ExprKind, Ident, MacroBody, MacroDef, NodeIdGen, Stmt, StmtKind, TypeExpr, TypeExprKind};
+use std::rc::Rc;
+
+use super::instantiate::{Instantiator, Nesting, Renames};
+use crate::ast::{Block, Expr, ExprKind, Ident, MacroBody, MacroDef, NodeId, NodeIdGen, Stmt, StmtKind, TypeExpr, TypeExprKind};
 use crate::macros::walk::{expr_children_mut, stmt_children_mut, ChildMut};
 use crate::span::Span;
 use crate::Diagnostic;
@@ -28,6 +30,9 @@ pub(super) struct Expander<'a> {
     pub counters: HashMap<String, u32>,
     pub error: Option<Diagnostic>,
     depth: u32,
+    /// Nested macro uses copied from a macro body, with the renames of that instance, which
+    /// their own bodies must apply (Viper renames a macro's locals consistently).
+    pending: HashMap<NodeId, Rc<Renames>>,
 }
 
 type R = Result<(), ()>;
@@ -39,7 +44,7 @@ impl<'a> Expander<'a> {
         globals: &'a HashSet<String>,
         scope: HashSet<String>,
     ) -> Self {
-        Expander { macros, ids, globals, scope, counters: HashMap::new(), error: None, depth: 0 }
+        Expander { macros, ids, globals, scope, counters: HashMap::new(), error: None, depth: 0, pending: HashMap::new() }
     }
 
     fn fail(&mut self, span: Span, msg: impl Into<String>) -> R {
@@ -53,8 +58,8 @@ impl<'a> Expander<'a> {
         self.macros.get(name).copied()
     }
 
-    /// Copies `def`'s body for a use at `span` with `args`.
-    fn instantiate(&mut self, def: &'a MacroDef, args: &[Expr], span: Span) -> Result<MacroBody, ()> {
+    /// Copies `def`'s body for the use `use_id` at `span` with `args`.
+    fn instantiate(&mut self, def: &'a MacroDef, args: &[Expr], span: Span, use_id: NodeId) -> Result<MacroBody, ()> {
         if def.params.as_ref().map_or(0, Vec::len) != args.len() {
             self.fail(span, "Number of macro arguments does not match")?;
         }
@@ -72,7 +77,10 @@ impl<'a> Expander<'a> {
             .map(|p| p.name.clone())
             .zip(args.iter())
             .collect();
-        let mut inst = Instantiator::new(self.ids, self.globals, &mut self.scope, &mut self.counters, params, span);
+        let inherited = self.pending.remove(&use_id).unwrap_or_default();
+        let nesting = Nesting { macros: self.macros, pending: &mut self.pending, inherited };
+        let mut inst =
+            Instantiator::new(self.ids, self.globals, &mut self.scope, &mut self.counters, params, span, nesting);
         let body = inst.body(&def.body);
         if let Some(e) = inst.error {
             if self.error.is_none() {
@@ -141,7 +149,7 @@ impl<'a> Expander<'a> {
                 }
             }
             let args = args.to_vec();
-            let body = self.instantiate(def, &args, span)?;
+            let body = self.instantiate(def, &args, span, e.id)?;
             match body {
                 MacroBody::Expr(b) => *e = b,
                 MacroBody::Stmts(_) => return self.fail(span, "Statement macro used in expression position"),
@@ -245,7 +253,7 @@ impl<'a> Expander<'a> {
             }
         }
         let args = args.to_vec();
-        match self.instantiate(def, &args, s.span)? {
+        match self.instantiate(def, &args, s.span, s.id)? {
             MacroBody::Stmts(b) => Ok(Some(b.stmts)),
             MacroBody::Expr(_) => {
                 self.fail(s.span, "Expression macro used in statement position")?;

@@ -4,8 +4,9 @@
 //! given a fresh id.
 
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
-use crate::ast::{Block, Expr, ExprKind, Ident, MacroBody, NodeIdGen, Stmt, StmtKind, TypeExpr, TypeExprKind, VarDecl};
+use crate::ast::{Block, Expr, ExprKind, Ident, MacroBody, MacroDef, NodeId, NodeIdGen, Stmt, StmtKind, TypeExpr, TypeExprKind, VarDecl};
 use crate::macros::walk::{expr_children_mut, stmt_children_mut, Child, ChildMut};
 use crate::span::Span;
 use crate::Diagnostic;
@@ -25,6 +26,25 @@ pub(super) struct Instantiator<'a> {
     /// Bound variables in scope inside the body, innermost last: (name, new name).
     binders: Vec<(String, String)>,
     pub error: Option<Diagnostic>,
+    /// Macros visible at the use, to recognise nested macro uses in the body.
+    macros: &'a HashMap<&'a str, &'a MacroDef>,
+    /// Renames made by the enclosing instances this body was expanded from: a nested macro's
+    /// free identifiers refer to the names of the instance that used it.
+    inherited: Rc<Renames>,
+    /// Nested macro uses copied here (by node id), with the renames their bodies must inherit;
+    /// they are expanded only after this instance is spliced in.
+    pending: &'a mut HashMap<NodeId, Rc<Renames>>,
+}
+
+/// Old name to new name.
+pub(super) type Renames = HashMap<String, String>;
+
+/// What an instance shares with the expander: the macro table, the renames pending for nested
+/// macro uses, and those inherited by this instance.
+pub(super) struct Nesting<'a> {
+    pub macros: &'a HashMap<&'a str, &'a MacroDef>,
+    pub pending: &'a mut HashMap<NodeId, Rc<Renames>>,
+    pub inherited: Rc<Renames>,
 }
 
 impl<'a> Instantiator<'a> {
@@ -35,8 +55,38 @@ impl<'a> Instantiator<'a> {
         counters: &'a mut HashMap<String, u32>,
         params: HashMap<String, &'a Expr>,
         span: Span,
+        nesting: Nesting<'a>,
     ) -> Self {
-        Instantiator { ids, globals, scope, counters, params, span, flat_renames: HashMap::new(), binders: Vec::new(), error: None }
+        let Nesting { macros, pending, inherited } = nesting;
+        Instantiator {
+            ids,
+            globals,
+            scope,
+            counters,
+            params,
+            span,
+            flat_renames: HashMap::new(),
+            binders: Vec::new(),
+            error: None,
+            macros,
+            inherited,
+            pending,
+        }
+    }
+
+    /// Records that node `id`, naming `name`, is a nested macro use, so that its body later
+    /// inherits the renames in effect here.
+    fn mark_nested_use(&mut self, id: NodeId, name: &str) {
+        if !self.macros.contains_key(name) {
+            return;
+        }
+        let mut renames = (*self.inherited).clone();
+        renames.extend(self.flat_renames.iter().map(|(k, v)| (k.clone(), v.clone())));
+        renames.extend(self.binders.iter().cloned());
+        renames.retain(|old, new| old != new);
+        if !renames.is_empty() {
+            self.pending.insert(id, Rc::new(renames));
+        }
     }
 
     fn in_scope(&self, name: &str) -> bool {
@@ -97,7 +147,7 @@ impl<'a> Instantiator<'a> {
         if let Some(arg) = self.params.get(name) {
             return Lookup::Arg(arg);
         }
-        if let Some(new) = self.flat_renames.get(name) {
+        if let Some(new) = self.flat_renames.get(name).or_else(|| self.inherited.get(name)) {
             return Lookup::Renamed(new.clone());
         }
         Lookup::Keep
@@ -167,7 +217,11 @@ impl<'a> Instantiator<'a> {
                     self.place_copy(&mut copy);
                     *e = copy;
                 }
-                Lookup::Keep => id.span = self.span,
+                Lookup::Keep => {
+                    id.span = self.span;
+                    let name = id.name.clone();
+                    self.mark_nested_use(e.id, &name);
+                }
             },
             ExprKind::Quantifier { vars, .. } | ExprKind::Forperm { vars, .. } => {
                 let n = self.bind(vars);
@@ -196,6 +250,10 @@ impl<'a> Instantiator<'a> {
                     ExprKind::Annotated(a, _) => a.span = self.span,
                     _ => {}
                 }
+                if let ExprKind::Call(name, _) = &e.kind {
+                    let name = name.name.clone();
+                    self.mark_nested_use(e.id, &name);
+                }
                 expr_children_mut(e, &mut |c| self.expr(c));
             }
         }
@@ -203,7 +261,12 @@ impl<'a> Instantiator<'a> {
 
     /// An argument copied into the body: fresh ids and the use's position.
     fn place_copy(&mut self, e: &mut Expr) {
+        let old = e.id;
         e.id = self.ids.fresh();
+        // A macro use in the argument keeps the renames it was given.
+        if let Some(r) = self.pending.get(&old).cloned() {
+            self.pending.insert(e.id, r);
+        }
         e.span = self.span;
         expr_children_mut(e, &mut |c| self.place_copy(c));
     }
@@ -237,7 +300,12 @@ impl<'a> Instantiator<'a> {
                     self.ident_use(name);
                 }
             }
-            StmtKind::Goto(name) | StmtKind::MacroRef(name) | StmtKind::Call(name, _) => self.ident_use(name),
+            StmtKind::Goto(name) => self.ident_use(name),
+            StmtKind::MacroRef(name) | StmtKind::Call(name, _) => {
+                self.ident_use(name);
+                let name = name.name.clone();
+                self.mark_nested_use(s.id, &name);
+            }
             StmtKind::New(_, crate::ast::NewFields::Fields(fs)) => fs.iter_mut().for_each(|f| self.ident_use(f)),
             StmtKind::Quasihavocall(vars, c, r) => {
                 let n = self.bind(vars);

@@ -134,3 +134,32 @@ fn read_permissions_unless_the_name_is_declared() {
     let ItemKind::Method(m) = &p.items[1].kind else { panic!() };
     assert!(matches!(&m.contract.requires[0].kind, ExprKind::Acc(_, Some(a)) if matches!(&a.kind, ExprKind::Ident(_))));
 }
+
+#[test]
+fn nested_macro_uses_follow_the_renames_of_their_instance() {
+    // The second `m2` renames its `v` to `v$0`; the `v` that `m1`, used inside `m2`, refers to
+    // freely must become `v$0` too, as must a renamed bound variable seen by `Q` in `E`.
+    let (p, diags) = expand(
+        "define m1(res) { res := v }\ndefine m2(res) { var v: Int\n { m1(res) }\n res := v }\n\
+         define Q i > 0\ndefine E forall i: Int :: Q\n\
+         method m(i: Int) { var r: Int\n { m2(r) }\n { m2(r) }\n assert E }",
+    );
+    assert!(diags.is_empty(), "{diags:?}");
+    let b = method_body(&p, "m");
+    let assigned = |s: &Stmt| -> String {
+        let StmtKind::Assign(_, rhs) = &s.kind else { panic!("{s:?}") };
+        let ExprKind::Ident(x) = &rhs.kind else { panic!("{rhs:?}") };
+        x.name.clone()
+    };
+    let inner = |s: &Stmt| -> Vec<String> {
+        let StmtKind::Block(blk) = &s.kind else { panic!("{s:?}") };
+        let StmtKind::Block(nested) = &blk.stmts[1].kind else { panic!("{:?}", blk.stmts[1]) };
+        vec![assigned(&nested.stmts[0]), assigned(&blk.stmts[2])]
+    };
+    assert_eq!(inner(&b.stmts[1]), vec!["v", "v"]);
+    assert_eq!(inner(&b.stmts[2]), vec!["v$0", "v$0"]);
+    let StmtKind::Assert(q) = &b.stmts[3].kind else { panic!() };
+    let ExprKind::Quantifier { vars, body, .. } = &q.kind else { panic!("{q:?}") };
+    assert_eq!(vars[0].name.name, "i$0");
+    assert!(matches!(&body.kind, ExprKind::Binary(_, a, _) if matches!(&a.kind, ExprKind::Ident(x) if x.name == "i$0")));
+}
