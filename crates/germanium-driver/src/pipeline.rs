@@ -31,23 +31,11 @@ pub fn run_file(path: &Path, options: &Options) -> FileReport {
             // panic itself panicked.
             Err(payload) => internal_failure(path, SourceMap::new(), &*payload),
         },
-        Err(err) => {
-            let mut sources = SourceMap::new();
-            let span = main_file_span(&mut sources, path);
-            FileReport {
-                path: path.to_path_buf(),
-                result: Outcome::Error,
-                diagnostics: vec![Diagnostic::new(
-                    ids::INTERNAL,
-                    span,
-                    format!("could not start the front-end thread: {err}"),
-                )],
-                sources,
-                program: None,
-                stage: Stage::Load,
-                time: Default::default(),
-            }
-        }
+        Err(err) => internal_report(
+            path,
+            SourceMap::new(),
+            format!("could not start the front-end thread: {err}"),
+        ),
     };
     report.time = started.elapsed();
     report
@@ -130,7 +118,7 @@ fn outcome_of(diagnostics: &[Diagnostic]) -> Outcome {
 
 fn internal_failure(
     path: &Path,
-    mut sources: SourceMap,
+    sources: SourceMap,
     payload: &(dyn std::any::Any + Send),
 ) -> FileReport {
     let message = payload
@@ -138,15 +126,16 @@ fn internal_failure(
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_string());
+    internal_report(path, sources, format!("internal error (please report it): {message}"))
+}
+
+/// A report of a file Germanium could not finish: one `internal` error at its start.
+fn internal_report(path: &Path, mut sources: SourceMap, message: String) -> FileReport {
     let span = main_file_span(&mut sources, path);
     FileReport {
         path: path.to_path_buf(),
         result: Outcome::Error,
-        diagnostics: vec![Diagnostic::new(
-            ids::INTERNAL,
-            span,
-            format!("internal error (please report it): {message}"),
-        )],
+        diagnostics: vec![Diagnostic::new(ids::INTERNAL, span, message)],
         sources,
         program: None,
         stage: Stage::Load,

@@ -486,19 +486,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         k: &mut Cont<'_, 'e, 'a>,
     ) -> R<()> {
         // On entry: the invariant must hold; what it does not mention stays in the frame.
-        let established = ErrorContext::at_conjunct("invariant.not.established", "Loop invariant might not hold on entry.");
-        let mut frame = st.clone();
-        // Well-definedness of the invariant is checked on the body's entry state below, so
-        // reads here need no permission of their own (as in Viper's Carbon).
-        self.lenient_reads = true;
-        let entry = (|| -> R<()> {
-            for inv in invariants {
-                self.consume(&mut frame, &st.heap, inv, &established.for_clause(inv))?;
-            }
-            Ok(())
-        })();
-        self.lenient_reads = false;
-        entry?;
+        let mut frame = self.establish_invariants(&st, invariants)?;
         let mut modified = HashSet::new();
         assigned_vars(self.env.sem, body, &mut modified);
         let wellformed = ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
@@ -612,5 +600,26 @@ pub(crate) fn assigned_vars(sem: &germanium_semantics::Semantics, stmts: &[Stmt]
             StmtKind::While { body, .. } => assigned_vars(sem, &body.stmts, out),
             _ => {}
         }
+    }
+}
+
+impl<'e, 'a> Verifier<'e, 'a> {
+    /// Checks that `invariants` hold on entry to a loop (a `while` or a label loop) and
+    /// returns the frame: `st` without what the invariants consumed. Well-definedness of the
+    /// invariants is checked on the body's entry state, so reads here need no permission of
+    /// their own (as in Viper's Carbon).
+    pub(crate) fn establish_invariants<'x>(&mut self, st: &State, invariants: impl IntoIterator<Item = &'x Expr>) -> R<State> {
+        let established = ErrorContext::at_conjunct("invariant.not.established", "Loop invariant might not hold on entry.");
+        let mut frame = st.clone();
+        self.lenient_reads = true;
+        let entry = (|| -> R<()> {
+            for inv in invariants {
+                self.consume(&mut frame, &st.heap, inv, &established.for_clause(inv))?;
+            }
+            Ok(())
+        })();
+        self.lenient_reads = false;
+        entry?;
+        Ok(frame)
     }
 }

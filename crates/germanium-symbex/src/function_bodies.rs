@@ -85,30 +85,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let callee_measures = self.measures(st, heap, &callee.contract.decreases)?;
         let what = format!("the application of {name}");
-        for m in caller_measures.iter().filter(|m| m.tuple.is_some()) {
-            let caller_tuple = m.tuple.clone().unwrap_or_default();
-            self.under(m.guard.clone(), |v| {
-                let applies = Term::or(callee_measures.iter().filter(|c| !recursive || c.tuple.is_some()).map(|c| c.guard.clone()));
-                if !recursive {
-                    if callee.contract.decreases.is_empty() {
-                        return Ok(());
-                    }
-                    return v.termination_check(applies, "termination.condition.false", call.span, &what);
-                }
-                v.termination_check(applies, "tuple.condition.false", call.span, &what)?;
-                for c in callee_measures.iter().filter(|c| c.tuple.is_some()) {
-                    let tuple = c.tuple.clone().unwrap_or_default();
-                    let less = v.lex_less(&tuple, &caller_tuple, call.span)?;
-                    v.under(c.guard.clone(), |w| w.termination_check(less, "tuple.false", call.span, &what))?;
-                }
-                Ok(())
-            })?;
-        }
-        Ok(())
+        let has_measure = !callee.contract.decreases.is_empty();
+        self.compare_measures(caller_measures, &callee_measures, recursive, has_measure, call.span, &what)
     }
 }
-
-use germanium_smt::Term;
 
 /// Which functions each function's body calls.
 pub fn function_call_graph(program: &germanium_syntax::ast::Program, sem: &germanium_semantics::Semantics) -> std::collections::HashMap<String, std::collections::HashSet<String>> {

@@ -96,17 +96,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let StmtKind::Label(name, _) = &head.kind else { return self.exec_seq(st, &list[index..], k) };
         // The invariants live in the program (lifetime 'a): find them through the method.
         let invariants = self.label_invariants(&name.name);
-        let established = ErrorContext::at_conjunct("invariant.not.established", "Loop invariant might not hold on entry.");
-        let mut frame = st.clone();
-        self.lenient_reads = true;
-        let entry = (|| -> R<()> {
-            for inv in invariants {
-                self.consume(&mut frame, &st.heap, inv, &established.for_clause(inv))?;
-            }
-            Ok(())
-        })();
-        self.lenient_reads = false;
-        entry?;
+        let frame = self.establish_invariants(&st, invariants)?;
         let mut modified = HashSet::new();
         assigned_vars(self.env.sem, &list[index + 1..=end.min(list.len() - 1)], &mut modified);
         let mut inner = State { store: st.store.clone(), heap: Heap::new(), old_heaps: st.old_heaps.clone() };
