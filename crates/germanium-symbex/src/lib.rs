@@ -5,8 +5,10 @@
 //!
 //! Map: [`state`] (permissions, heap chunks, snapshots, path conditions), [`errors`]
 //! (Viper's error ids and wording), `context` (the shared environment and one worker's
-//! verifier), `evaluate`, `produce`, `consume`, `execute`, `functions` (modular function
-//! applications), `triggers` (quantifier triggers), [`verifier`] (members, workers,
+//! verifier), `evaluate`, `produce`, `consume`, `execute`, `predicates` and `snapshots`
+//! (fold, unfold, predicate chunks), `functions`, `function_bodies`, `function_axioms`
+//! (applications, well-formedness, definitional and postcondition axioms), `termination`,
+//! `label_loops`, `havoc`, `triggers` (quantifier triggers), [`verifier`] (members, workers,
 //! solvers), [`theories`] (sorts and axioms of Viper's built-in and user types).
 //!
 //! Architecture invariant: never reports a member as verified unless every check on every
