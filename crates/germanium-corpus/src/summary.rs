@@ -102,11 +102,48 @@ pub fn class_table(results: &[FileResult]) -> String {
             passing
         );
     }
+    out.push_str(&heap_abstraction_row(results));
     let unclassified = results.iter().filter(|r| r.classes.is_empty()).count();
     if unclassified > 0 {
         let _ = writeln!(out, "{:<24} {:>6}", "(no program: crashed)", unclassified);
     }
     out.push_str(&core_by_directory(results));
+    out
+}
+
+/// Files using predicates or function bodies but neither magic wands nor quantified
+/// permissions: the scope of the predicate-and-function verifier, overall and per directory.
+fn heap_abstraction_row(results: &[FileResult]) -> String {
+    let in_scope = |r: &&FileResult| {
+        let has = |c| r.classes.contains(&c);
+        (has(FeatureClass::Predicates) || has(FeatureClass::FunctionBodies))
+            && !has(FeatureClass::MagicWands)
+            && !has(FeatureClass::QuantifiedPermissions)
+    };
+    let members: Vec<&FileResult> = results.iter().filter(in_scope).collect();
+    let passing = members.iter().filter(|r| r.comparison.passes()).count();
+    let mut out = format!(
+        "{:<24} {:>6} {:>8}\n",
+        "pred/fn, no wand/QP",
+        members.len(),
+        passing
+    );
+    let mut groups: Vec<&str> = Vec::new();
+    for r in &members {
+        if !groups.contains(&r.file.group.as_str()) {
+            groups.push(&r.file.group);
+        }
+    }
+    let cells: Vec<String> = groups
+        .iter()
+        .map(|group| {
+            let here: Vec<&&FileResult> =
+                members.iter().filter(|r| r.file.group == *group).collect();
+            let passing = here.iter().filter(|r| r.comparison.passes()).count();
+            format!("{group} {passing}/{}", here.len())
+        })
+        .collect();
+    let _ = writeln!(out, "  per directory: {}", cells.join(", "));
     out
 }
 
@@ -156,11 +193,17 @@ pub fn failure_lines(results: &[FileResult]) -> String {
         };
         let _ = writeln!(
             out,
-            "FAIL {}: missing [{}] unexpected [{}] ({} ms)",
+            "FAIL {}: missing [{}] unexpected [{}] ({} ms) {{{}}}",
             result.file.name,
             show(&result.comparison.missing),
             show(&result.comparison.unexpected),
-            result.time.as_millis()
+            result.time.as_millis(),
+            result
+                .classes
+                .iter()
+                .map(|c| c.name())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     for result in results {
