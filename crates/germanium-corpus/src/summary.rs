@@ -111,16 +111,21 @@ pub fn class_table(results: &[FileResult]) -> String {
     out
 }
 
-/// Files using predicates or function bodies but neither magic wands nor quantified
-/// permissions: the scope of the predicate-and-function verifier, overall and per directory.
+/// Whether a file uses predicates or function bodies but neither magic wands nor quantified
+/// permissions: the scope of the predicate-and-function verifier.
+pub fn in_heap_abstraction_scope(result: &FileResult) -> bool {
+    let has = |c| result.classes.contains(&c);
+    (has(FeatureClass::Predicates) || has(FeatureClass::FunctionBodies))
+        && !has(FeatureClass::MagicWands)
+        && !has(FeatureClass::QuantifiedPermissions)
+}
+
+/// The pass rate of [`in_heap_abstraction_scope`] files, overall and per directory.
 fn heap_abstraction_row(results: &[FileResult]) -> String {
-    let in_scope = |r: &&FileResult| {
-        let has = |c| r.classes.contains(&c);
-        (has(FeatureClass::Predicates) || has(FeatureClass::FunctionBodies))
-            && !has(FeatureClass::MagicWands)
-            && !has(FeatureClass::QuantifiedPermissions)
-    };
-    let members: Vec<&FileResult> = results.iter().filter(in_scope).collect();
+    let members: Vec<&FileResult> = results
+        .iter()
+        .filter(|r| in_heap_abstraction_scope(r))
+        .collect();
     let passing = members.iter().filter(|r| r.comparison.passes()).count();
     let mut out = format!(
         "{:<24} {:>6} {:>8}\n",

@@ -30,6 +30,15 @@ fn verify() {
     let (results, lists) = run_mode(CompareMode::Verify);
     let unsound = unexplained_misses(&results, &lists.join("verify-missed-accepted.txt"));
     check_pass_list(&results, &lists.join("verify-passing.txt"));
+    // For benchmarks: the passing files of the predicate-and-function scope.
+    if let Ok(path) = std::env::var("GERMANIUM_SCOPE_PASSING_OUT") {
+        let names: std::collections::BTreeSet<String> = results
+            .iter()
+            .filter(|r| summary::in_heap_abstraction_scope(r) && r.comparison.passes())
+            .map(|r| r.file.name.clone())
+            .collect();
+        summary::write_pass_list(Path::new(&path), &names).unwrap();
+    }
     assert!(
         unsound.is_empty(),
         "expected errors missed in members Germanium claims to have verified:\n{unsound}"
