@@ -307,35 +307,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Ok(self.total_perm(current.as_ref().unwrap_or(heap), &field, &r).0)
     }
 
-    /// `forperm x: Ref [x.f] :: body`: the body for every receiver of an `f` chunk with
-    /// positive permission (all other locations have none).
-    #[allow(clippy::too_many_arguments)]
-    fn eval_forperm(&mut self, st: &State, heap: &Heap, e: &Expr, n_vars: usize, resources: &[Expr], body: &Expr, ctx: &ErrorContext) -> R<Term> {
-        let [resource] = resources else { return Err(self.unsupported(e.span, "`forperm` over several resources")) };
-        let var = self.env.sem.binders.get(&(e.id, 0)).copied();
-        let (Some(var), 1) = (var, n_vars) else { return Err(self.unsupported(e.span, "this `forperm`")) };
-        let field = match (&resource.kind, self.env.sem.field_access(resource.id)) {
-            (ExprKind::FieldAccess(rcv, _), Some(FieldTarget::Field(f)))
-                if matches!(&rcv.kind, ExprKind::Ident(_)) && self.env.sem.idents.get(rcv.id.0 as usize).copied().flatten() == Some(var) =>
-            {
-                f.clone()
-            }
-            _ => return Err(self.unsupported(resource.span, "`forperm` over predicates, wands or other receivers")),
-        };
-        // Evaluated in the current state (during an exhale: what is left), body included.
-        let current = self.perm_heap.clone().unwrap_or_else(|| heap.clone());
-        let mut parts = Vec::new();
-        for i in current.of_field(&field).collect::<Vec<_>>() {
-            let chunk = current.chunks[i].clone();
-            let held = chunk.perm().is_positive();
-            self.bound.push((var, chunk.receiver().clone()));
-            let t = self.under(held.clone(), |v| v.eval(st, &current, body, ctx));
-            self.bound.pop();
-            parts.push(Term::implies(held, t?));
-        }
-        Ok(Term::and(parts))
-    }
-
     #[allow(clippy::too_many_arguments)]
     fn eval_binary(&mut self, st: &State, heap: &Heap, e: &Expr, op: BinaryOp, l: &Expr, r: &Expr, ctx: &ErrorContext) -> R<Term> {
         match op {

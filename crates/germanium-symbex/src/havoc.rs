@@ -1,40 +1,50 @@
-//! `quasihavoc` and `quasihavocall` on fields: the values of the chosen locations that the
-//! state holds permission to become unknown (permissions are unchanged).
+//! `quasihavoc` and `quasihavocall` on field locations and predicate instances: the values
+//! (snapshots) of the chosen locations (instances) that the state holds, whatever the
+//! amount, become unknown; permissions are unchanged. A chunk is havocked under the
+//! condition that its arguments are one of the chosen ones; chunks that may be the same
+//! location get the same new value.
 
 use std::collections::HashMap;
 
-use germanium_smt::{Term};
-use germanium_syntax::ast::{Expr, ExprKind, Stmt};
+use germanium_smt::Term;
+use germanium_syntax::ast::{Expr, Stmt};
+use germanium_syntax::Span;
 
 use crate::context::{Abort, Verifier, R};
 use crate::errors::ErrorContext;
+use crate::forperm::{chunk_args, ResourcePattern};
 use crate::state::State;
 use crate::triggers;
 
 impl<'e, 'a> Verifier<'e, 'a> {
     pub fn quasihavoc(&mut self, st: &mut State, s: &Stmt, cond: Option<&Expr>, res: &Expr) -> R<()> {
         let ctx = ErrorContext::at("quasihavoc.failed", s.span, "Quasihavoc might fail.");
-        let (field, rcv) = self.field_location(res)?;
+        let pattern = self.resource_pattern(res, "`quasihavoc`")?;
         let heap = st.heap.clone();
         let c = match cond {
             Some(c) => self.eval(st, &heap, c, &ctx)?,
             None => Term::tt(),
         };
-        let r = self.under(c.clone(), |v| v.eval(st, &heap, rcv, &ctx))?;
-        let indices: Vec<usize> = st.heap.of_field(&field).collect();
+        let mut args = Vec::new();
+        for a in &pattern.args {
+            args.push(self.under(c.clone(), |v| v.eval(st, &heap, a, &ctx))?);
+        }
+        let indices = Self::pattern_chunks(&st.heap, &pattern);
+        let Some(&first) = indices.first() else { return Ok(()) };
+        // One location: every chunk that may be it gets the same new value.
+        let fresh = self.fresh(&pattern.name, st.heap.chunks[first].value().sort().clone(), s.span)?;
         for i in indices {
             let chunk = st.heap.chunks[i].clone();
-            let fresh = self.fresh(&field, chunk.value().sort().clone(), s.span)?;
-            let hit = Term::and([c.clone(), Term::eq(r.clone(), chunk.receiver().clone())]);
-            st.heap.chunks[i].set_value(Term::ite(hit, fresh, chunk.value().clone()));
+            let hit = Term::and([c.clone(), self.pattern_args_equal(&pattern, &args, &chunk_args(&chunk))]);
+            st.heap.chunks[i].set_value(Term::ite(hit, fresh.clone(), chunk.value().clone()));
         }
         Ok(())
     }
 
-    /// `quasihavocall xs :: c(xs) ==> r(xs).f`: `r` must be injective where `c` holds.
+    /// `quasihavocall xs :: c(xs) ==> R(e(xs))`: `e` must be injective where `c` holds.
     pub fn quasihavocall(&mut self, st: &mut State, s: &Stmt, n_vars: usize, cond: Option<&Expr>, res: &Expr) -> R<()> {
         let ctx = ErrorContext::at("quasihavocall.failed", s.span, "Quasihavocall might fail.");
-        let (field, rcv) = self.field_location(res)?;
+        let pattern = self.resource_pattern(res, "`quasihavocall`")?;
         let mut first = Vec::new();
         let mut second = Vec::new();
         let mut vars = Vec::new();
@@ -57,49 +67,82 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 Some(c) => self.eval(st, &heap, c, &ctx)?,
                 None => Term::tt(),
             };
-            let r = self.under(c.clone(), |v| v.eval(st, &heap, rcv, &ctx))?;
-            Ok((c, r))
+            let mut args = Vec::new();
+            for a in &pattern.args {
+                args.push(self.under(c.clone(), |v| v.eval(st, &heap, a, &ctx))?);
+            }
+            Ok((c, args))
         });
         let popped = self.pop(s.span);
         self.quantifier_depth -= 1;
         self.bound.truncate(depth);
         self.deferred.clear();
-        let (c, r) = evaluated?;
+        let (c, args) = evaluated?;
         popped?;
-        let to_second: HashMap<Term, Term> = first.iter().map(|(_, t)| t.clone()).zip(second.iter().cloned()).collect();
-        let receiver_is_variable = matches!(&rcv.kind, ExprKind::Ident(_)) && n_vars == 1 && r == first[0].1;
-        if !receiver_is_variable {
-            let same_target = Term::and([
-                c.clone(),
-                triggers::substitute(&c, &to_second),
-                Term::eq(r.clone(), triggers::substitute(&r, &to_second)),
-            ]);
-            let same_vars = Term::and(first.iter().zip(&second).map(|((_, a), b)| Term::eq(a.clone(), b.clone())));
-            if !self.prove(Term::implies(same_target, same_vars), s.span)? && !self.dead_path(s.span)? {
-                let text = crate::errors::text_of(self.env.sources, rcv.span);
-                self.errors.push(germanium_syntax::Diagnostic::new(
-                    "quasihavocall.failed:quasihavocall.not.injective",
-                    s.span,
-                    format!("Quasihavocall might fail. The receiver {text} might not be injective."),
-                ));
-                return Err(Abort::Failed);
-            }
+        // Where each variable is an argument on its own, a chunk's arguments give its value:
+        // no quantifier and no injectivity check needed.
+        let positions: Option<Vec<usize>> = first.iter().map(|(_, t)| args.iter().position(|a| a == t)).collect();
+        if positions.is_none() {
+            // Named as Viper does: a field's receiver, a predicate's instance.
+            let named = if pattern.predicate { res.span } else { pattern.args[0].span };
+            self.check_havocall_injective(s, named, &pattern, &c, &args, &first, &second)?;
         }
         let to_vars: HashMap<Term, Term> =
             first.iter().zip(&vars).map(|((_, t), (name, sort))| (t.clone(), Term::var(name.clone(), sort.clone()))).collect();
-        let indices: Vec<usize> = st.heap.of_field(&field).collect();
+        let indices = Self::pattern_chunks(&st.heap, &pattern);
+        let mut havocked: Vec<(Vec<Term>, Term)> = Vec::new();
         for i in indices {
             let chunk = st.heap.chunks[i].clone();
-            let hit = if receiver_is_variable {
-                let at: HashMap<Term, Term> = [(first[0].1.clone(), chunk.receiver().clone())].into_iter().collect();
-                triggers::substitute(&c, &at)
-            } else {
-                let body = Term::and([c.clone(), Term::eq(r.clone(), chunk.receiver().clone())]);
-                Term::exists(vars.clone(), triggers::substitute(&body, &to_vars), Vec::new())
+            let actual = chunk_args(&chunk);
+            let hit = match &positions {
+                Some(positions) => {
+                    let at: HashMap<Term, Term> = first.iter().zip(positions).map(|((_, t), p)| (t.clone(), actual[*p].clone())).collect();
+                    let same = self.pattern_args_equal(&pattern, &args, &actual);
+                    triggers::substitute(&Term::and([c.clone(), same]), &at)
+                }
+                None => {
+                    let body = Term::and([c.clone(), self.pattern_args_equal(&pattern, &args, &actual)]);
+                    Term::exists(vars.clone(), triggers::substitute(&body, &to_vars), Vec::new())
+                }
             };
-            let fresh = self.fresh(&field, chunk.value().sort().clone(), s.span)?;
+            let fresh = self.fresh(&pattern.name, chunk.value().sort().clone(), s.span)?;
+            // Chunks that may be the same location or instance get the same new value.
+            for (other_args, other_fresh) in &havocked {
+                let same = self.pattern_args_equal(&pattern, &actual, other_args);
+                self.assume(Term::implies(same, Term::eq(fresh.clone(), other_fresh.clone())), s.span)?;
+            }
+            havocked.push((actual, fresh.clone()));
             st.heap.chunks[i].set_value(Term::ite(hit, fresh, chunk.value().clone()));
         }
         Ok(())
+    }
+
+    /// Checks that distinct variable values satisfying the condition choose distinct
+    /// locations (`quasihavocall.not.injective` otherwise).
+    #[allow(clippy::too_many_arguments)]
+    fn check_havocall_injective(
+        &mut self,
+        s: &Stmt,
+        resource_span: Span,
+        pattern: &ResourcePattern<'_>,
+        c: &Term,
+        args: &[Term],
+        first: &[(germanium_semantics::VarId, Term)],
+        second: &[Term],
+    ) -> R<()> {
+        let to_second: HashMap<Term, Term> = first.iter().map(|(_, t)| t.clone()).zip(second.iter().cloned()).collect();
+        let moved: Vec<Term> = args.iter().map(|a| triggers::substitute(a, &to_second)).collect();
+        let same_target = Term::and([c.clone(), triggers::substitute(c, &to_second), self.pattern_args_equal(pattern, args, &moved)]);
+        let same_vars = Term::and(first.iter().zip(second).map(|((_, a), b)| Term::eq(a.clone(), b.clone())));
+        if self.prove(Term::implies(same_target, same_vars), s.span)? || self.dead_path(s.span)? {
+            return Ok(());
+        }
+        let text = crate::errors::text_of(self.env.sources, resource_span);
+        self.errors.push(germanium_syntax::Diagnostic::new(
+            "quasihavocall.failed:quasihavocall.not.injective",
+            s.span,
+            format!("Quasihavocall might fail. The receiver {text} might not be injective."),
+        ));
+        Err(Abort::Failed)
     }
 }

@@ -8,7 +8,8 @@
 //! verifier), `evaluate`, `produce`, `consume`, `execute`, `predicates` and `snapshots`
 //! (fold, unfold, predicate chunks), `functions`, `function_bodies`, `function_axioms`
 //! (applications, well-formedness, definitional and postcondition axioms), `termination`,
-//! `label_loops`, `havoc`, `triggers` (quantifier triggers), [`verifier`] (members, workers,
+//! `label_loops`, `havoc` (quasihavoc of fields and predicate instances), `forperm`,
+//! `triggers` (quantifier triggers), [`verifier`] (members, workers,
 //! solvers), [`theories`] (sorts and axioms of Viper's built-in and user types).
 //!
 //! Architecture invariant: never reports a member as verified unless every check on every
@@ -21,6 +22,7 @@ mod context;
 pub mod errors;
 mod evaluate;
 mod execute;
+mod forperm;
 mod function_axioms;
 mod function_bodies;
 mod functions;

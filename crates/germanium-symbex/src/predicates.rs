@@ -75,7 +75,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// Whether the argument lists are equal as Viper values: collections compare
     /// extensionally (as `==` does), so `Multiset() union Multiset(x)` names the same
     /// instance as `Multiset(x)`.
-    fn args_equal(&self, name: &str, a: &[Term], b: &[Term]) -> Term {
+    pub(crate) fn args_equal(&self, name: &str, a: &[Term], b: &[Term]) -> Term {
         let params = self.env.sem.predicates.get(name).map(|p| p.params.clone()).unwrap_or_default();
         let parts = a.iter().zip(b).enumerate().map(|(i, (x, y))| {
             let ty = params.get(i).map(|v| self.env.sem.var(*v).ty.clone());

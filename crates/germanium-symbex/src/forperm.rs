@@ -1,0 +1,161 @@
+//! `forperm xs [r1, ..., rk] :: body`: the body holds for every `xs` for which the current
+//! state holds positive permission to one of the resources `ri(xs)` (a field location or a
+//! predicate instance). With heap chunks this is a finite conjunction: for each chunk of
+//! the resource with positive permission, the bound variables are read off the chunk's
+//! arguments (each must occur as an argument on its own), the remaining arguments must
+//! match, and then the body must hold. Magic wands are not supported.
+
+use germanium_semantics::{FieldTarget, VarId};
+use germanium_smt::Term;
+use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
+
+use crate::context::{Verifier, R};
+use crate::errors::ErrorContext;
+use crate::state::{Chunk, Heap, State};
+
+/// A `forperm` resource: the field or predicate whose chunks it ranges over, and the
+/// argument expressions (for a field, the receiver alone).
+pub(crate) struct ResourcePattern<'x> {
+    pub name: String,
+    pub predicate: bool,
+    pub args: Vec<&'x Expr>,
+}
+
+/// For each bound variable, the first argument position that is that variable on its own;
+/// `None` if some variable is not one of the arguments (then the instances it ranges over
+/// cannot be read off the chunks).
+pub(crate) fn binding_positions(arg_vars: &[Option<VarId>], vars: &[VarId]) -> Option<Vec<usize>> {
+    vars.iter().map(|v| arg_vars.iter().position(|a| *a == Some(*v))).collect()
+}
+
+/// The arguments of a chunk: the receiver of a field chunk, the arguments of a predicate's.
+pub(crate) fn chunk_args(chunk: &Chunk) -> Vec<Term> {
+    match chunk {
+        Chunk::Field { receiver, .. } => vec![receiver.clone()],
+        Chunk::Predicate { args, .. } => args.clone(),
+    }
+}
+
+impl<'e, 'a> Verifier<'e, 'a> {
+    /// The field location or predicate instance `resource` names.
+    pub(crate) fn resource_pattern<'x>(&mut self, resource: &'x Expr, what: &str) -> R<ResourcePattern<'x>> {
+        if let Some(pa) = self.as_predicate_access(resource) {
+            if pa.amount.is_none() {
+                return Ok(ResourcePattern { name: pa.name, predicate: true, args: pa.args.iter().collect() });
+            }
+        }
+        if let (ExprKind::FieldAccess(rcv, _), Some(FieldTarget::Field(f))) = (&resource.kind, self.env.sem.field_access(resource.id)) {
+            return Ok(ResourcePattern { name: f.clone(), predicate: false, args: vec![&**rcv] });
+        }
+        if matches!(resource.kind, ExprKind::Binary(BinaryOp::Wand, ..)) {
+            return Err(self.unsupported(resource.span, format!("{what} over magic wands")));
+        }
+        Err(self.unsupported(resource.span, format!("{what} over this resource")))
+    }
+
+    /// Indices of the chunks of `pattern`'s field or predicate in `heap`.
+    pub(crate) fn pattern_chunks(heap: &Heap, pattern: &ResourcePattern<'_>) -> Vec<usize> {
+        if pattern.predicate {
+            heap.of_predicate(&pattern.name).collect()
+        } else {
+            heap.of_field(&pattern.name).collect()
+        }
+    }
+
+    /// Whether two argument lists of `pattern`'s resource name the same location or
+    /// instance (as Viper values).
+    pub(crate) fn pattern_args_equal(&self, pattern: &ResourcePattern<'_>, a: &[Term], b: &[Term]) -> Term {
+        if pattern.predicate {
+            self.args_equal(&pattern.name, a, b)
+        } else {
+            Term::and(a.iter().zip(b).map(|(x, y)| Term::eq(x.clone(), y.clone())).collect::<Vec<_>>())
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn eval_forperm(&mut self, st: &State, heap: &Heap, e: &Expr, n_vars: usize, resources: &[Expr], body: &Expr, ctx: &ErrorContext) -> R<Term> {
+        let mut vars = Vec::new();
+        for i in 0..n_vars {
+            match self.env.sem.binders.get(&(e.id, i)).copied() {
+                Some(v) => vars.push(v),
+                None => return Err(self.unsupported(e.span, "this `forperm`")),
+            }
+        }
+        // Evaluated in the current state (during an exhale: what is left), body included.
+        let current = self.perm_heap.clone().unwrap_or_else(|| heap.clone());
+        let mut parts = Vec::new();
+        for resource in resources {
+            let pattern = self.resource_pattern(resource, "`forperm`")?;
+            let arg_vars: Vec<Option<VarId>> = pattern.args.iter().map(|a| self.plain_variable(a)).collect();
+            let Some(positions) = binding_positions(&arg_vars, &vars) else {
+                return Err(self.unsupported(resource.span, "a `forperm` whose variables are not arguments of the resource"));
+            };
+            for i in Self::pattern_chunks(&current, &pattern) {
+                let chunk = current.chunks[i].clone();
+                let held = chunk.perm().is_positive();
+                let actual = chunk_args(&chunk);
+                let depth = self.bound.len();
+                self.bound.extend(vars.iter().zip(&positions).map(|(v, p)| (*v, actual[*p].clone())));
+                let part = self.forperm_instance(st, &current, &pattern, &positions, &actual, held, body, ctx);
+                self.bound.truncate(depth);
+                parts.push(part?);
+            }
+        }
+        Ok(Term::and(parts))
+    }
+
+    /// `held && args match ==> body` for one chunk, the bound variables already bound.
+    #[allow(clippy::too_many_arguments)]
+    fn forperm_instance(
+        &mut self,
+        st: &State,
+        current: &Heap,
+        pattern: &ResourcePattern<'_>,
+        positions: &[usize],
+        actual: &[Term],
+        held: Term,
+        body: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
+        let mut wanted = Vec::new();
+        let mut given = Vec::new();
+        for (k, arg) in pattern.args.iter().enumerate() {
+            if positions.contains(&k) {
+                continue;
+            }
+            wanted.push(self.under(held.clone(), |v| v.eval(st, current, arg, ctx))?);
+            given.push(actual[k].clone());
+        }
+        let matches = Term::and([held, self.pattern_args_equal(pattern, &wanted, &given)]);
+        let t = self.under(matches.clone(), |v| v.eval(st, current, body, ctx))?;
+        Ok(Term::implies(matches, t))
+    }
+
+    /// The variable `e` is, if it is a variable on its own.
+    pub(crate) fn plain_variable(&self, e: &Expr) -> Option<VarId> {
+        match &e.kind {
+            ExprKind::Ident(_) => self.env.sem.idents.get(e.id.0 as usize).copied().flatten(),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_variable_is_read_off_its_first_position() {
+        let (a, b) = (VarId(0), VarId(1));
+        assert_eq!(binding_positions(&[Some(b), None, Some(a), Some(b)], &[a, b]), Some(vec![2, 0]));
+        assert_eq!(binding_positions(&[Some(a), Some(a)], &[a]), Some(vec![0]));
+    }
+
+    #[test]
+    fn a_variable_that_is_no_argument_cannot_be_bound() {
+        let (a, b) = (VarId(0), VarId(1));
+        assert_eq!(binding_positions(&[Some(a), None], &[a, b]), None);
+        assert_eq!(binding_positions(&[], &[a]), None);
+        assert_eq!(binding_positions(&[None], &[]), Some(vec![]));
+    }
+}
