@@ -139,12 +139,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
     fn translate_function(&mut self, f: &'a Function, lapp_shape: &Term) -> Option<Translation> {
         let span = f.name.span;
         self.push(span).ok()?;
-        let saved = (self.checking, self.in_axiom, std::mem::take(&mut self.axiom_unfoldings));
+        let saved = (self.checking, self.in_axiom, std::mem::take(&mut self.axiom_unfoldings), self.exhale_parts);
         self.checking = false;
         self.in_axiom = true;
+        // The definition is read from the precondition's inhale parts.
+        self.exhale_parts = false;
         let r = self.translate_in_scope(f, lapp_shape, span);
         self.checking = saved.0;
         self.in_axiom = saved.1;
+        self.exhale_parts = saved.3;
         let unfoldings = std::mem::replace(&mut self.axiom_unfoldings, saved.2);
         self.bound.clear();
         self.result = None;
@@ -200,11 +203,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut post = Vec::new();
         self.result = Some(lapp.clone());
         for e in &f.contract.ensures {
-            if is_impure(self.env.sem, e) {
+            let e = crate::inhale_exhale::inhale_reading(e);
+            if is_impure(self.env.sem, &e) {
                 continue;
             }
             let heap = st.heap.clone();
-            match self.eval(&st, &heap, e, &ctx) {
+            match self.eval(&st, &heap, &e, &ctx) {
                 Ok(t) => post.push(t),
                 Err(crate::context::Abort::Failed) => {}
                 Err(other) => return Err(other),

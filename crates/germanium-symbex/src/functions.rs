@@ -32,8 +32,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Ok((decl, limited))
     }
 
-    /// The snapshot a function application depends on: that of its precondition, read
-    /// from `heap` (parameters bound to the arguments).
+    /// The snapshot a function application depends on: that of its precondition (its
+    /// inhale parts, as the definition reads it), read from `heap` (parameters bound to
+    /// the arguments).
     pub fn precondition_snapshot(&mut self, st: &State, heap: &Heap, function: &germanium_syntax::ast::Function) -> R<Term> {
         let mut snapshot = None;
         for pre in &function.contract.requires {
@@ -52,11 +53,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // passing refutations.
         if function.body.is_some() && !self.defined.contains(name) && self.method.is_some_and(|m| m.body.as_ref().is_some_and(|b| has_refute(&b.stmts))) {
             return Err(self.unsupported(e.span, "functions with bodies in methods with `refute`"));
-        }
-        // The precondition's snapshot at a call comes from its exhale part, the body's
-        // definition from its inhale part: their layouts need not agree.
-        if function.contract.requires.iter().any(|r| crate::produce::inhale_exhale_parts_differ(self.env.sources, r)) {
-            return Err(self.unsupported(e.span, "applications of functions whose preconditions have inhale-exhale parts"));
         }
         let Some(params) = self.env.sem.functions.get(name).map(|f| f.params.clone()) else {
             return Err(self.unsupported(e.span, "an unknown function"));
@@ -115,10 +111,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
             self.result = Some(app.clone());
             let saved = std::mem::replace(&mut self.checking, false);
             for post in &function.contract.ensures {
-                if is_impure(self.env.sem, post) {
+                // The caller gains the postcondition: its inhale parts.
+                let post = crate::inhale_exhale::inhale_reading(post);
+                if is_impure(self.env.sem, &post) {
                     continue;
                 }
-                match self.eval(st, heap, post, &call_ctx) {
+                match self.eval(st, heap, &post, &call_ctx) {
                     Ok(t) => {
                         if self.quantifier_depth > 0 {
                             self.deferred.push(Term::implies(self.guard(), t.clone()));

@@ -7,7 +7,8 @@
 //! (Viper's error ids and wording), `context` (the shared environment and one worker's
 //! verifier), `evaluate`, `produce`, `consume`, `execute`, `predicates` and `snapshots`
 //! (fold, unfold, predicate chunks), `functions`, `function_bodies`, `function_axioms`
-//! (applications, well-formedness, definitional and postcondition axioms), `termination`,
+//! (applications, well-formedness, definitional and postcondition axioms), `inhale_exhale`
+//! (which part of `[a, b]` is read where), `termination`,
 //! `label_loops`, `havoc` (quasihavoc of fields and predicate instances), `forperm`,
 //! `triggers` (quantifier triggers), [`verifier`] (members, workers,
 //! solvers), [`theories`] (sorts and axioms of Viper's built-in and user types).
@@ -27,6 +28,7 @@ mod function_axioms;
 mod function_bodies;
 mod functions;
 mod havoc;
+mod inhale_exhale;
 mod label_loops;
 mod predicates;
 mod produce;

@@ -215,11 +215,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let Some(body) = predicate.body.as_ref() else {
             return Err(self.unsupported(span, "folding or unfolding an abstract predicate"));
         };
-        // The snapshot a fold builds from the exhale part would be read back through the
-        // inhale part's shape on unfold, swapping values between different layouts.
-        if crate::produce::inhale_exhale_parts_differ(self.env.sources, body) {
-            return Err(self.unsupported(span, "folding or unfolding a predicate whose body has inhale-exhale parts"));
-        }
         let params = self.env.sem.predicates.get(name).map(|p| p.params.clone()).unwrap_or_default();
         let depth = self.bound.len();
         self.bound.extend(params.into_iter().zip(args.iter().cloned()));
@@ -262,7 +257,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.body_unfold_depth += 1;
         let checking = std::mem::replace(&mut self.checking, false);
         let amounts = std::mem::replace(&mut self.body_amounts_checked, checking && !self.in_axiom && !self.assuming);
+        // An unfold produces the inhale parts of `[a, b]`, whose layout the snapshot has
+        // (also while a contract is read with its exhale parts).
+        let exhale_parts = std::mem::replace(&mut self.exhale_parts, false);
         let r = self.in_predicate_body(&pa.name, &args, &amount, access.span, |v, body| v.produce_from(st, body, Some(snap), ctx));
+        self.exhale_parts = exhale_parts;
         self.body_amounts_checked = amounts;
         self.checking = checking;
         self.body_unfold_depth -= 1;
@@ -312,6 +311,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.require_positive(&amount, x, access, ctx)?;
             }
         }
+        // The snapshot is read through the body's inhale parts (the layout an unfold
+        // produces from); the exhale parts are consumed.
         let snap = self.in_predicate_body(&pa.name, &args, &amount, access.span, |v, body| {
             let snap = v.assertion_snapshot(st, &heap, body)?;
             let saved = std::mem::replace(&mut v.positive_only, positive_only);

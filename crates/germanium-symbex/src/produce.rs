@@ -22,21 +22,6 @@ pub fn has_inhale_exhale(e: &Expr) -> bool {
     }
 }
 
-/// Whether some inhale-exhale assertion `[a, b]` in `e` has parts that are not the same
-/// text: their snapshots then need not have the same layout.
-pub fn inhale_exhale_parts_differ(sources: &germanium_syntax::SourceMap, e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::InhaleExhale(a, b) => {
-            let (a, b) = (crate::errors::text_of(sources, a.span), crate::errors::text_of(sources, b.span));
-            a != b || a == "<expression>"
-        }
-        ExprKind::Binary(BinaryOp::And | BinaryOp::Implies, l, r) => inhale_exhale_parts_differ(sources, l) || inhale_exhale_parts_differ(sources, r),
-        ExprKind::Cond(_, a, b) => inhale_exhale_parts_differ(sources, a) || inhale_exhale_parts_differ(sources, b),
-        ExprKind::Let(_, _, body) | ExprKind::Annotated(_, body) => inhale_exhale_parts_differ(sources, body),
-        _ => false,
-    }
-}
-
 /// Whether `e` holds a permission (accessibility predicate, predicate instance, wand).
 pub fn is_impure(sem: &Semantics, e: &Expr) -> bool {
     match &e.kind {

@@ -69,7 +69,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.bound.pop();
                 r
             }
-            ExprKind::Annotated(_, x) | ExprKind::InhaleExhale(_, x) => self.snapshot_of(st, heap, x, ctx),
+            // The layout of the part an unfold produces and a function's definition is
+            // translated from (see `inhale_exhale`).
+            ExprKind::Annotated(_, x) | ExprKind::InhaleExhale(x, _) => self.snapshot_of(st, heap, x, ctx),
             ExprKind::Acc(loc, amount) => {
                 let (field, rcv) = self.field_location(loc)?;
                 let r = self.eval(st, heap, rcv, ctx)?;

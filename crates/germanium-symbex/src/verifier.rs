@@ -322,7 +322,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.fresh_store(&mut st, &info.params, m.name.span)?;
         self.fresh_store(&mut st, &info.returns, m.name.span)?;
         let wellformed = ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
-        self.check_exhale_parts(&st, &m.contract.requires, true, &wellformed, m.name.span)?;
+        self.check_exhale_parts(&st, &m.contract.requires, true, false, &wellformed, m.name.span)?;
         let produced = (|| -> R<()> {
             for pre in &m.contract.requires {
                 self.produce(&mut st, pre, &wellformed.for_clause(pre))?;
@@ -344,7 +344,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         })();
         self.pop(m.name.span)?;
         path_end(post_wf)?;
-        self.check_exhale_parts(&st, &m.contract.ensures, false, &wellformed, m.name.span)?;
+        self.check_exhale_parts(&st, &m.contract.ensures, false, false, &wellformed, m.name.span)?;
         let Some(body) = &m.body else { return Ok(()) };
         self.method = self.env.methods.get(&m.name.name).copied();
         self.loop_heads = crate::label_loops::loop_heads(&body.stmts);
@@ -357,13 +357,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// Well-formedness of `clauses` read with the exhale parts of `[a, b]`: produced from
-    /// the parameters alone (preconditions, `from_scratch`) or after the precondition.
-    fn check_exhale_parts(&mut self, st: &State, clauses: &[germanium_syntax::ast::Expr], from_scratch: bool, ctx: &ErrorContext, span: Span) -> R<()> {
+    /// the parameters alone (preconditions, `from_scratch`) or after the precondition
+    /// (postconditions: of a method in any heap, of a function in the precondition's,
+    /// `keep_heap`).
+    #[allow(clippy::too_many_arguments)]
+    fn check_exhale_parts(&mut self, st: &State, clauses: &[germanium_syntax::ast::Expr], from_scratch: bool, keep_heap: bool, ctx: &ErrorContext, span: Span) -> R<()> {
         if !clauses.iter().any(crate::produce::has_inhale_exhale) {
             return Ok(());
         }
         self.push(span)?;
-        let mut scratch = State { heap: Default::default(), ..st.clone() };
+        let mut scratch = if keep_heap { st.clone() } else { State { heap: Default::default(), ..st.clone() } };
         if from_scratch {
             scratch.old_heaps.clear();
         }
@@ -405,7 +408,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.fresh_store(&mut st, &info.params, f.name.span)?;
         let wellformed = ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
         let r = (|| -> R<()> {
-            self.check_exhale_parts(&st, &f.contract.requires, true, &wellformed, f.name.span)?;
+            self.check_exhale_parts(&st, &f.contract.requires, true, false, &wellformed, f.name.span)?;
             // In a function, a permission is only ever some positive amount (Viper's
             // function semantics): `acc(x.f) && acc(y.f)` does not make x and y differ.
             self.positive_only = true;
@@ -448,7 +451,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             self.pop(f.name.span)?;
             self.function_measures.clear();
             path_end(posts)?;
-            self.check_exhale_parts(&st, &f.contract.ensures, false, &wellformed, f.name.span)?;
+            self.check_exhale_parts(&st, &f.contract.ensures, false, true, &wellformed, f.name.span)?;
             self.result = None;
             self.verify_function_body(f, &st)
         })();
