@@ -84,7 +84,17 @@ fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap)
     if has_errors(&diagnostics) {
         return StagesDone { program, diagnostics, stage: Stage::ExpandMacros };
     }
-    let (semantics, found) = germanium_semantics::check_program(&program, ids.count());
+    let (mut semantics, mut found) = germanium_semantics::check_program(&program, ids.count());
+    if !has_errors(&found) {
+        // Viper's termination plugin imports the well-founded orders the measures need.
+        let imports = germanium_semantics::auto_import::termination_imports(&program, &semantics);
+        if !imports.is_empty() {
+            let (items, load_errors) = germanium_syntax::loader::load_library_files(&imports, sources, &mut ids);
+            diagnostics.extend(load_errors);
+            add_imported_domains(&mut program, items);
+            (semantics, found) = germanium_semantics::check_program(&program, ids.count());
+        }
+    }
     diagnostics.extend(found);
     if has_errors(&diagnostics) || options.mode == Mode::Check {
         return StagesDone { program, diagnostics, stage: Stage::Check };
@@ -97,6 +107,27 @@ fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap)
     };
     diagnostics.extend(germanium_symbex::verify_program(&program, &semantics, sources, &verify_options));
     StagesDone { program, diagnostics, stage: Stage::Verify }
+}
+
+/// Adds the domains of automatically imported library files (only domains, as in Viper). The
+/// library's `WellFoundedOrder` replaces one the program declares; other domains the program
+/// already has are kept as they are.
+fn add_imported_domains(program: &mut Program, items: Vec<germanium_syntax::ast::Item>) {
+    use germanium_syntax::ast::ItemKind;
+    let domain_name = |item: &germanium_syntax::ast::Item| match &item.kind {
+        ItemKind::Domain(d) => Some(d.name.name.clone()),
+        _ => None,
+    };
+    let imported: Vec<_> = items.into_iter().filter(|i| domain_name(i).is_some()).collect();
+    if imported.iter().any(|i| domain_name(i).as_deref() == Some("WellFoundedOrder")) {
+        program.items.retain(|i| domain_name(i).as_deref() != Some("WellFoundedOrder"));
+    }
+    for item in imported {
+        let name = domain_name(&item);
+        if !program.items.iter().any(|i| domain_name(i) == name) {
+            program.items.push(item);
+        }
+    }
 }
 
 fn has_errors(diagnostics: &[Diagnostic]) -> bool {

@@ -6,6 +6,7 @@
 //!
 //! Architecture invariant: this crate never touches the file system, the solver or stdout.
 
+pub mod auto_import;
 mod check_expr;
 mod check_members;
 mod check_stmt;

@@ -139,11 +139,20 @@ impl<'e, 'a> Verifier<'e, 'a> {
         result.map_err(|why| self.unsupported(span, why))
     }
 
-    /// `smaller <_lex larger` in the well-founded orders.
+    /// `smaller <_lex larger` in the well-founded orders. As in Viper, both tuples are
+    /// extended by a top element: a prefix of the larger tuple followed by more elements is
+    /// smaller, and a tuple is never smaller than its own extension. Elements of different
+    /// types do not compare.
     pub fn lex_less(&mut self, smaller: &[(Term, Type)], larger: &[(Term, Type)], span: Span) -> R<Term> {
         let mut options = Vec::new();
         let mut equal_so_far = Vec::new();
-        for ((a, ta), (b, tb)) in smaller.iter().zip(larger) {
+        for i in 0..smaller.len().max(larger.len()) {
+            let (Some((a, ta)), Some((b, tb))) = (smaller.get(i), larger.get(i)) else {
+                if i < smaller.len() {
+                    options.push(Term::and(equal_so_far.iter().cloned()));
+                }
+                break;
+            };
             if ta != tb {
                 break;
             }

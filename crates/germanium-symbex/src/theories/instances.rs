@@ -212,6 +212,8 @@ impl Instances {
         }
         found.extend(sem.fields.values().map(|f| f.ty.clone()));
         found.extend(sem.functions.values().map(|f| f.result.clone()));
+        // The orders termination measures are compared in.
+        found.extend(germanium_semantics::auto_import::measure_order_instances(program, sem));
         // Axioms of non-generic domains hold whether or not the domain is used (as in Viper).
         let mut names: Vec<&String> = sem.domains.keys().collect();
         names.sort();

@@ -35,6 +35,29 @@ pub fn load_program(
     load_with(main, import_paths, sources, ids, crate::parse_file)
 }
 
+/// Reads and parses the standard-library files `names` (e.g. `decreases/int.vpr`) and,
+/// transitively, what they import; for imports a verifier adds on its own. Unknown names are
+/// skipped (the caller only asks for files of the library).
+pub fn load_library_files(names: &[&str], sources: &mut SourceMap, ids: &mut NodeIdGen) -> (Vec<Item>, Vec<Diagnostic>) {
+    let mut loader = Loader {
+        import_paths: &[],
+        sources,
+        ids,
+        parse: crate::parse_file,
+        seen: HashSet::new(),
+        pending: VecDeque::new(),
+        items: Vec::new(),
+        diagnostics: Vec::new(),
+    };
+    for name in names {
+        if let Some(Resolved::Library(name, text)) = library(name) {
+            loader.add_library_file(name, text);
+        }
+    }
+    loader.run();
+    (loader.items, loader.diagnostics)
+}
+
 /// [`load_program`] with the parser as a parameter, so the import logic can be tested on its own.
 fn load_with<P>(
     main: &Path,
@@ -143,6 +166,15 @@ where
         }
     }
 
+    /// Queues a library file for parsing, unless it was loaded already.
+    fn add_library_file(&mut self, name: String, text: &'static str) {
+        if self.seen.insert(FileKey::Library(name.clone())) {
+            let path = Path::new(stdlib::STD_PREFIX).join(&name);
+            let file = self.sources.add(path, text.to_string());
+            self.pending.push_back(file);
+        }
+    }
+
     fn follow(&mut self, from: FileId, target: &ImportTarget, at: Span) {
         let Some(resolved) = self.resolve(from, target) else {
             let (open, name, close) = match target {
@@ -156,13 +188,7 @@ where
             return;
         };
         match resolved {
-            Resolved::Library(name, text) => {
-                if self.seen.insert(FileKey::Library(name.clone())) {
-                    let path = Path::new(stdlib::STD_PREFIX).join(&name);
-                    let file = self.sources.add(path, text.to_string());
-                    self.pending.push_back(file);
-                }
-            }
+            Resolved::Library(name, text) => self.add_library_file(name, text),
             Resolved::Disk(path) => {
                 if !self.seen.insert(disk_key(&path)) {
                     return;

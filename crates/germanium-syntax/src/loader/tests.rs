@@ -156,3 +156,24 @@ fn every_library_file_loads_without_errors_with_the_real_parser() {
         assert!(diagnostics.is_empty(), "{path}: {diagnostics:?}");
     }
 }
+
+#[test]
+fn loads_library_files_with_their_imports_once() {
+    let mut sources = SourceMap::new();
+    let mut ids = NodeIdGen::default();
+    let (items, diagnostics) =
+        load_library_files(&["decreases/int.vpr", "decreases/ref.vpr", "no/such.vpr"], &mut sources, &mut ids);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let names = loaded_names(&sources);
+    assert_eq!(names.iter().filter(|n| n.ends_with("declaration.vpr")).count(), 1, "{names:?}");
+    let domains: Vec<&str> = items
+        .iter()
+        .filter_map(|i| match &i.kind {
+            ItemKind::Domain(d) => Some(d.name.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    for d in ["IntWellFoundedOrder", "RefWellFoundedOrder", "WellFoundedOrder"] {
+        assert!(domains.contains(&d), "{domains:?}");
+    }
+}
