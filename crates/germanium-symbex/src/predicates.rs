@@ -158,6 +158,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
         }
         let guard = self.guard();
+        if self.assuming {
+            // `assume P(args)`: assume the amount is held (nothing is checked).
+            let total = self.predicate_perm(&st.heap, name, args);
+            let needed = match &amount {
+                Some(p) => total.at_least(p),
+                None => total.is_positive(),
+            };
+            self.assume(Term::implies(guard.clone(), needed), span)?;
+        }
         let found = self.find_predicate_chunk(&st.heap.clone(), name, args, span)?;
         let enough = match (found, &amount) {
             (Some(i), Some(p)) => self.assuming || !self.checking || self.prove(st.heap.chunks[i].perm().at_least(p), span)?,
@@ -351,6 +360,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.positive_only = saved.2;
         r?;
         let heap = scratch.heap.clone();
-        self.eval(&scratch, &heap, body, ctx)
+        // `perm(..)` in the body sees the unfolded heap (the instance's body is held there).
+        let outer_perm_heap = self.perm_heap.take();
+        let value = self.eval(&scratch, &heap, body, ctx);
+        self.perm_heap = outer_perm_heap;
+        value
     }
 }

@@ -79,6 +79,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     (Some(s), true, true) => (Some(self.env.snap.first(s)), Some(self.env.snap.second(s))),
                     (s, _, _) => (s.clone(), s.clone()),
                 };
+                if let (Some(s), Some(l_snap), Some(r_snap)) = (&snap, &ls, &rs) {
+                    if l_snap != r_snap {
+                        let whole = self.env.snap.combine(l_snap.clone(), r_snap.clone());
+                        self.assume_snapshot_shape(s, whole, Term::tt(), a.span)?;
+                    }
+                }
                 self.produce_from(st, l, ls, ctx)?;
                 self.produce_from(st, r, rs, ctx)
             }
@@ -117,6 +123,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.assume_guarded(t, a.span)
             }
         }
+    }
+
+    /// When an unfold produces a predicate body from the instance's snapshot: the snapshot
+    /// is made of its parts (`whole`), as the snapshot a fold builds is. Without this, two
+    /// instances whose parts are equal could have different snapshots (and functions of
+    /// them different values). Holds when `held` (and the current guards) do. Not assumed
+    /// for function preconditions, whose path conditions become axiom premises.
+    fn assume_snapshot_shape(&mut self, s: &Term, whole: Term, held: Term, span: Span) -> R<()> {
+        if self.body_unfold_depth == 0 || self.in_axiom {
+            return Ok(());
+        }
+        let fact = Term::implies(held, Term::eq(s.clone(), whole));
+        self.assume_guarded(fact, span)
     }
 
     /// An amount produced must not be negative; checked also in the body an unfold
@@ -192,7 +211,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let ty = self.env.sem.fields.get(&field).map(|f| f.ty.clone());
                 let Some(ty) = ty else { return Err(self.unsupported(loc.span, "an unknown field")) };
                 let sort = self.sort_of(&ty, loc.span)?;
-                Some(self.unwrap(s, &sort, loc.span)?)
+                let value = self.unwrap(s.clone(), &sort, loc.span)?;
+                let wrapped = self.wrap(value.clone(), loc.span)?;
+                self.assume_snapshot_shape(&s, wrapped, p.is_positive(), loc.span)?;
+                Some(value)
             }
             None => None,
         };

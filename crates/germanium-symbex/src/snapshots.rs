@@ -30,6 +30,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
     }
 
+    /// The snapshot of `a` where `cond` holds. On a branch the path rules out (e.g. the
+    /// instance `P(x.next)` of `x.next != null ==> P(x.next)` when `x.next` is null) nothing
+    /// is held: the snapshot is the unit (`None`), which is what the guarded part reads as.
+    fn snapshot_under(&mut self, st: &State, heap: &Heap, cond: Term, a: &Expr, ctx: &ErrorContext) -> R<Option<Term>> {
+        self.under(cond, |v| match v.snapshot_of(st, heap, a, ctx) {
+            Err(Abort::Failed) if v.dead_path(a.span)? => Ok(None),
+            other => other,
+        })
+    }
+
     fn snapshot_of(&mut self, st: &State, heap: &Heap, a: &Expr, ctx: &ErrorContext) -> R<Option<Term>> {
         if !is_impure(self.env.sem, a) {
             return Ok(None);
@@ -52,13 +62,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             ExprKind::Binary(BinaryOp::Implies, c, body) => {
                 let c = self.eval(st, heap, c, ctx)?;
-                let b = self.under(c.clone(), |v| v.snapshot_of(st, heap, body, ctx))?;
-                Ok(b.map(|b| Term::ite(c, b, unit)))
+                let b = self.snapshot_under(st, heap, c.clone(), body, ctx)?;
+                // The body is impure (so is the implication): a dead branch reads as unit.
+                Ok(Some(Term::ite(c, b.unwrap_or_else(|| unit.clone()), unit)))
             }
             ExprKind::Cond(c, x, y) => {
                 let c = self.eval(st, heap, c, ctx)?;
-                let x = self.under(c.clone(), |v| v.snapshot_of(st, heap, x, ctx))?;
-                let y = self.under(Term::not(c.clone()), |v| v.snapshot_of(st, heap, y, ctx))?;
+                let x = self.snapshot_under(st, heap, c.clone(), x, ctx)?;
+                let y = self.snapshot_under(st, heap, Term::not(c.clone()), y, ctx)?;
                 Ok(Some(Term::ite(c, x.unwrap_or(unit.clone()), y.unwrap_or(unit))))
             }
             ExprKind::Let(_, value, body) => {
