@@ -51,6 +51,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             ExprKind::InhaleExhale(x, _) if self.assuming => self.consume(st, eval_heap, x, ctx),
             ExprKind::InhaleExhale(_, x) => self.consume(st, eval_heap, x, ctx),
             ExprKind::Acc(loc, amount) => self.consume_acc(st, eval_heap, loc, amount.as_deref(), ctx),
+            ExprKind::Unfolding(access, body) if self.assuming && is_impure(self.env.sem, body) => {
+                self.assume_unfolding(st, eval_heap, access, body, ctx)
+            }
             _ if is_impure(self.env.sem, a) => Err(self.unsupported_assertion(a)),
             _ => {
                 let t = self.eval_consuming(st, eval_heap, a, ctx)?;

@@ -8,7 +8,7 @@
 //! verifier), `evaluate`, `produce`, `consume`, `execute`, `predicates` and `snapshots`
 //! (fold, unfold, predicate chunks), `functions`, `function_bodies`, `function_axioms`
 //! (applications, well-formedness, definitional and postcondition axioms), `inhale_exhale`
-//! (which part of `[a, b]` is read where), `termination`,
+//! (which part of `[a, b]` is read where), `impure_assume`, `termination`,
 //! `label_loops`, `havoc` (quasihavoc of fields and predicate instances), `forperm`,
 //! `triggers` (quantifier triggers), [`verifier`] (members, workers,
 //! solvers), [`theories`] (sorts and axioms of Viper's built-in and user types).
@@ -28,6 +28,7 @@ mod function_axioms;
 mod function_bodies;
 mod functions;
 mod havoc;
+mod impure_assume;
 mod inhale_exhale;
 mod label_loops;
 mod predicates;

@@ -152,10 +152,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
     #[allow(clippy::too_many_arguments)]
     pub fn consume_predicate(&mut self, st: &mut State, name: &str, args: &[Term], amount: Option<Permission>, at: &Expr, ctx: &ErrorContext) -> R<Term> {
         let span = at.span;
+        if self.assuming {
+            return self.assume_predicate_held(st, name, args, amount, span);
+        }
         if let Some(p) = &amount {
-            if !self.assuming {
-                self.check(p.is_non_negative(), ctx, Reason::NegativePermission, at)?;
-            }
+            self.check(p.is_non_negative(), ctx, Reason::NegativePermission, at)?;
         }
         let guard = self.guard();
         if self.assuming {
@@ -169,8 +170,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let found = self.find_predicate_chunk(&st.heap.clone(), name, args, span)?;
         let enough = match (found, &amount) {
-            (Some(i), Some(p)) => self.assuming || !self.checking || self.prove(st.heap.chunks[i].perm().at_least(p), span)?,
-            (Some(i), None) => self.assuming || !self.checking || self.prove(st.heap.chunks[i].perm().is_positive(), span)?,
+            (Some(i), Some(p)) => !self.checking || self.prove(st.heap.chunks[i].perm().at_least(p), span)?,
+            (Some(i), None) => !self.checking || self.prove(st.heap.chunks[i].perm().is_positive(), span)?,
             (None, _) => false,
         };
         if let (Some(i), true) = (found, enough) {
@@ -208,7 +209,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 return Ok(snap);
             }
         }
-        if self.assuming || !self.checking || self.dead_path(span)? {
+        if !self.checking || self.dead_path(span)? {
             return self.fresh(&format!("snap.{name}"), self.env.snap.sort.clone(), span);
         }
         self.report(ctx, Reason::InsufficientPermission, at);
