@@ -159,15 +159,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
             self.check(p.is_non_negative(), ctx, Reason::NegativePermission, at)?;
         }
         let guard = self.guard();
-        if self.assuming {
-            // `assume P(args)`: assume the amount is held (nothing is checked).
-            let total = self.predicate_perm(&st.heap, name, args);
-            let needed = match &amount {
-                Some(p) => total.at_least(p),
-                None => total.is_positive(),
-            };
-            self.assume(Term::implies(guard.clone(), needed), span)?;
-        }
         let found = self.find_predicate_chunk(&st.heap.clone(), name, args, span)?;
         let enough = match (found, &amount) {
             (Some(i), Some(p)) => !self.checking || self.prove(st.heap.chunks[i].perm().at_least(p), span)?,
