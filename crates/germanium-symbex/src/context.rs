@@ -179,6 +179,8 @@ pub struct Verifier<'e, 'a> {
     /// The instances unfolded while a function definition is translated (`in_axiom`):
     /// predicate name, snapshot, arguments.
     pub axiom_unfoldings: Vec<(String, Term, Vec<Term>)>,
+    /// The unfoldings (by their access's id) recorded there (see `unrolling_triggers`).
+    pub axiom_trigger_unfoldings: HashSet<germanium_syntax::ast::NodeId>,
     /// Consumption needs only some positive amount of each permission (Viper's semantics of
     /// function preconditions and of unfoldings inside functions).
     pub positive_only: bool,
@@ -254,6 +256,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             in_axiom: false,
             current_function: None,
             axiom_unfoldings: Vec::new(),
+            axiom_trigger_unfoldings: HashSet::new(),
             defined: HashSet::new(),
             body_unfold_depth: 0,
             positive_only: false,

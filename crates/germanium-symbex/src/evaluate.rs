@@ -481,7 +481,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             for set in trigger_sets {
                 let mut terms = Vec::new();
                 for x in &set.exprs {
-                    match self.eval(st, heap, x, ctx) {
+                    match self.with_limited_applications(|v| v.eval(st, heap, x, ctx)) {
                         Ok(t) => terms.push(t),
                         Err(Abort::Failed) => {}
                         Err(other) => {

@@ -140,6 +140,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let span = f.name.span;
         self.push(span).ok()?;
         let saved = (self.checking, self.in_axiom, std::mem::take(&mut self.axiom_unfoldings), self.exhale_parts);
+        let caller = self.current_function.replace(f.name.name.clone());
+        self.axiom_trigger_unfoldings = crate::unrolling_triggers::recursive_unfoldings(f, self.env.sem, &self.env.function_call_graph);
         self.checking = false;
         self.in_axiom = true;
         // The definition is read from the precondition's inhale parts.
@@ -148,6 +150,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.checking = saved.0;
         self.in_axiom = saved.1;
         self.exhale_parts = saved.3;
+        self.current_function = caller;
+        self.axiom_trigger_unfoldings.clear();
         let unfoldings = std::mem::replace(&mut self.axiom_unfoldings, saved.2);
         self.bound.clear();
         self.result = None;

@@ -32,6 +32,30 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Ok((decl, limited))
     }
 
+    /// Whether an application of `callee` in the axioms being translated uses the limited
+    /// version: only a call back into the translated function's own recursive group does
+    /// (Silicon's heights), a call to a function below it unrolls that function's definition
+    /// as an application in a method would.
+    fn limited_in_axiom(&self, callee: &str) -> bool {
+        match &self.current_function {
+            Some(caller) => crate::termination::reaches(&self.env.function_call_graph, callee, caller),
+            None => true,
+        }
+    }
+
+    /// Runs `f` with every application in an axiom limited: for the triggers of quantifiers
+    /// in a function's definition, which then also match the limited applications its
+    /// unrolling produces (every unlimited application has a limited twin).
+    pub fn with_limited_applications<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        if !self.in_axiom {
+            return f(self);
+        }
+        let caller = self.current_function.take();
+        let r = f(self);
+        self.current_function = caller;
+        r
+    }
+
     /// The snapshot a function application depends on: that of its precondition (its
     /// inhale parts, as the definition reads it), read from `heap` (parameters bound to
     /// the arguments).
@@ -58,7 +82,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Err(self.unsupported(e.span, "an unknown function"));
         };
         let (unlimited, limited) = self.function_decls(name, e.span)?;
-        let decl = if self.in_axiom { limited } else { unlimited };
+        let decl = if self.in_axiom && self.limited_in_axiom(name) { limited } else { unlimited };
         let depth = self.bound.len();
         self.bound.extend(params.iter().copied().zip(args.iter().cloned()));
         if !self.function_measures.is_empty() && self.checking && !self.in_axiom {

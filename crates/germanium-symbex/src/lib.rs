@@ -38,6 +38,7 @@ pub mod state;
 mod termination;
 pub mod theories;
 mod triggers;
+mod unrolling_triggers;
 pub mod verifier;
 
 pub use errors::VerificationError;

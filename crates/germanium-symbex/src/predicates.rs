@@ -248,7 +248,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
         }
         let snap = self.consume_predicate(st, &pa.name, &args, requested, pa.call, ctx)?;
-        if self.in_axiom {
+        if self.in_axiom && self.axiom_trigger_unfoldings.contains(&access.id) {
             self.axiom_unfoldings.push((pa.name.clone(), snap.clone(), args.clone()));
         }
         let trigger = self.predicate_trigger(&pa.name, snap.clone(), args.clone(), access.span)?;

@@ -82,14 +82,15 @@ pub fn verify_program(program: &Program, sem: &Semantics, sources: &SourceMap, o
     if todo.is_empty() {
         return Vec::new();
     }
-    // Functions first: only a function whose body was verified against its postcondition
-    // has that postcondition as an axiom afterwards (an unverified one could be false).
+    // Functions first: a function with a body has its postcondition as an axiom afterwards
+    // only if the body was verified against it (an unverified one could be false).
     let (functions, others): (Vec<usize>, Vec<usize>) = (0..todo.len()).partition(|i| matches!(todo[*i], Member::Function(_)));
     let mut results = Vec::new();
     let mut failed = HashSet::new();
     if !functions.is_empty() {
         let phase = if others.is_empty() { None } else { Some("functions") };
-        let found = run_members(&env, &todo, &functions, options, &HashSet::new(), phase);
+        let trusted: HashSet<String> = env.functions.iter().filter(|(_, f)| f.body.is_none()).map(|(name, _)| name.clone()).collect();
+        let found = run_members(&env, &todo, &functions, options, &trusted, phase);
         for (i, ds) in &found {
             if let (false, Some(Member::Function(f))) = (ds.is_empty(), todo.get(*i)) {
                 failed.insert(f.name.name.clone());
@@ -101,8 +102,9 @@ pub fn verify_program(program: &Program, sem: &Semantics, sources: &SourceMap, o
         results.extend(found);
     }
     if !others.is_empty() {
-        let verified: HashSet<String> =
-            env.functions.iter().filter(|(name, f)| f.body.is_some() && !failed.contains(*name)).map(|(name, _)| name.clone()).collect();
+        // An abstract function's postcondition is trusted (as in Viper); one with a body
+        // only once the body was verified against it.
+        let verified: HashSet<String> = env.functions.keys().filter(|name| !failed.contains(*name)).cloned().collect();
         results.extend(run_members(&env, &todo, &others, options, &verified, None));
     }
     results.sort_by_key(|(i, _)| *i);

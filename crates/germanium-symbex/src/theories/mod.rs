@@ -39,7 +39,7 @@ mod sequences;
 mod sets;
 mod sorts;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 #[cfg(test)]
 #[allow(clippy::cloned_ref_to_slice_refs)] // `&[h.clone()]` reads better in goals
 mod tests_collections;
