@@ -103,6 +103,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     last = Some(var);
                 }
                 if let (Some(e), Some(var)) = (init, last) {
+                    // `var x, y := m(..)`: a declaration, then a call assigning to the variables.
+                    if let (ExprKind::Call(_, args), Some(CallTarget::Method(m))) = (&e.kind, self.env.sem.call(e.id).cloned()) {
+                        let vars: Option<Vec<VarId>> = (0..decls.len()).map(|i| self.env.sem.binders.get(&(s.id, i)).copied()).collect();
+                        let Some(vars) = vars else { return Err(self.unsupported(s.span, "this declaration")) };
+                        let targets: Vec<crate::call_targets::ResultTarget> = vars.into_iter().map(crate::call_targets::ResultTarget::Local).collect();
+                        return self.call_method(st, s, &m, args, &targets);
+                    }
                     let ctx = ErrorContext::at("assignment.failed", s.span, "Assignment might fail.");
                     let heap = st.heap.clone();
                     let t = self.eval(st, &heap, e, &ctx)?;
@@ -115,7 +122,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 if let ExprKind::Call(name, args) = &rhs.kind {
                     if let Some(CallTarget::Method(m)) = self.env.sem.call(rhs.id).cloned() {
                         let _ = name;
-                        return self.call_method(st, s, &m, args, targets);
+                        let targets = self.call_targets(st, s, targets)?;
+                        return self.call_method(st, s, &m, args, &targets);
                     }
                 }
                 let ctx = ErrorContext::at("assignment.failed", s.span, "Assignment might fail.");
@@ -136,25 +144,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                         let heap = st.heap.clone();
                         let r = self.eval(st, &heap, rcv, &ctx)?;
                         let t = self.eval(st, &heap, rhs, &ctx)?;
-                        let found = self.find_chunk(&heap, &field, &r, target.span)?;
-                        let writable = match found {
-                            Some(i) => self.prove(heap.chunks[i].perm().at_least(&Permission::write()), s.span)?,
-                            None => false,
-                        };
-                        if let (Some(i), true) = (found, writable) {
-                            st.heap.chunks[i].set_value(t);
-                            return Ok(());
-                        }
-                        let total = self.total_perm(&heap, &field, &r);
-                        if self.prove(total.at_least(&Permission::write()), s.span)? {
-                            self.write_aliased(&mut st.heap, &field, &r, &t);
-                            return Ok(());
-                        }
-                        if self.dead_path(s.span)? {
-                            return Ok(());
-                        }
-                        self.report(&ctx, Reason::InsufficientPermission, target);
-                        Err(Abort::Failed)
+                        self.write_field(st, s, target, &field, r, t)
                     }
                     _ => Err(self.unsupported(s.span, "this assignment target")),
                 }
@@ -164,6 +154,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 _ => Err(self.unsupported(name.span, "this call statement")),
             },
             StmtKind::New(target, fields) => {
+                // A field target's receiver is evaluated before the allocation.
+                let destination = self.call_target(st, s, target)?;
                 let r = self.fresh("new", self.env.ref_sort.clone(), s.span)?;
                 self.assume(Term::not(Term::eq(r.clone(), self.env.null())), s.span)?;
                 // A new object differs from every reference the state knows.
@@ -184,14 +176,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 for f in names {
                     self.add_field_chunk(st, &f, r.clone(), Permission::write(), target)?;
                 }
-                match &target.kind {
-                    ExprKind::Ident(_) => {
-                        let var = self.var_of(target)?;
-                        st.store.insert(var, r);
-                        Ok(())
-                    }
-                    _ => Err(self.unsupported(s.span, "`new` into a field")),
-                }
+                self.assign_call_results(st, s, &[destination], vec![r])
             }
             StmtKind::Label(name, invariants) => {
                 // Not a loop head: its invariants are checked like assertions.
@@ -276,7 +261,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
     }
 
-    fn call_method(&mut self, st: &mut State, s: &Stmt, name: &str, args: &[Expr], targets: &[Expr]) -> R<()> {
+    fn call_method(&mut self, st: &mut State, s: &Stmt, name: &str, args: &[Expr], targets: &[crate::call_targets::ResultTarget<'_>]) -> R<()> {
         let Some(callee) = self.env.methods.get(name).copied() else {
             return Err(self.unsupported(s.span, "an unknown method"));
         };
@@ -300,11 +285,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let result = self.call_bound(st, s, name, callee, &info.returns, heap);
         let returned: Vec<Term> = self.bound.drain(depth..).skip(info.params.len()).map(|(_, t)| t).collect();
         result?;
-        for (target, value) in targets.iter().zip(returned) {
-            let var = self.var_of(target)?;
-            st.store.insert(var, value);
-        }
-        Ok(())
+        self.assign_call_results(st, s, targets, returned)
     }
 
     fn call_bound(
