@@ -117,3 +117,12 @@ fn open_type_arguments_in_own_domain_axioms_are_the_domain_parameters() {
     // In Option's own axiom the argument is T; elsewhere Viper's default, Int.
     assert_eq!(args, vec!["[Int]", "[Int]", "[Var(\"T\")]", "[Var(\"T\")]"]);
 }
+
+#[test]
+fn postconditions_may_not_call_the_body_recursion_cycle_without_decreases() {
+    let src = "function f(i: Int): Int\n ensures g(i) > 0\n{ g(i) }\n\
+               function g(i: Int): Int\n ensures h(i) > 0\n{ f(i) }\n\
+               function h(i: Int): Int\n{ 0 }\n\
+               function k(i: Int): Int\n ensures f(i) > 0\n decreases\n{ k(i) }\n";
+    assert_eq!(check(src).0, vec![cons(2)]);
+}

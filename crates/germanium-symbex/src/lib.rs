@@ -9,7 +9,7 @@
 //! call targets), `predicates` and `snapshots`
 //! (fold, unfold, predicate chunks), `functions`, `function_bodies`, `function_axioms`
 //! (applications, well-formedness, definitional and postcondition axioms), `inhale_exhale`
-//! (which part of `[a, b]` is read where), `impure_assume`, `termination`,
+//! (which part of `[a, b]` is read where), `impure_assume`, `termination` and `predicate_measures`,
 //! `label_loops`, `havoc` (quasihavoc of fields and predicate instances), `forperm`,
 //! `triggers` (quantifier triggers), [`verifier`] (members, workers,
 //! solvers), [`theories`] (sorts and axioms of Viper's built-in and user types).
@@ -33,6 +33,7 @@ mod havoc;
 mod impure_assume;
 mod inhale_exhale;
 mod label_loops;
+mod predicate_measures;
 mod predicates;
 mod produce;
 mod snapshots;

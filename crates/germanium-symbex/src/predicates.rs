@@ -262,6 +262,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // (also while a contract is read with its exhale parts).
         let exhale_parts = std::mem::replace(&mut self.exhale_parts, false);
         let r = self.in_predicate_body(&pa.name, &args, &amount, access.span, |v, body| v.produce_from(st, body, Some(snap), ctx));
+        // Instances folded in the body are below this one (for termination measures).
+        let r = r.and_then(|()| self.assume_nested_instances(st, &pa.name, &args, access.span));
         self.exhale_parts = exhale_parts;
         self.body_amounts_checked = amounts;
         self.checking = checking;

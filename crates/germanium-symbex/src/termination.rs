@@ -111,6 +111,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     DecreasesKind::Tuple(exprs) => {
                         let mut values = Vec::new();
                         for e in exprs {
+                            if let Some(instance) = self.predicate_instance_measure(st, heap, e, &ctx)? {
+                                values.push(instance);
+                                continue;
+                            }
                             let ty = self.type_of(e)?;
                             values.push((self.eval(st, heap, e, &ctx)?, ty));
                         }
