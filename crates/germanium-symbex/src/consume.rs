@@ -55,6 +55,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.assume_unfolding(st, eval_heap, access, body, ctx)
             }
             _ if is_impure(self.env.sem, a) => Err(self.unsupported_assertion(a)),
+            // `[a, b]` under pure operators (`[a, b] || c`): read the whole expression.
+            _ if crate::inhale_exhale::contains_inhale_exhale(a) => {
+                let part = if self.assuming { crate::inhale_exhale::Part::Inhale } else { crate::inhale_exhale::Part::Exhale };
+                let read = crate::inhale_exhale::reading(a, part).into_owned();
+                self.consume(st, eval_heap, &read, ctx)
+            }
             _ => {
                 let t = self.eval_consuming(st, eval_heap, a, ctx)?;
                 if self.assuming {

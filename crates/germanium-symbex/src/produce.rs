@@ -117,6 +117,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             ExprKind::Acc(loc, amount) => self.produce_acc(st, loc, amount.as_deref(), snap, ctx),
             _ if is_impure(self.env.sem, a) => Err(self.unsupported_assertion(a)),
+            // `[a, b]` under pure operators (`[a, b] || c`): read the whole expression.
+            _ if crate::inhale_exhale::contains_inhale_exhale(a) => {
+                let part = if self.exhale_parts { crate::inhale_exhale::Part::Exhale } else { crate::inhale_exhale::Part::Inhale };
+                let read = crate::inhale_exhale::reading(a, part).into_owned();
+                self.produce_from(st, &read, snap, ctx)
+            }
             _ => {
                 let heap = st.heap.clone();
                 let t = self.eval(st, &heap, a, ctx)?;
