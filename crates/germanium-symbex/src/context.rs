@@ -238,6 +238,8 @@ pub struct Verifier<'e, 'a> {
     pub bound: Vec<(germanium_semantics::VarId, Term)>,
     /// The value of `result` in a function's postcondition.
     pub result: Option<Term>,
+    /// Instances being folded and unfolded, for the nesting facts (see `nesting`).
+    pub nesting: crate::nesting::Nesting,
 }
 
 impl<'e, 'a> Verifier<'e, 'a> {
@@ -280,6 +282,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             checking: true,
             bound: Vec::new(),
             result: None,
+            nesting: Default::default(),
         }
     }
 

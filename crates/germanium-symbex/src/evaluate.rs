@@ -114,11 +114,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             ExprKind::Perm(loc) => self.eval_perm(st, heap, loc, ctx),
             ExprKind::Write => Ok(Permission::write().0),
             ExprKind::NoPerm => Ok(Permission::none().0),
-            ExprKind::Wildcard => {
-                let w = self.fresh("wildcard", Sort::Real, e.span)?;
-                self.assume(Permission(w.clone()).is_positive(), e.span)?;
-                Ok(w)
-            }
+            ExprKind::Wildcard => self.wildcard_amount(e.span),
             ExprKind::Collection(kind, _, elems) => {
                 let ty = self.type_of(e)?;
                 let mut terms = Vec::new();

@@ -160,11 +160,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut tr = r.ok()??;
         let mut allowed = vec![tr.snap.clone()];
         allowed.extend(tr.params.iter().cloned());
+        let wildcard = Term::constant(&crate::produce::axiom_wildcard());
         let fresh = |t: &Term| mentions_other_fresh(t, &allowed);
-        if tr.pre.iter().any(fresh) || tr.post.iter().any(fresh) {
+        let introspects = |t: &Term| mentions(t, &wildcard);
+        if tr.pre.iter().any(fresh) || tr.post.iter().any(|t| fresh(t) || introspects(t)) {
             return None;
         }
-        if tr.body.as_ref().is_some_and(fresh) {
+        if tr.body.as_ref().is_some_and(|b| fresh(b) || introspects(b)) {
             tr.body = None;
         }
         tr.unfoldings = unfoldings

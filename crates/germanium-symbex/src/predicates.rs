@@ -261,7 +261,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // An unfold produces the inhale parts of `[a, b]`, whose layout the snapshot has
         // (also while a contract is read with its exhale parts).
         let exhale_parts = std::mem::replace(&mut self.exhale_parts, false);
+        let enclosing = self.instance(&pa.name, &args).map(|inst| (inst, snap.clone()));
+        self.nesting.enclosing.push(enclosing);
         let r = self.in_predicate_body(&pa.name, &args, &amount, access.span, |v, body| v.produce_from(st, body, Some(snap), ctx));
+        self.nesting.enclosing.pop();
         // Instances folded in the body are below this one (for termination measures).
         let r = r.and_then(|()| self.assume_nested_instances(st, &pa.name, &args, access.span));
         self.exhale_parts = exhale_parts;
@@ -317,19 +320,26 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // The snapshot is read through the body's inhale parts (the layout an unfold
         // produces from); the exhale parts are consumed.
         let snap = self.in_predicate_body(&pa.name, &args, &amount, access.span, |v, body| {
-            let snap = v.assertion_snapshot(st, &heap, body)?;
+            let snap = v.fold_snapshot(st, &heap, body)?;
             let saved = std::mem::replace(&mut v.positive_only, positive_only);
             let r = v.consume(st, &heap, body, ctx);
             v.positive_only = saved;
             r?;
             Ok(snap)
         })?;
+        let (snap, nested) = snap;
         let snap = match snap {
             Some(s) => s,
             None => self.env.snap.unit(),
         };
         let trigger = self.predicate_trigger(&pa.name, snap.clone(), args.clone(), access.span)?;
         self.assume_guarded(trigger, access.span)?;
+        // The instances the body held are now inside the new one.
+        if let Some(outer) = self.instance(&pa.name, &args) {
+            for (inner, inner_snap, held) in nested {
+                self.assume_inside((outer.clone(), snap.clone()), (inner, inner_snap), held, access.span)?;
+            }
+        }
         self.produce_predicate(st, &pa.name, args, amount, Some(snap), access.span)
     }
 

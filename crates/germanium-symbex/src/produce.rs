@@ -37,7 +37,25 @@ pub fn is_impure(sem: &Semantics, e: &Expr) -> bool {
     }
 }
 
+/// The amount a `wildcard` stands for while a function's axioms are translated: one
+/// constant, positive and small at the outermost solver level, so that a precondition with a wildcard
+/// does not make the axioms' premises mention a symbol of their own. A definition or
+/// postcondition that mentions it (`perm` of a wildcard) is not used.
+pub fn axiom_wildcard() -> germanium_smt::FunDecl {
+    germanium_smt::FunDecl::constant(germanium_smt::Symbol::user("sx.axiom_wildcard"), germanium_smt::Sort::Real)
+}
+
 impl<'e, 'a> Verifier<'e, 'a> {
+    /// Some positive amount, for `wildcard` (see [`axiom_wildcard`] for axioms).
+    pub fn wildcard_amount(&mut self, span: Span) -> R<Term> {
+        if self.in_axiom {
+            return Ok(Term::constant(&axiom_wildcard()));
+        }
+        let w = self.fresh("wildcard", germanium_smt::Sort::Real, span)?;
+        self.assume(Permission(w.clone()).is_positive(), span)?;
+        Ok(w)
+    }
+
     pub fn produce(&mut self, st: &mut State, a: &Expr, ctx: &ErrorContext) -> R<()> {
         self.produce_from(st, a, None, ctx)
     }
@@ -65,12 +83,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
                         p
                     }
                 }
-                None => {
-                    let w = self.fresh("wildcard", germanium_smt::Sort::Real, a.span)?;
-                    self.assume(Permission(w.clone()).is_positive(), a.span)?;
-                    Permission(w)
-                }
+                None => Permission(self.wildcard_amount(a.span)?),
             };
+            if let Some(s) = &snap {
+                self.record_unfolded_nesting(&pa.name, &args, s, amount.is_positive(), a.span)?;
+            }
             return self.produce_predicate(st, &pa.name, args, amount, snap, a.span);
         }
         match &a.kind {

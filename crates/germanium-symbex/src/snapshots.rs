@@ -15,6 +15,26 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// The snapshot of the permissions `a` requires, read from `heap` (`None`: `a` is pure).
     /// Nothing is checked; what cannot be read becomes an unknown snapshot.
     pub fn assertion_snapshot(&mut self, st: &State, heap: &Heap, a: &Expr) -> R<Option<Term>> {
+        Ok(self.snapshot_collecting(st, heap, a, false)?.0)
+    }
+
+    /// The snapshot of a predicate body `a` a fold reads, with the instances found in it:
+    /// their `sx.Inst` terms, snapshots and the conditions under which they are held (for
+    /// `nesting`).
+    pub fn fold_snapshot(&mut self, st: &State, heap: &Heap, a: &Expr) -> R<(Option<Term>, Vec<(Term, Term, Term)>)> {
+        self.snapshot_collecting(st, heap, a, true)
+    }
+
+    /// Reads the snapshot; collects the instances found only if `collect` (a function
+    /// application while the arguments are evaluated reads its own snapshot, not collected).
+    fn snapshot_collecting(&mut self, st: &State, heap: &Heap, a: &Expr, collect: bool) -> R<(Option<Term>, Vec<(Term, Term, Term)>)> {
+        let saved = std::mem::replace(&mut self.nesting.found, collect.then(Vec::new));
+        let r = self.snapshot_reading(st, heap, a);
+        let found = std::mem::replace(&mut self.nesting.found, saved).unwrap_or_default();
+        Ok((r?, found))
+    }
+
+    fn snapshot_reading(&mut self, st: &State, heap: &Heap, a: &Expr) -> R<Option<Term>> {
         if !is_impure(self.env.sem, a) {
             return Ok(None);
         }
@@ -52,6 +72,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 None => return Err(Abort::Failed),
             };
             let held = amount.map_or(Term::tt(), |p| p.is_positive());
+            if self.nesting.found.is_some() {
+                if let Some(inst) = self.instance(&pa.name, &args) {
+                    let when = Term::and([self.guard(), held.clone()]);
+                    self.nesting.found.get_or_insert_with(Vec::new).push((inst, snap.clone(), when));
+                }
+            }
             return Ok(Some(Term::ite(held, snap, unit)));
         }
         match &a.kind {

@@ -242,6 +242,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if let Some(t) = &self.env.theories {
             send(&mut self.solver, t.axioms())?;
         }
+        self.nesting_preamble()?;
+        let wildcard = crate::produce::axiom_wildcard();
+        self.solver.declare_fun(&wildcard)?;
+        self.declared.insert(wildcard.name().clone());
+        let w = germanium_smt::Term::constant(&wildcard);
+        // Small, so that what a precondition's wildcards add up to stays at most `write`.
+        let bounds = germanium_smt::Term::and([crate::state::Permission(w.clone()).is_positive(), germanium_smt::Term::le(w, germanium_smt::Term::real(1, 1000))]);
+        self.solver.assert(&bounds)?;
         // Field values in snapshots, with their axioms at this outermost level.
         let mut field_types: Vec<_> = self.env.sem.fields.values().map(|f| f.ty.clone()).collect();
         field_types.push(germanium_semantics::Type::Ref);
