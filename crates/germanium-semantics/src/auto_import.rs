@@ -6,13 +6,13 @@
 
 use std::collections::BTreeSet;
 
-use germanium_syntax::ast::{Block, Decreases, DecreasesKind, Expr, ExprKind, ItemKind, Program, StmtKind};
+use germanium_syntax::ast::{Block, Decreases, DecreasesKind, Expr, ExprKind, ItemKind, Method, Program, StmtKind};
 
 use crate::semantics::{CallTarget, Semantics};
 use crate::types::Type;
 
-/// Every `decreases` clause of the program: of functions, methods and loops.
-pub fn all_decreases(program: &Program) -> Vec<&Decreases> {
+/// The `decreases` clauses of a method: its own and those of its loops.
+pub fn method_decreases(m: &Method) -> Vec<&Decreases> {
     fn in_block<'p>(b: &'p Block, out: &mut Vec<&'p Decreases>) {
         for s in &b.stmts {
             match &s.kind {
@@ -31,20 +31,32 @@ pub fn all_decreases(program: &Program) -> Vec<&Decreases> {
             }
         }
     }
+    let mut out: Vec<&Decreases> = m.contract.decreases.iter().collect();
+    if let Some(b) = &m.body {
+        in_block(b, &mut out);
+    }
+    out
+}
+
+/// Every `decreases` clause of the program: of functions, methods and loops.
+pub fn all_decreases(program: &Program) -> Vec<&Decreases> {
     let mut out = Vec::new();
     for item in &program.items {
         match &item.kind {
             ItemKind::Function(f) => out.extend(f.contract.decreases.iter()),
-            ItemKind::Method(m) => {
-                out.extend(m.contract.decreases.iter());
-                if let Some(b) = &m.body {
-                    in_block(b, &mut out);
-                }
-            }
+            ItemKind::Method(m) => out.extend(method_decreases(m)),
             _ => {}
         }
     }
     out
+}
+
+/// Whether one of `clauses` has a predicate instance in its tuple.
+pub fn has_predicate_measure<'d>(clauses: impl IntoIterator<Item = &'d Decreases>, sem: &Semantics) -> bool {
+    clauses.into_iter().any(|d| match &d.kind {
+        DecreasesKind::Tuple(exprs) => exprs.iter().any(|e| predicate_instance_measure(e, sem).is_some()),
+        _ => false,
+    })
 }
 
 /// The predicate instance a measure denotes: `P(args)` or `acc(P(args), p)` for a predicate

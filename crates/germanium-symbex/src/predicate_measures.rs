@@ -49,8 +49,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// After `st` received the body of the instance `name(args)` by an unfold: assumes that
     /// each instance the body holds (under its conditions) is nested in the unfolded one.
-    /// Nothing happens without the library's `nestedPredicates`.
+    /// As in Viper, only members with predicate-instance measures get these facts (a
+    /// predicate that holds itself, never foldable, would otherwise make every unfold of it
+    /// inconsistent), and nothing happens without the library's `nestedPredicates`.
     pub fn assume_nested_instances(&mut self, st: &State, name: &str, args: &[Term], span: Span) -> R<()> {
+        if self.in_axiom || !self.member_has_predicate_measures() {
+            return Ok(());
+        }
         let Some(domain) = self.env.sem.domain_functions.get(NESTED).map(|f| f.domain.clone()) else {
             return Ok(());
         };
@@ -65,6 +70,20 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.checking = saved;
         self.bound.truncate(depth);
         r
+    }
+
+    /// Whether the member being verified (a method with its loops, or a function) has a
+    /// predicate instance in a measure.
+    fn member_has_predicate_measures(&self) -> bool {
+        use germanium_semantics::auto_import::{has_predicate_measure, method_decreases};
+        let sem = self.env.sem;
+        if let Some(m) = self.method {
+            return has_predicate_measure(method_decreases(m), sem);
+        }
+        match self.current_function.as_ref().and_then(|f| self.env.functions.get(f)) {
+            Some(f) => has_predicate_measure(&f.contract.decreases, sem),
+            None => false,
+        }
     }
 
     /// Walks an assertion as Viper does: both sides of binary operators, the branches of
