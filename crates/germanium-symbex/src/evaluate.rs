@@ -103,6 +103,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let Some(var) = self.env.sem.binders.get(&(e.id, 0)).copied() else {
                     return Err(self.unsupported(e.span, "this `let`"));
                 };
+                self.name_let_value(&v, value.span)?;
                 self.bound.push((var, v));
                 let r = self.eval(st, heap, body, ctx);
                 self.bound.pop();
@@ -545,6 +546,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.ensure_declared(&decl, span)?;
         let args = vars.iter().map(|(s, sort)| Term::var(s.clone(), sort.clone())).collect();
         Ok(vec![Term::app(&decl, args)])
+    }
+
+    /// A `let`'s value becomes a term the solver knows even when the body does not use it
+    /// (as in Viper, which binds it to a fresh symbol): its applications can trigger
+    /// axioms. Not in an axiom being translated (no fresh symbols there).
+    fn name_let_value(&mut self, value: &Term, span: germanium_syntax::Span) -> R<()> {
+        if self.in_axiom || value.children().is_empty() {
+            return Ok(());
+        }
+        let name = self.fresh("let", value.sort().clone(), span)?;
+        self.assume(Term::eq(name, value.clone()), span)
     }
 
     /// Evaluation during consumption: reads see `eval_heap` (the heap before the

@@ -52,6 +52,37 @@ fn mentions(t: &Term, x: &Term) -> bool {
     t == x || t.children().into_iter().any(|c| mentions(c, x))
 }
 
+/// The translation holds for every value of the wildcard amounts it chose (fresh symbols
+/// `sx.wildcard@n`, positive and at most what is held), so it holds for one fixed small
+/// amount: the axiom is an instance of it that mentions no fresh symbol.
+fn fix_wildcards(tr: &mut Translation) {
+    let mut found = Vec::new();
+    let terms = tr.pre.iter().chain(&tr.post).chain(tr.body.iter());
+    for t in terms {
+        collect_wildcards(t, &mut found);
+    }
+    if found.is_empty() {
+        return;
+    }
+    let map: HashMap<Term, Term> = found.into_iter().map(|w| (w, Term::real(1, 1000))).collect();
+    let fix = |t: &Term| triggers::substitute(t, &map);
+    tr.pre = tr.pre.iter().map(fix).collect();
+    tr.post = tr.post.iter().map(fix).collect();
+    tr.body = tr.body.as_ref().map(fix);
+}
+
+fn collect_wildcards(t: &Term, out: &mut Vec<Term>) {
+    if let TermKind::App(decl, args) = t.kind() {
+        let name = decl.name();
+        if args.is_empty() && name.is_fresh() && name.as_str().starts_with("sx.wildcard@") && *t.sort() == Sort::Real && !out.contains(t) {
+            out.push(t.clone());
+        }
+    }
+    for c in t.children() {
+        collect_wildcards(c, out);
+    }
+}
+
 impl<'e, 'a> Verifier<'e, 'a> {
     /// Declares every function and asserts its axioms (at the solver's outermost level).
     pub fn function_axioms(&mut self, posts: &std::collections::HashSet<String>) -> R<()> {
@@ -158,6 +189,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.guards.clear();
         self.pop(span).ok()?;
         let mut tr = r.ok()??;
+        fix_wildcards(&mut tr);
         let mut allowed = vec![tr.snap.clone()];
         allowed.extend(tr.params.iter().cloned());
         let wildcard = Term::constant(&crate::produce::axiom_wildcard());
