@@ -99,6 +99,9 @@ impl<'a> Consistency<'a> {
         let ctx = Ctx { inhaled: false, place: Place::Decreases, labels: None, in_wand: false };
         for e in visit::decreases_exprs(ds) {
             self.expr(e, &ctx);
+            if let Some(span) = surviving_inhale_exhale(e) {
+                self.error(span, "inhale-exhale expressions are only allowed in specifications");
+            }
         }
     }
 
@@ -307,7 +310,8 @@ impl<'a> Consistency<'a> {
                 }
             }
             ExprKind::InhaleExhale(..) => {
-                if matches!(ctx.place, Place::FunctionBody | Place::Decreases | Place::Axiom) {
+                // In decreases clauses, see `surviving_inhale_exhale`.
+                if matches!(ctx.place, Place::FunctionBody | Place::Axiom) {
                     self.error(e.span, "inhale-exhale expressions are only allowed in specifications");
                 }
             }
@@ -437,4 +441,48 @@ fn reaches(graph: &HashMap<&str, Vec<String>>, start: &str, target: &str) -> boo
         }
     }
     false
+}
+
+/// The first inhale-exhale expression in a measure or its condition that Viper's
+/// simplification of conditionals keeps (`true ? a : b` is `a`, `false ? a : b` is `b`,
+/// `c ? a : a` is `a`): Viper simplifies the termination checks it generates and rejects
+/// the inhale-exhale expressions left in them.
+fn surviving_inhale_exhale(e: &Expr) -> Option<Span> {
+    match &e.kind {
+        ExprKind::InhaleExhale(..) => Some(e.span),
+        ExprKind::Cond(c, t, f) => match &c.kind {
+            ExprKind::BoolLit(true) => surviving_inhale_exhale(t),
+            ExprKind::BoolLit(false) => surviving_inhale_exhale(f),
+            _ if same_shape(t, f) => surviving_inhale_exhale(t),
+            _ => [c, t, f].into_iter().find_map(|x| surviving_inhale_exhale(x)),
+        },
+        _ => visit::children(e).into_iter().find_map(surviving_inhale_exhale),
+    }
+}
+
+/// Whether two expressions are written alike (positions and node ids aside).
+fn same_shape(a: &Expr, b: &Expr) -> bool {
+    shape(a) == shape(b)
+}
+
+/// The debug form of an expression without its positions and node ids.
+fn shape(e: &Expr) -> String {
+    let text = format!("{e:?}");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    loop {
+        let next = [("span: Span {", '}'), ("id: NodeId(", ')')]
+            .iter()
+            .filter_map(|(open, close)| rest.find(open).map(|i| (i, *open, *close)))
+            .min_by_key(|(i, _, _)| *i);
+        let Some((i, open, close)) = next else { break };
+        out.push_str(&rest[..i]);
+        let after = &rest[i + open.len()..];
+        rest = match after.find(close) {
+            Some(j) => &after[j + 1..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out
 }

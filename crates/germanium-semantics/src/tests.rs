@@ -126,3 +126,11 @@ fn postconditions_may_not_call_the_body_recursion_cycle_without_decreases() {
                function k(i: Int): Int\n ensures f(i) > 0\n decreases\n{ k(i) }\n";
     assert_eq!(check(src).0, vec![cons(2)]);
 }
+
+#[test]
+fn inhale_exhale_in_measures_unless_simplified_away() {
+    let src = "function f(b: Bool): Bool\n decreases [true, true] ? b : b\n{ b }\n\
+               function g(b: Bool): Bool\n decreases false ? [true, true] : [false, true]\n{ b }\n\
+               function h(b: Bool): Bool\n decreases true ? b : [b, b]\n{ b }\n";
+    assert_eq!(check(src).0, vec![cons(5)]);
+}
