@@ -169,6 +169,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 for other in known {
                     self.assume(Term::not(Term::eq(r.clone(), other)), s.span)?;
                 }
+                self.assume_not_in_snapshots(st, &r, s.span)?;
                 let names: Vec<String> = match fields {
                     NewFields::All => self.env.sem.field_order.clone(),
                     NewFields::Fields(fs) => fs.iter().map(|f| f.name.clone()).collect(),
@@ -558,7 +559,8 @@ pub(crate) fn path_to<'x>(stmts: &'x [Stmt], wanted: &dyn Fn(&Stmt) -> bool, out
     false
 }
 
-/// Variables a statement list may assign.
+/// Variables a statement list may assign. Statements after a `goto` up to the next label
+/// cannot run (as Viper's control-flow graph has it: they belong to no loop).
 pub(crate) fn assigned_vars(sem: &germanium_semantics::Semantics, stmts: &[Stmt], out: &mut HashSet<VarId>) {
     let target = |e: &Expr, out: &mut HashSet<VarId>| {
         if let ExprKind::Ident(_) = e.kind {
@@ -567,8 +569,12 @@ pub(crate) fn assigned_vars(sem: &germanium_semantics::Semantics, stmts: &[Stmt]
             }
         }
     };
+    let mut dead = false;
     for s in stmts {
         match &s.kind {
+            StmtKind::Label(..) => dead = false,
+            _ if dead => {}
+            StmtKind::Goto(_) => dead = true,
             StmtKind::Assign(targets, _) => targets.iter().for_each(|t| target(t, out)),
             StmtKind::New(t, _) => target(t, out),
             StmtKind::Block(b) => assigned_vars(sem, &b.stmts, out),

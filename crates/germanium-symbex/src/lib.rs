@@ -6,7 +6,7 @@
 //! Map: [`state`] (permissions, heap chunks, snapshots, path conditions), [`errors`]
 //! (Viper's error ids and wording), `context` (the shared environment and one worker's
 //! verifier), `evaluate`, `produce`, `consume`, `execute` (with `call_targets`: field and
-//! call targets), `predicates` and `snapshots`
+//! call targets; `allocation`: new objects are in no predicate), `predicates` and `snapshots`
 //! (fold, unfold, predicate chunks), `functions`, `function_bodies`, `function_axioms`
 //! (applications, well-formedness, definitional and postcondition axioms), `inhale_exhale`
 //! (which part of `[a, b]` is read where), `impure_assume`, `termination` and `predicate_measures`,
@@ -19,6 +19,7 @@
 //! path was proved by the solver (`unsat` of the negation); `unknown`, timeouts, solver
 //! crashes and unsupported constructs become errors on the construct being checked.
 
+mod allocation;
 mod call_targets;
 mod chunks;
 mod consume;

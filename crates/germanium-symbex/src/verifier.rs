@@ -243,6 +243,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             send(&mut self.solver, t.axioms())?;
         }
         self.nesting_preamble()?;
+        self.allocation_preamble()?;
         let wildcard = crate::produce::axiom_wildcard();
         self.solver.declare_fun(&wildcard)?;
         self.declared.insert(wildcard.name().clone());
