@@ -7,6 +7,13 @@
 //! triggers; an instantiation only creates terms over strictly smaller sequence terms, or
 //! `index` terms on sequence terms that already exist, so matching terminates.
 //! `s[a..b]` is `drop(take(s, b), a)`.
+//!
+//! A literal `Seq(a, b, c)` is a list built from the front, `[a] ++ ([b] ++ [c])`: with the
+//! take/drop-at-the-seam axioms, `lit[1..]` *is* the rest of the literal (an E-graph
+//! equality, no arithmetic), and `lit[0]` is its head, so recursive definitions over
+//! `s[0]` and `s[1..]` unfold a literal without case splits on unknown lengths. A literal
+//! built from the back made Z3 reach such facts only through long chains of index
+//! instances, and guess the conditions of user axioms first (adt/example_5.vpr).
 
 use germanium_smt::{FunDecl, Sort, Term};
 
@@ -106,12 +113,14 @@ impl SeqTheory {
         Term::app(&self.equal, vec![s, t])
     }
 
-    /// `Seq(e1, ..., en)`: singletons appended left to right.
+    /// `Seq(e1, ..., en)`: `[e1] ++ ([e2] ++ (... ++ [en]))`, nested to the right (see the
+    /// module documentation).
     pub fn literal(&self, elems: Vec<Term>) -> Term {
         elems
             .into_iter()
+            .rev()
             .map(|e| self.singleton(e))
-            .reduce(|acc, one| self.append(acc, one))
+            .reduce(|rest, one| self.append(one, rest))
             .unwrap_or_else(|| self.empty())
     }
 
@@ -317,6 +326,24 @@ impl SeqTheory {
                     self.index(s.clone(), i.clone()),
                 ),
             ),
+        ));
+
+        // Take and drop at the seam of an append give back its parts (as in Dafny's
+        // prelude). No new terms: only equalities between existing ones.
+        let n_is_seam = |n: &Term| Term::eq(n.clone(), len(&s));
+        let tk_st = self.take(st.clone(), k.clone());
+        out.push(forall(
+            &qid("take_append_seam"),
+            &[&s, &t, &k],
+            vec![vec![tk_st.clone()]],
+            Term::implies(n_is_seam(&k), Term::eq(tk_st, s.clone())),
+        ));
+        let dr_st = self.drop(st.clone(), k.clone());
+        out.push(forall(
+            &qid("drop_append_seam"),
+            &[&s, &t, &k],
+            vec![vec![dr_st.clone()]],
+            Term::implies(n_is_seam(&k), Term::eq(dr_st, t.clone())),
         ));
 
         // Membership: some in-range index holds the element (the inner trigger gives the

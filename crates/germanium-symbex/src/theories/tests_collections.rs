@@ -454,3 +454,103 @@ fn collections_of_references_and_nested_collections() {
     assert!(c.valid(&[nonempty], Term::eq(got, one)));
     assert!(!c.valid(&[], Term::eq(first, c.op(SetEmpty(Type::Int), vec![]))));
 }
+
+#[test]
+fn take_and_drop_at_the_seam_of_an_append() {
+    let mut c = Check::new(PROGRAM);
+    let e = Type::Int;
+    let s = c.constant("s", &seq_int());
+    let t = c.constant("t", &seq_int());
+    let st = c.op(SeqAppend(e.clone()), vec![s.clone(), t.clone()]);
+    let seam = c.op(SeqLength(e.clone()), vec![s.clone()]);
+    let take = c.op(SeqTake(e.clone()), vec![st.clone(), seam.clone()]);
+    let drop = c.op(SeqDrop(e.clone()), vec![st.clone(), seam.clone()]);
+    // The parts themselves (SMT `=`, not only extensional equality).
+    assert!(c.valid(&[], Term::eq(take.clone(), s.clone())));
+    assert!(c.valid(&[], Term::eq(drop.clone(), t.clone())));
+    // Not the other part, and not away from the seam.
+    assert!(!c.valid(&[], Term::eq(take, t.clone())));
+    assert!(!c.valid(&[], Term::eq(drop, s.clone())));
+    let off = c.op(SeqDrop(e.clone()), vec![st, int(1)]);
+    assert!(!c.valid(&[], Term::eq(off, t)));
+}
+
+#[test]
+fn sequence_literals_split_into_head_and_rest() {
+    let mut c = Check::new(PROGRAM);
+    let e = Type::Int;
+    let lit = |c: &Check, xs: &[i64]| c.op(SeqLiteral(e.clone()), xs.iter().map(|x| int(*x)).collect());
+    let seq_eq = |c: &Check, a: Term, b: Term| c.op(SeqEqual(e.clone()), vec![a, b]);
+    let whole = lit(&c, &[1, 2, 3, 4]);
+    let rest = c.op(SeqDrop(e.clone()), vec![whole.clone(), int(1)]);
+    assert!(c.valid(&[], seq_eq(&c, rest.clone(), lit(&c, &[2, 3, 4]))));
+    assert!(!c.valid(&[], seq_eq(&c, rest.clone(), lit(&c, &[1, 2, 3]))));
+    let prefix = c.op(SeqTake(e.clone()), vec![whole.clone(), int(3)]);
+    assert!(c.valid(&[], seq_eq(&c, prefix.clone(), lit(&c, &[1, 2, 3]))));
+    assert!(!c.valid(&[], seq_eq(&c, prefix, lit(&c, &[2, 3, 4]))));
+    let len = c.op(SeqLength(e.clone()), vec![whole.clone()]);
+    assert!(c.valid(&[], Term::eq(len.clone(), int(4))));
+    assert!(!c.valid(&[], Term::eq(len, int(3))));
+    let last = c.op(SeqIndex(e.clone()), vec![whole.clone(), int(3)]);
+    assert!(c.valid(&[], Term::eq(last, int(4))));
+    // A literal equals the same elements appended in another grouping.
+    let regrouped = c.op(
+        SeqAppend(e.clone()),
+        vec![lit(&c, &[1, 2]), lit(&c, &[3, 4])],
+    );
+    assert!(c.valid(&[], seq_eq(&c, whole.clone(), regrouped)));
+    assert!(!c.valid(&[], seq_eq(&c, whole, lit(&c, &[1, 2, 4, 3]))));
+}
+
+/// A user axiom recursing on `s[0]` and `s[1..]` of a sequence of ADT values: both branches
+/// of its conditional are terms for Z3, so unfolding it on a literal must not depend on
+/// guessing the lengths of sequences it has not computed yet.
+const FOREST: &str = "
+adt Tree {
+  Node(tag: Int, kids: Seq[Tree])
+}
+domain Flatten {
+  function flat(t: Tree): Seq[Int]
+  function flatAll(ts: Seq[Tree]): Seq[Int]
+  axiom { forall ts: Seq[Tree] :: {flatAll(ts)}
+    flatAll(ts) == (|ts| > 0 ? flat(ts[0]) ++ flatAll(ts[1..]) : Seq[Int]()) }
+  axiom { forall t: Tree :: {flat(t)}
+    flat(t) == (|t.kids| > 0 ? Seq(t.tag) ++ flatAll(t.kids) : Seq(t.tag)) }
+}
+method m(t: Tree) {}
+";
+
+#[test]
+fn recursive_user_axioms_unfold_literals_quickly() {
+    let mut c = Check::new(FOREST);
+    let tree = Type::Adt("Tree".into(), vec![]);
+    let node = |c: &Check, label: i64, kids: Vec<Term>| {
+        let kids = c.op(SeqLiteral(tree.clone()), kids);
+        let ctor = AdtConstructor {
+            adt: "Tree".into(),
+            constructor: "Node".into(),
+            type_args: vec![],
+        };
+        c.op(ctor, vec![int(label), kids])
+    };
+    let flat = |c: &Check, t: Term| {
+        let f = DomainFunction {
+            domain: "Flatten".into(),
+            function: "flat".into(),
+            type_args: vec![],
+        };
+        c.op(f, vec![t])
+    };
+    let leaf = |c: &Check, label: i64| node(c, label, vec![]);
+    let small = |c: &Check| node(c, 2, vec![leaf(c, 3)]);
+    let kids = vec![small(&c), small(&c), leaf(&c, 4), leaf(&c, 5), leaf(&c, 6)];
+    let root = node(&c, 1, kids);
+    let lit = |c: &Check, xs: &[i64]| c.op(SeqLiteral(Type::Int), xs.iter().map(|x| int(*x)).collect());
+    let flat_root = flat(&c, root);
+    let expected = lit(&c, &[1, 2, 3, 2, 3, 4, 5, 6]);
+    let goal = c.op(SeqEqual(Type::Int), vec![flat_root.clone(), expected]);
+    assert!(c.valid(&[], goal));
+    let wrong = lit(&c, &[1, 2, 3, 2, 3, 4, 6, 5]);
+    let goal = c.op(SeqEqual(Type::Int), vec![flat_root, wrong]);
+    assert!(!c.valid(&[], goal));
+}
