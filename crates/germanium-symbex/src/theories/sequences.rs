@@ -329,10 +329,10 @@ impl SeqTheory {
         ));
 
         // Drop at the seam of an append gives back its second part (one half of an axiom
-        // of Dafny's prelude). No new terms: only an equality between existing ones. The
-        // take half is left out: the equalities it adds between prefixes made Z3 lose its
-        // way on append associativity (all/sequences/sequences.vpr), and extensionality
-        // proves `(s ++ t)[..|s|] == s` anyway.
+        // of Dafny's prelude). It creates no sequence terms, only `|s|`. The take half is
+        // left out: the equalities it adds between prefixes made Z3 lose its way on append
+        // associativity (all/sequences/sequences.vpr), and extensionality proves
+        // `(s ++ t)[..|s|] == s` anyway.
         let dr_st = self.drop(st.clone(), k.clone());
         out.push(forall(
             &qid("drop_append_seam"),

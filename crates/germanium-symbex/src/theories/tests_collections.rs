@@ -482,7 +482,8 @@ fn take_and_drop_at_the_seam_of_an_append() {
 fn sequence_literals_split_into_head_and_rest() {
     let mut c = Check::new(PROGRAM);
     let e = Type::Int;
-    let lit = |c: &Check, xs: &[i64]| c.op(SeqLiteral(e.clone()), xs.iter().map(|x| int(*x)).collect());
+    let lit =
+        |c: &Check, xs: &[i64]| c.op(SeqLiteral(e.clone()), xs.iter().map(|x| int(*x)).collect());
     let seq_eq = |c: &Check, a: Term, b: Term| c.op(SeqEqual(e.clone()), vec![a, b]);
     let whole = lit(&c, &[1, 2, 3, 4]);
     let rest = c.op(SeqDrop(e.clone()), vec![whole.clone(), int(1)]);
@@ -548,7 +549,8 @@ fn recursive_user_axioms_unfold_literals_quickly() {
     let small = |c: &Check| node(c, 2, vec![leaf(c, 3)]);
     let kids = vec![small(&c), small(&c), leaf(&c, 4), leaf(&c, 5), leaf(&c, 6)];
     let root = node(&c, 1, kids);
-    let lit = |c: &Check, xs: &[i64]| c.op(SeqLiteral(Type::Int), xs.iter().map(|x| int(*x)).collect());
+    let lit =
+        |c: &Check, xs: &[i64]| c.op(SeqLiteral(Type::Int), xs.iter().map(|x| int(*x)).collect());
     let flat_root = flat(&c, root);
     let expected = lit(&c, &[1, 2, 3, 2, 3, 4, 5, 6]);
     let goal = c.op(SeqEqual(Type::Int), vec![flat_root.clone(), expected]);
