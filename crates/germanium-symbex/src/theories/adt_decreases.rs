@@ -139,3 +139,45 @@ fn constructor_values(
     }
     Some(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use germanium_semantics::types::Type;
+
+    use super::super::tests::{int, Check};
+    use super::super::TheoryOp;
+
+    const ADTS: &str = "
+domain WellFoundedOrder[T] {
+  function decreasing(a: T, b: T): Bool
+  function bounded(a: T): Bool
+}
+adt Odd { OddOne(e: Even) }
+adt Even { Zero() EvenOne(n: Int, o: Odd) }
+function depth(e: Even): Int decreases e { 0 }
+";
+
+    #[test]
+    fn arguments_and_values_nested_through_other_adts_decrease() {
+        let mut c = Check::new(ADTS);
+        let even = Type::Adt("Even".into(), vec![]);
+        let ctor = |adt: &str, name: &str| TheoryOp::AdtConstructor { adt: adt.into(), constructor: name.into(), type_args: vec![] };
+        let order = |f: &str| TheoryOp::DomainFunction {
+            domain: "WellFoundedOrder".into(),
+            function: f.into(),
+            type_args: vec![even.clone()],
+        };
+        let zero = c.op(ctor("Even", "Zero"), vec![]);
+        let one = c.op(ctor("Odd", "OddOne"), vec![zero.clone()]);
+        let two = c.op(ctor("Even", "EvenOne"), vec![int(7), one.clone()]);
+        let three = c.op(ctor("Odd", "OddOne"), vec![two.clone()]);
+        let four = c.op(ctor("Even", "EvenOne"), vec![int(8), three]);
+        // `Zero()` sits inside `EvenOne(7, OddOne(Zero()))` through the other ADT.
+        assert!(c.valid(&[], c.op(order("decreasing"), vec![zero.clone(), two.clone()])));
+        // Transitively two levels down.
+        assert!(c.valid(&[], c.op(order("decreasing"), vec![zero.clone(), four.clone()])));
+        assert!(c.valid(&[], c.op(order("bounded"), vec![four.clone()])));
+        assert!(!c.valid(&[], c.op(order("decreasing"), vec![two.clone(), zero.clone()])));
+        assert!(!c.valid(&[], c.op(order("decreasing"), vec![two.clone(), two])));
+    }
+}
