@@ -278,6 +278,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
             || self.prove(self.total_perm(heap, field, &receiver).is_positive(), e.span)?
             || self.dead_path(e.span)?;
         if readable {
+            if self.lenient_reads && self.checking {
+                if let Some(v) = self.folded_value(heap, field, &receiver, e.span)? {
+                    return Ok(v);
+                }
+            }
             return self.aliased_value(heap, field, &receiver, sort, e.span);
         }
         self.report(ctx, Reason::InsufficientPermission, e);

@@ -10,7 +10,7 @@
 //! (fold, unfold, predicate chunks), `functions`, `function_bodies`, `function_axioms`
 //! (applications, well-formedness, definitional and postcondition axioms), `inhale_exhale`
 //! (which part of `[a, b]` is read where), `impure_assume`, `termination` and `predicate_measures`,
-//! `label_loops`, `nesting` (no predicate instance inside itself), `havoc` (quasihavoc of
+//! `label_loops`, `lenient` (reads without permission), `nesting` (no predicate instance inside itself), `havoc` (quasihavoc of
 //! fields and predicate instances), `forperm`,
 //! `triggers` (quantifier triggers), [`verifier`] (members, workers,
 //! solvers), [`theories`] (sorts and axioms of Viper's built-in and user types).
@@ -35,6 +35,7 @@ mod havoc;
 mod impure_assume;
 mod inhale_exhale;
 mod label_loops;
+mod lenient;
 mod nesting;
 mod predicate_measures;
 mod predicates;

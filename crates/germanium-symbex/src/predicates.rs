@@ -209,7 +209,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// Binds the predicate's parameters to `args` while `f` runs, with amounts scaled by
     /// `amount`.
-    fn in_predicate_body<T>(&mut self, name: &str, args: &[Term], amount: &Permission, span: Span, f: impl FnOnce(&mut Self, &'a Expr) -> R<T>) -> R<T> {
+    pub(crate) fn in_predicate_body<T>(&mut self, name: &str, args: &[Term], amount: &Permission, span: Span, f: impl FnOnce(&mut Self, &'a Expr) -> R<T>) -> R<T> {
         let Some(predicate) = self.env.predicates.get(name).copied() else {
             return Err(self.unsupported(span, "an unknown predicate"));
         };
@@ -352,6 +352,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let ty = self.type_of(body)?;
             let sort = self.sort_of(&ty, body.span)?;
             return self.fresh("unfolding", sort, body.span);
+        }
+        if self.lenient_unfolding_unheld(st, heap, access, ctx)? {
+            return self.eval(st, heap, body, ctx);
         }
         let mut scratch = State { store: st.store.clone(), heap: heap.clone(), old_heaps: st.old_heaps.clone() };
         // An expression: its amounts are not scaled by an enclosing fold or unfold; inside
