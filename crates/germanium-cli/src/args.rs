@@ -58,7 +58,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH")]
     pub z3: Option<PathBuf>,
 
-    /// Time limit per solver query, in seconds.
+    /// Time limit per solver query, in seconds (default 5); a query that runs out counts as
+    /// not proved.
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
 
