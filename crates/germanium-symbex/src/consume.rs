@@ -62,8 +62,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.consume(st, eval_heap, &read, ctx)
             }
             _ => {
+                let reported = self.errors.len();
                 let t = self.eval_consuming(st, eval_heap, a, ctx)?;
                 if self.assuming {
+                    return self.assume_guarded(t, a.span);
+                }
+                // The conjunct is not well-defined (already reported): like Silicon, which
+                // stops there, do not also report it false; go on as after a failed check.
+                if self.checking && self.errors.len() > reported {
                     return self.assume_guarded(t, a.span);
                 }
                 // Like Silicon, keep what was checked: later code may need it (e.g. an

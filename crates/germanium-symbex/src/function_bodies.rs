@@ -7,7 +7,9 @@
 use germanium_semantics::CallTarget;
 use germanium_syntax::ast::{Expr, Function, Predicate};
 
-use crate::context::{Verifier, R};
+use germanium_smt::Term;
+
+use crate::context::{Abort, Verifier, R};
 use crate::errors::ErrorContext;
 use crate::execute::path_end;
 use crate::state::{Heap, State};
@@ -45,6 +47,28 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.lenient_reads = false;
         self.result = None;
         path_end(r)
+    }
+
+    /// The value of `f`'s body in `st`, evaluated without checking anything (`None` if it
+    /// cannot be evaluated); what evaluation would report is left to `verify_function_body`.
+    /// Not for a recursive function: its applications here would instantiate its definition
+    /// before the termination of the call is checked (a non-terminating definition can be
+    /// contradictory, `f(x) == 1 + f(x)`).
+    pub fn body_value_quietly(&mut self, f: &Function, st: &State) -> R<Option<Term>> {
+        let Some(body) = &f.body else { return Ok(None) };
+        if reaches(&self.env.function_call_graph, &f.name.name, &f.name.name) {
+            return Ok(None);
+        }
+        let heap = st.heap.clone();
+        let reported = self.errors.len();
+        let saved = (std::mem::replace(&mut self.checking, false), std::mem::replace(&mut self.positive_only, true), self.result.take());
+        let value = self.eval(st, &heap, body, &ErrorContext::at("function.not.wellformed", f.name.span, ""));
+        (self.checking, self.positive_only, self.result) = saved;
+        if value == Err(Abort::Solver) {
+            return Err(Abort::Solver);
+        }
+        self.errors.truncate(reported);
+        Ok(value.ok())
     }
 
     /// A predicate's body must be well-formed in a heap holding nothing else.

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use germanium_semantics::Semantics;
-use germanium_smt::{Solver, SolverConfig};
+use germanium_smt::{Solver, SolverConfig, Term};
 use germanium_syntax::ast::{Function, ItemKind, Method, Program};
 use germanium_syntax::diagnostic::ids;
 use germanium_syntax::{Diagnostic, SourceMap, Span};
@@ -455,15 +455,22 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             let result_sort = self.sort_of(&info.result, f.name.span)?;
             let result = self.fresh("result", result_sort, f.name.span)?;
-            self.result = Some(result);
+            self.result = Some(result.clone());
+            // With a body, `result` in the postcondition is the body's value (as in Viper).
+            if let Some(value) = self.body_value_quietly(f, &st)? {
+                self.assume(Term::eq(result, value), f.name.span)?;
+            }
             self.push(f.name.span)?;
             let mut post_state = st.clone();
+            // The postcondition too needs only some positive amount of what it unfolds.
+            self.positive_only = true;
             let posts = (|| -> R<()> {
                 for post in &f.contract.ensures {
                     self.produce(&mut post_state, post, &wellformed.for_clause(post))?;
                 }
                 Ok(())
             })();
+            self.positive_only = false;
             self.pop(f.name.span)?;
             self.function_measures.clear();
             path_end(posts)?;
