@@ -484,7 +484,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let mut terms = Vec::new();
                 for x in &set.exprs {
                     match self.with_limited_applications(|v| v.eval(st, heap, x, ctx)) {
-                        Ok(t) => terms.push(t),
+                        Ok(t) => terms.push(self.limited_trigger(t, x.span)?),
                         Err(Abort::Failed) => {}
                         Err(other) => {
                             self.checking = saved;
@@ -516,7 +516,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let symbols: Vec<_> = vars.iter().map(|(s, _)| s.clone()).collect();
         sets.retain(|set| triggers::valid_pattern(&symbols, set));
         if sets.is_empty() && trigger_sets.is_empty() {
-            sets = triggers::infer(&symbols, &body_term);
+            sets = self.limited_triggers(triggers::infer(&symbols, &body_term), e.span)?;
         } else if sets.is_empty() {
             // The given triggers cannot be expressed: never instantiate rather than let the
             // solver choose other terms (which could prove what the program's triggers do not).
@@ -525,7 +525,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // Function postconditions met in the body hold for every value of the variables.
         for fact in facts {
             let fact = triggers::substitute(&fact, &map);
-            let mut fact_triggers = triggers::infer(&symbols, &fact);
+            let mut fact_triggers = self.limited_triggers(triggers::infer(&symbols, &fact), e.span)?;
             if fact_triggers.is_empty() {
                 fact_triggers = sets.clone();
             }
@@ -562,6 +562,18 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let name = self.fresh("let", value.sort().clone(), span)?;
         self.assume(Term::eq(name, value.clone()), span)
+    }
+
+    fn limited_triggers(&mut self, sets: Vec<Vec<Term>>, span: germanium_syntax::Span) -> R<Vec<Vec<Term>>> {
+        let mut out = Vec::new();
+        for set in sets {
+            let mut limited = Vec::new();
+            for t in set {
+                limited.push(self.limited_trigger(t, span)?);
+            }
+            out.push(limited);
+        }
+        Ok(out)
     }
 
     /// Evaluation during consumption: reads see `eval_heap` (the heap before the

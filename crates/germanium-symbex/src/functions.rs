@@ -3,7 +3,7 @@
 //! is an uninterpreted function of a snapshot of the precondition's footprint and the
 //! arguments, and the postcondition is assumed of that result.
 
-use germanium_smt::{FunDecl, Symbol, Term};
+use germanium_smt::{FunDecl, Symbol, Term, TermKind};
 use germanium_syntax::ast::Expr;
 
 use crate::context::{Abort, Verifier, R};
@@ -54,6 +54,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let r = f(self);
         self.current_function = caller;
         r
+    }
+
+    /// A trigger term that applies a Viper function uses the limited version (as Silicon
+    /// does): every unlimited application has a limited twin, so it matches at least as
+    /// often, and also the limited applications that unrolling a definition produces.
+    pub fn limited_trigger(&mut self, t: Term, span: germanium_syntax::Span) -> R<Term> {
+        let TermKind::App(decl, args) = t.kind() else { return Ok(t) };
+        let Some(name) = decl.name().user_name().and_then(|n| n.strip_prefix("sx.fn.").map(str::to_string)) else { return Ok(t) };
+        if !self.env.functions.contains_key(&name) {
+            return Ok(t);
+        }
+        let (_, limited) = self.function_decls(&name, span)?;
+        Ok(Term::app(&limited, args.to_vec()))
     }
 
     /// The snapshot a function application depends on: that of its precondition (its
