@@ -200,6 +200,27 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 return Ok(snap);
             }
         }
+        // Some positive amount (wildcard, or inside a function) of an instance held in
+        // chunks whose arguments may be equal: some of each chunk that is the instance.
+        if amount.is_none() {
+            let total = self.predicate_perm(&st.heap, name, args);
+            if self.prove(total.is_positive(), span)? {
+                let mut snap = self.fresh(&format!("snap.{name}"), self.env.snap.sort.clone(), span)?;
+                let indices: Vec<usize> = st.heap.of_predicate(name).collect();
+                for i in indices {
+                    let Chunk::Predicate { args: o_args, snap: o_snap, perm, .. } = st.heap.chunks[i].clone() else { continue };
+                    let this_one = Term::and([guard.clone(), Self::same_args(args, &o_args), perm.is_positive()]);
+                    snap = Term::ite(this_one.clone(), o_snap, snap);
+                    let w = Permission(self.fresh("wildcard", Sort::Real, span)?);
+                    let bounds = Term::and([w.is_positive(), Term::lt(w.0.clone(), perm.0.clone())]);
+                    self.assume(Term::implies(this_one.clone(), bounds), span)?;
+                    let taken = Permission(Term::ite(this_one, w.0, Permission::none().0));
+                    st.heap.chunks[i].set_perm(perm.sub(&taken));
+                }
+                st.heap.drop_empty();
+                return Ok(snap);
+            }
+        }
         if !self.checking || self.dead_path(span)? {
             return self.fresh(&format!("snap.{name}"), self.env.snap.sort.clone(), span);
         }
