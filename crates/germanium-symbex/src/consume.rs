@@ -46,7 +46,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.bound.pop();
                 r
             }
-            ExprKind::Annotated(_, x) => self.consume(st, eval_heap, x, ctx),
+            // `@reveal()` changes how its application is evaluated: left to `eval`.
+            ExprKind::Annotated(a, x) if a.name.name != "reveal" => self.consume(st, eval_heap, x, ctx),
             // `assume` takes the inhale part, like `inhale`.
             ExprKind::InhaleExhale(x, _) if self.assuming => self.consume(st, eval_heap, x, ctx),
             ExprKind::InhaleExhale(_, x) => self.consume(st, eval_heap, x, ctx),

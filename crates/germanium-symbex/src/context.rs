@@ -184,6 +184,8 @@ pub struct Verifier<'e, 'a> {
     /// Consumption needs only some positive amount of each permission (Viper's semantics of
     /// function preconditions and of unfoldings inside functions).
     pub positive_only: bool,
+    /// The function application under `@reveal()` being evaluated.
+    pub revealing: Option<germanium_syntax::ast::NodeId>,
     /// Unfolds whose predicate bodies are being produced (nested through `unfolding`s).
     pub body_unfold_depth: usize,
     /// Functions whose definitional axiom this worker's solver has.
@@ -262,6 +264,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             defined: HashSet::new(),
             body_unfold_depth: 0,
             positive_only: false,
+            revealing: None,
             quantifier_depth: 0,
             in_function_post: false,
             lenient_reads: false,

@@ -76,6 +76,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     _ => Err(self.unsupported(name.span, format!("the predicate instance `{}` in an expression", name.name))),
                 }
             }
+            ExprKind::Annotated(a, x) if a.name.name == "reveal" => {
+                let outer = self.revealing.replace(x.id);
+                let r = self.eval(st, heap, x, ctx);
+                self.revealing = outer;
+                r
+            }
             ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => self.eval(st, heap, x, ctx),
             ExprKind::Old(label, x) => {
                 let key = label.as_ref().map_or(PRE_STATE, |l| l.name.as_str());

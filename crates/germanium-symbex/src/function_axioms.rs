@@ -136,15 +136,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let post = triggers::substitute(&Term::and(about_result), &map);
                 self.assume(Term::forall(vars.clone(), Term::implies(pre.clone(), post), vec![vec![lapp.clone()]]), span)?;
             }
-            // An opaque function's body is not revealed (`@reveal()` is not supported: such
-            // applications only know the contract).
-            if self.env.opaque.contains(&f.name.name) {
-                continue;
-            }
             let Some(body) = tr.body else { continue };
             let body = triggers::substitute(&body, &map);
             let mut trigger_sets = vec![vec![app.clone()]];
-            if vars.len() > 1 {
+            // An opaque function's definition is only for its `@reveal()`ed applications
+            // (the only unlimited ones), not for every unfolding of a predicate.
+            if vars.len() > 1 && !self.env.opaque.contains(&f.name.name) {
                 for (name, snap, args) in &tr.unfoldings {
                     let snap = triggers::substitute(snap, &map);
                     let args: Vec<Term> = args.iter().map(|a| triggers::substitute(a, &map)).collect();

@@ -95,7 +95,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Err(self.unsupported(e.span, "an unknown function"));
         };
         let (unlimited, limited) = self.function_decls(name, e.span)?;
-        let decl = if self.in_axiom && self.limited_in_axiom(name) { limited } else { unlimited };
+        // An opaque function's definition is known only where it is revealed (Silicon: its
+        // other applications are limited).
+        let hidden = self.env.opaque.contains(name) && self.revealing != Some(e.id);
+        let decl = if hidden || (self.in_axiom && self.limited_in_axiom(name)) { limited } else { unlimited };
         let depth = self.bound.len();
         self.bound.extend(params.iter().copied().zip(args.iter().cloned()));
         if !self.function_measures.is_empty() && self.checking && !self.in_axiom {

@@ -127,7 +127,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.bound.pop();
                 r
             }
-            ExprKind::Annotated(_, x) => self.produce_from(st, x, snap, ctx),
+            // `@reveal()` changes how its application is evaluated: left to `eval`.
+            ExprKind::Annotated(a, x) if a.name.name != "reveal" => self.produce_from(st, x, snap, ctx),
             ExprKind::InhaleExhale(x, y) => {
                 let part = if self.exhale_parts { y } else { x };
                 self.produce_from(st, part, snap, ctx)
