@@ -58,7 +58,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.errors.truncate(reported);
                 continue;
             }
-            for c in scratch.heap.chunks[start.min(scratch.heap.chunks.len())..].to_vec() {
+            let produced_chunks: Vec<Chunk> = scratch.heap.chunks[start.min(scratch.heap.chunks.len())..].to_vec();
+            for c in produced_chunks {
                 if let Chunk::Field { field: f, receiver: r, value, perm } = c {
                     if f == field && self.prove(Term::and([Term::eq(r, receiver.clone()), perm.is_positive()]), span)? {
                         return Ok(Some(value));

@@ -21,6 +21,13 @@ use germanium_syntax::Span;
 
 use crate::context::{Verifier, R};
 
+/// An instance found in a body a fold reads: its `sx.Inst` term, its snapshot, and the
+/// condition under which it is held.
+pub type FoundInstance = (Term, Term, Term);
+
+/// A snapshot read for a fold, with the instances found in it.
+pub type FoldSnapshot = (Option<Term>, Vec<FoundInstance>);
+
 /// What the nesting facts need while a fold or unfold runs.
 #[derive(Default)]
 pub struct Nesting {
@@ -30,7 +37,7 @@ pub struct Nesting {
     pub enclosing: Vec<Option<(Term, Term)>>,
     /// While a fold reads its body's snapshot: the nested instances found, with their
     /// snapshots and the condition under which they are held.
-    pub found: Option<Vec<(Term, Term, Term)>>,
+    pub found: Option<Vec<FoundInstance>>,
     /// The instance function of each predicate (`None`: an argument sort is unsupported).
     instances: HashMap<String, Option<FunDecl>>,
 }

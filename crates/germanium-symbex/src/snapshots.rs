@@ -21,13 +21,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// The snapshot of a predicate body `a` a fold reads, with the instances found in it:
     /// their `sx.Inst` terms, snapshots and the conditions under which they are held (for
     /// `nesting`).
-    pub fn fold_snapshot(&mut self, st: &State, heap: &Heap, a: &Expr) -> R<(Option<Term>, Vec<(Term, Term, Term)>)> {
+    pub fn fold_snapshot(&mut self, st: &State, heap: &Heap, a: &Expr) -> R<crate::nesting::FoldSnapshot> {
         self.snapshot_collecting(st, heap, a, true)
     }
 
     /// Reads the snapshot; collects the instances found only if `collect` (a function
     /// application while the arguments are evaluated reads its own snapshot, not collected).
-    fn snapshot_collecting(&mut self, st: &State, heap: &Heap, a: &Expr, collect: bool) -> R<(Option<Term>, Vec<(Term, Term, Term)>)> {
+    fn snapshot_collecting(&mut self, st: &State, heap: &Heap, a: &Expr, collect: bool) -> R<crate::nesting::FoldSnapshot> {
         let saved = std::mem::replace(&mut self.nesting.found, collect.then(Vec::new));
         let r = self.snapshot_reading(st, heap, a);
         let found = std::mem::replace(&mut self.nesting.found, saved).unwrap_or_default();
