@@ -270,9 +270,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
                         Some(v) => v,
                         None => self.fresh(field, old.value().sort().clone(), span)?,
                     };
-                    let same = Term::implies(old.perm().is_positive(), Term::eq(v.clone(), old.value().clone()));
-                    self.assume(same, span)?;
-                    st.heap.chunks[i].set_value(v);
+                    // The old value where the old chunk held something (both agree where both
+                    // do), the new one elsewhere: nothing is assumed of a value whose amount
+                    // is none (e.g. the other branch of a conditional assertion's snapshot).
+                    st.heap.chunks[i].set_value(Term::ite(old.perm().is_positive(), old.value().clone(), v));
                 }
                 let total = old.perm().add(&amount);
                 self.assume(total.at_most(&Permission::write()), span)?;
