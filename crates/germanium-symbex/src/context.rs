@@ -341,14 +341,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// Whether `fact` holds on the current path (under the current guards). `unknown` and
     /// timeouts count as "not proved".
     pub fn prove(&mut self, fact: Term, span: Span) -> R<bool> {
-        let goal = Term::implies(self.guard(), fact);
+        let goal = Term::implies(self.guard(), fact.clone());
         if goal.is_true() {
             return Ok(true);
         }
+        // A quantified goal over function applications is negated by hand (see `relevance`).
+        let negation = match self.skolemized_goal(&fact, span)? {
+            Some(facts) => Term::and(std::iter::once(self.guard()).chain(facts)),
+            None => Term::not(goal),
+        };
         self.solver.push().map_err(|e| self.solver_failed(e, span))?;
         let result = self
             .solver
-            .assert(&Term::not(goal))
+            .assert(&negation)
             .and_then(|_| self.solver.check_sat(QueryLimits::timeout(self.env.timeout)));
         let popped = self.solver.pop(1);
         let result = result.map_err(|e| self.solver_failed(e, span))?;

@@ -39,6 +39,7 @@ mod lenient;
 mod nesting;
 mod predicate_measures;
 mod predicates;
+mod relevance;
 mod produce;
 mod snapshots;
 pub mod state;
