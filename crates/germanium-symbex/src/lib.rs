@@ -8,7 +8,9 @@
 //! verifier), `evaluate`, `produce`, `consume`, `execute` (with `call_targets`: field and
 //! call targets; `allocation`: new objects are in no predicate), `predicates` and `snapshots`
 //! (fold, unfold, predicate chunks), `functions`, `function_bodies`, `function_axioms`
-//! (applications, well-formedness, definitional and postcondition axioms), `inhale_exhale`
+//! (applications, well-formedness, definitional and postcondition axioms), `unrolling_triggers`
+//! (which unfoldings give a definition its extra trigger), `relevance` (quantified goals over
+//! applications), `inhale_exhale`
 //! (which part of `[a, b]` is read where), `impure_assume`, `termination` and `predicate_measures`,
 //! `label_loops`, `lenient` (reads without permission), `nesting` (no predicate instance inside itself), `havoc` (quasihavoc of
 //! fields and predicate instances), `forperm`,
