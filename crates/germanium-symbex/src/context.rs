@@ -161,6 +161,9 @@ pub struct Verifier<'e, 'a> {
     pub pcs: PathConditions,
     pub names: germanium_smt::NameGenerator,
     pub errors: Vec<Diagnostic>,
+    /// Why the solver gave up on the last `prove` (`None`: it answered), so an error
+    /// reported from that query can say it may be spurious.
+    pub gave_up: Option<String>,
     /// Conditions under which the expression being evaluated is reached (`a ==> b`, `c ? a : b`).
     pub guards: Vec<Term>,
     /// Functions declared in this solver so far (declarations are global and survive `pop`).
@@ -252,6 +255,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             pcs: PathConditions::default(),
             names: germanium_smt::NameGenerator::new(),
             errors: Vec::new(),
+            gave_up: None,
             guards: Vec::new(),
             declared: HashSet::new(),
             wraps: HashMap::new(),
@@ -303,7 +307,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     pub fn report(&mut self, context: &ErrorContext, reason: Reason, offending: &Expr) {
         let error: VerificationError = make_error(self.env.sources, context, &reason, offending);
-        let diagnostic = error.into_diagnostic();
+        self.add_error(error.into_diagnostic());
+    }
+
+    /// Records a verification error found by the last `prove` (once). When the solver ran
+    /// out of time or resources on that query, the message says so: the error may be
+    /// spurious, and a larger `--timeout` may prove the property.
+    pub fn add_error(&mut self, mut diagnostic: Diagnostic) {
+        if let Some(reason) = self.gave_up.as_deref().filter(|r| solver_ran_out(r)) {
+            diagnostic.message.push_str(&format!(
+                " (The solver gave up after {} s ({reason}); the property may still hold: try a larger --timeout.)",
+                self.env.timeout.as_secs_f64()
+            ));
+        }
         if !self.errors.contains(&diagnostic) {
             self.errors.push(diagnostic);
         }
@@ -358,6 +374,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let popped = self.solver.pop(1);
         let result = result.map_err(|e| self.solver_failed(e, span))?;
         popped.map_err(|e| self.solver_failed(e, span))?;
+        self.gave_up = match &result {
+            SatResult::Unknown(reason) => Some(reason.clone()),
+            _ => None,
+        };
         Ok(result == SatResult::Unsat)
     }
 
@@ -458,4 +478,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
             None => Err(self.unsupported(e.span, "an expression without a type")),
         }
     }
+}
+
+/// Whether Z3's `:reason-unknown` means it stopped for lack of time or resources (rather
+/// than giving an incomplete answer it would give again with more time).
+fn solver_ran_out(reason: &str) -> bool {
+    let reason = reason.to_ascii_lowercase();
+    reason.contains("timeout") || reason.contains("canceled") || reason.contains("resource")
 }

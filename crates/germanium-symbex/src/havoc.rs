@@ -138,7 +138,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Ok(());
         }
         let text = crate::errors::text_of(self.env.sources, resource_span);
-        self.errors.push(germanium_syntax::Diagnostic::new(
+        self.add_error(germanium_syntax::Diagnostic::new(
             "quasihavocall.failed:quasihavocall.not.injective",
             s.span,
             format!("Quasihavocall might fail. The receiver {text} might not be injective."),

@@ -306,9 +306,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             ctx.node.unwrap_or(access.span),
             format!("{} Fraction {text} might not be positive.", ctx.headline),
         );
-        if !self.errors.contains(&d) {
-            self.errors.push(d);
-        }
+        self.add_error(d);
         // Go on with a positive amount: what else might fail (e.g. not holding the
         // instance at all) is reported as well.
         self.assume_guarded(amount.is_positive(), x.span)?;

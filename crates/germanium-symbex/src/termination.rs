@@ -170,9 +170,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     fn termination_error(&mut self, reason: &str, span: Span, what: &str) {
         let d = Diagnostic::new(format!("termination.failed:{reason}"), span, format!("Termination of {what} might fail."));
-        if !self.errors.contains(&d) {
-            self.errors.push(d);
-        }
+        self.add_error(d);
     }
 
     /// Reports `reason` at `span` unless `fact` holds (under the current guards).

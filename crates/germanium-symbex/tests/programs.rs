@@ -89,3 +89,24 @@ fn parallel_workers_agree_and_log_separately() {
     assert!(queries > 0);
     let _ = std::fs::remove_dir_all(&log_dir);
 }
+
+/// Recursive functions and predicates are unrolled only as far as the program unfolds them:
+/// assertions that would need deeper unrolling fail with an ordinary error, never because
+/// the solver ran out of time (which would show as a matching loop).
+#[test]
+fn recursive_definitions_fail_without_exhausting_the_solver() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/solver_limits/recursion.vpr");
+    let mut options = Options::new(Mode::Verify);
+    options.timeout = Some(std::time::Duration::from_secs(20));
+    let report = run_file(&path, &options);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let reported: BTreeSet<(u32, String)> = report
+        .diagnostics
+        .iter()
+        .map(|d| (report.sources.start(d.span).line, d.id.clone()))
+        .collect();
+    assert_eq!(reported, expected(&text), "{:#?}", report.diagnostics);
+    for d in &report.diagnostics {
+        assert!(!d.message.contains("solver gave up"), "a query ran out of time: {}", d.message);
+    }
+}
