@@ -193,7 +193,7 @@ mod tests {
         let parse = Diagnostic::parser(span, "x");
         let unsupported = Diagnostic::new(ids::UNSUPPORTED, span, "x");
         assert_eq!(outcome_of(&[]), Outcome::Verified);
-        assert_eq!(outcome_of(&[parse.clone()]), Outcome::Failed);
+        assert_eq!(outcome_of(std::slice::from_ref(&parse)), Outcome::Failed);
         assert_eq!(outcome_of(&[parse, unsupported]), Outcome::Error);
     }
 

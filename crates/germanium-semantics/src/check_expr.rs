@@ -306,9 +306,12 @@ impl Checker {
                     let tb = self.expr(b);
                     if ta.has_error() || tb.has_error() {
                         bad = true;
-                    } else if !bad && !(self.unifier.try_unify(&k, &ta) && self.unifier.try_unify(&v, &tb)) {
-                        self.type_error(e.span, "Type error in the map literal");
-                        bad = true;
+                    } else if !bad {
+                        let fits = self.unifier.try_unify(&k, &ta) && self.unifier.try_unify(&v, &tb);
+                        if !fits {
+                            self.type_error(e.span, "Type error in the map literal");
+                            bad = true;
+                        }
                     }
                 }
                 if bad {

@@ -52,7 +52,8 @@ fn members(program: &Program) -> Vec<Member<'_>> {
                 out.push(Member::Method(m));
             }
             ItemKind::Function(f) => {
-                if f.body.is_some() || !f.contract.requires.is_empty() || !f.contract.ensures.is_empty() || !f.contract.decreases.is_empty() {
+                let has_obligations = f.body.is_some() || !f.contract.requires.is_empty() || !f.contract.ensures.is_empty() || !f.contract.decreases.is_empty();
+                if has_obligations {
                     out.push(Member::Function(f));
                 }
             }

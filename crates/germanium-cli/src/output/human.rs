@@ -31,7 +31,7 @@ pub fn write_report(out: &mut dyn WriteColor, report: &FileReport) -> io::Result
                 start..end,
             )]);
         term::emit(out, &config, &files, &rendered)
-            .map_err(|err| io::Error::new(io::ErrorKind::Other, err.to_string()))?;
+            .map_err(|err| io::Error::other(err.to_string()))?;
     }
     writeln!(out, "{}", summary(report))
 }
