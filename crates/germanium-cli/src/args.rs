@@ -81,7 +81,11 @@ impl RunArgs {
         options.timeout = self.timeout.map(std::time::Duration::from_secs);
         options.smt_log = self.smt_log.clone();
         // Parallelism goes where the work is: members of a single file, else whole files.
-        options.jobs = if self.files.len() == 1 { self.worker_count() } else { 1 };
+        options.jobs = if self.files.len() == 1 {
+            self.worker_count()
+        } else {
+            1
+        };
         options
     }
 

@@ -27,8 +27,15 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    let file_workers = if args.files.len() == 1 { 1 } else { args.worker_count() };
-    let pool = match rayon::ThreadPoolBuilder::new().num_threads(file_workers).build() {
+    let file_workers = if args.files.len() == 1 {
+        1
+    } else {
+        args.worker_count()
+    };
+    let pool = match rayon::ThreadPoolBuilder::new()
+        .num_threads(file_workers)
+        .build()
+    {
         Ok(pool) => pool,
         Err(err) => {
             eprintln!("germanium: error: cannot start worker threads: {err}");

@@ -88,7 +88,10 @@ fn human_output_shows_the_source_line_and_a_summary() {
     assert!(text.contains("error[parser.error]"), "{text}");
     assert!(text.contains(":2:7"), "{text}");
     assert!(text.contains('^'), "{text}");
-    assert!(text.contains("human.vpr: failed with 1 error in "), "{text}");
+    assert!(
+        text.contains("human.vpr: failed with 1 error in "),
+        "{text}"
+    );
 }
 
 #[test]

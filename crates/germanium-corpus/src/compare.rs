@@ -134,7 +134,10 @@ impl Comparison {
 /// warnings to the test suite together with a parse failure, and not otherwise (compare
 /// `all/issues/silver/0114.vpr`, which expects one, with `0172.vpr`, which does not).
 pub fn reported_of(report: &FileReport) -> Vec<Located> {
-    let parse_failed = report.diagnostics.iter().any(|d| d.is_error() && d.id == ids::PARSER);
+    let parse_failed = report
+        .diagnostics
+        .iter()
+        .any(|d| d.is_error() && d.id == ids::PARSER);
     let mut reported: Vec<Located> = report
         .diagnostics
         .iter()

@@ -14,5 +14,5 @@ pub mod annotations;
 pub mod classify;
 pub mod compare;
 pub mod corpus;
-pub mod summary;
 pub mod soundness;
+pub mod summary;

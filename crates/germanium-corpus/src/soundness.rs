@@ -19,12 +19,18 @@ pub fn missed_in_verified_members(report: &FileReport, missing: &[Located]) -> V
     let Some(program) = &report.program else {
         return Vec::new(); // the file crashed: nothing was claimed
     };
-    let rejected = report.diagnostics.iter().any(|d| d.is_error() && is_front_end(&d.id));
+    let rejected = report
+        .diagnostics
+        .iter()
+        .any(|d| d.is_error() && is_front_end(&d.id));
     if rejected {
         return Vec::new(); // the front end rejected the program: nothing was verified
     }
     let line_range = |span: Span| {
-        (report.sources.start(span).line, report.sources.end(span).line)
+        (
+            report.sources.start(span).line,
+            report.sources.end(span).line,
+        )
     };
     let file_of = |span: Span| canonical(&report.sources.get(span.file).path);
     let members: Vec<(std::path::PathBuf, (u32, u32))> = program
@@ -33,12 +39,18 @@ pub fn missed_in_verified_members(report: &FileReport, missing: &[Located]) -> V
         .map(|item| (file_of(item.span), line_range(item.span)))
         .collect();
     let member_at = |file: &Path, line: u32| {
-        members.iter().position(|(f, (start, end))| f == file && *start <= line && line <= *end)
+        members
+            .iter()
+            .position(|(f, (start, end))| f == file && *start <= line && line <= *end)
     };
 
     let mut unverified = vec![false; members.len()];
     let mut whole_file_unverified = false;
-    for diagnostic in report.diagnostics.iter().filter(|d| d.id.starts_with("internal")) {
+    for diagnostic in report
+        .diagnostics
+        .iter()
+        .filter(|d| d.id.starts_with("internal"))
+    {
         if diagnostic.id == ids::INTERNAL {
             // Germanium could not finish (no solver, a crash): it claimed nothing.
             whole_file_unverified = true;
@@ -72,7 +84,10 @@ pub fn read_accepted(path: &Path) -> BTreeMap<(String, u32), String> {
         .filter_map(|line| {
             let (place, id) = line.split_once(char::is_whitespace)?;
             let (name, number) = place.rsplit_once(':')?;
-            Some(((name.to_string(), number.parse().ok()?), id.trim().to_string()))
+            Some((
+                (name.to_string(), number.parse().ok()?),
+                id.trim().to_string(),
+            ))
         })
         .collect()
 }

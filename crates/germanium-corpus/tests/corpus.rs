@@ -57,12 +57,24 @@ fn run_mode(mode: CompareMode) -> (Vec<FileResult>, PathBuf) {
     );
     let discovered = corpus::discover(&shared);
     let files = discovered.tests;
-    assert!(files.len() > 1000, "only {} corpus files found", files.len());
-    let libraries: Vec<&str> = discovered.libraries.iter().map(|f| f.name.as_str()).collect();
+    assert!(
+        files.len() > 1000,
+        "only {} corpus files found",
+        files.len()
+    );
+    let libraries: Vec<&str> = discovered
+        .libraries
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
     let started = std::time::Instant::now();
     let results = corpus::run(&files, mode, &[shared.import_path()]);
     let mut out = String::new();
-    let _ = writeln!(out, "\nnot run on their own (only imported by other tests): {}", libraries.join(", "));
+    let _ = writeln!(
+        out,
+        "\nnot run on their own (only imported by other tests): {}",
+        libraries.join(", ")
+    );
     let _ = writeln!(
         out,
         "\ncorpus ({} mode): {} files in {:.1?}\n",
@@ -114,7 +126,10 @@ fn unexplained_misses(results: &[FileResult], accepted_path: &Path) -> String {
             };
             let explained = accepted.get(&place).is_some_and(|id| *id == miss.id);
             let mark = if explained { "ACCEPTED" } else { "UNSOUND" };
-            println!("{mark} {}:{} {} missed in a verified member", place.0, place.1, miss.id);
+            println!(
+                "{mark} {}:{} {} missed in a verified member",
+                place.0, place.1, miss.id
+            );
             if !explained {
                 let _ = writeln!(out, "{}:{} {}", place.0, place.1, miss.id);
             }

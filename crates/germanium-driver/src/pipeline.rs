@@ -78,18 +78,27 @@ fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap)
     let (mut program, mut diagnostics) =
         germanium_syntax::load_program(path, &options.import_paths, sources, &mut ids);
     if has_errors(&diagnostics) {
-        return StagesDone { program, diagnostics, stage: Stage::Load };
+        return StagesDone {
+            program,
+            diagnostics,
+            stage: Stage::Load,
+        };
     }
     diagnostics.extend(germanium_syntax::expand_macros(&mut program, &mut ids));
     if has_errors(&diagnostics) {
-        return StagesDone { program, diagnostics, stage: Stage::ExpandMacros };
+        return StagesDone {
+            program,
+            diagnostics,
+            stage: Stage::ExpandMacros,
+        };
     }
     let (mut semantics, mut found) = germanium_semantics::check_program(&program, ids.count());
     if !has_errors(&found) {
         // Viper's termination plugin imports the well-founded orders the measures need.
         let imports = germanium_semantics::auto_import::termination_imports(&program, &semantics);
         if !imports.is_empty() {
-            let (items, load_errors) = germanium_syntax::loader::load_library_files(&imports, sources, &mut ids);
+            let (items, load_errors) =
+                germanium_syntax::loader::load_library_files(&imports, sources, &mut ids);
             diagnostics.extend(load_errors);
             add_imported_domains(&mut program, items);
             (semantics, found) = germanium_semantics::check_program(&program, ids.count());
@@ -97,7 +106,11 @@ fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap)
     }
     diagnostics.extend(found);
     if has_errors(&diagnostics) || options.mode == Mode::Check {
-        return StagesDone { program, diagnostics, stage: Stage::Check };
+        return StagesDone {
+            program,
+            diagnostics,
+            stage: Stage::Check,
+        };
     }
     let verify_options = germanium_symbex::VerifyOptions {
         z3: options.z3.clone(),
@@ -105,8 +118,17 @@ fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap)
         smt_log: options.smt_log.clone(),
         jobs: options.jobs,
     };
-    diagnostics.extend(germanium_symbex::verify_program(&program, &semantics, sources, &verify_options));
-    StagesDone { program, diagnostics, stage: Stage::Verify }
+    diagnostics.extend(germanium_symbex::verify_program(
+        &program,
+        &semantics,
+        sources,
+        &verify_options,
+    ));
+    StagesDone {
+        program,
+        diagnostics,
+        stage: Stage::Verify,
+    }
 }
 
 /// Adds the domains of automatically imported library files (only domains, as in Viper). The
@@ -118,9 +140,17 @@ fn add_imported_domains(program: &mut Program, items: Vec<germanium_syntax::ast:
         ItemKind::Domain(d) => Some(d.name.name.clone()),
         _ => None,
     };
-    let imported: Vec<_> = items.into_iter().filter(|i| domain_name(i).is_some()).collect();
-    if imported.iter().any(|i| domain_name(i).as_deref() == Some("WellFoundedOrder")) {
-        program.items.retain(|i| domain_name(i).as_deref() != Some("WellFoundedOrder"));
+    let imported: Vec<_> = items
+        .into_iter()
+        .filter(|i| domain_name(i).is_some())
+        .collect();
+    if imported
+        .iter()
+        .any(|i| domain_name(i).as_deref() == Some("WellFoundedOrder"))
+    {
+        program
+            .items
+            .retain(|i| domain_name(i).as_deref() != Some("WellFoundedOrder"));
     }
     for item in imported {
         let name = domain_name(&item);
@@ -157,7 +187,11 @@ fn internal_failure(
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_string());
-    internal_report(path, sources, format!("internal error (please report it): {message}"))
+    internal_report(
+        path,
+        sources,
+        format!("internal error (please report it): {message}"),
+    )
 }
 
 /// A report of a file Germanium could not finish: one `internal` error at its start.
@@ -258,11 +292,20 @@ mod tests {
             let main = dir.join("main.vpr");
             std::fs::write(&main, format!("import <{library_file}>\n")).unwrap();
             let report = run_file(&main, &Options::new(Mode::Check));
-            assert_eq!(report.result, Outcome::Verified, "{library_file}: {:?}", report.diagnostics);
+            assert_eq!(
+                report.result,
+                Outcome::Verified,
+                "{library_file}: {:?}",
+                report.diagnostics
+            );
         }
         // Bound variables of the library must not clash with a program's own names.
         let main = dir.join("clash.vpr");
-        std::fs::write(&main, "import <decreases/all.vpr>\nfunction i(): Int\nfield s: Int\n").unwrap();
+        std::fs::write(
+            &main,
+            "import <decreases/all.vpr>\nfunction i(): Int\nfield s: Int\n",
+        )
+        .unwrap();
         let report = run_file(&main, &Options::new(Mode::Check));
         assert_eq!(report.result, Outcome::Verified, "{:?}", report.diagnostics);
         let _ = std::fs::remove_dir_all(&dir);

@@ -6,7 +6,9 @@
 
 use std::collections::BTreeSet;
 
-use germanium_syntax::ast::{Block, Decreases, DecreasesKind, Expr, ExprKind, ItemKind, Method, Program, StmtKind};
+use germanium_syntax::ast::{
+    Block, Decreases, DecreasesKind, Expr, ExprKind, ItemKind, Method, Program, StmtKind,
+};
 
 use crate::semantics::{CallTarget, Semantics};
 use crate::types::Type;
@@ -16,12 +18,16 @@ pub fn method_decreases(m: &Method) -> Vec<&Decreases> {
     fn in_block<'p>(b: &'p Block, out: &mut Vec<&'p Decreases>) {
         for s in &b.stmts {
             match &s.kind {
-                StmtKind::While { decreases, body, .. } => {
+                StmtKind::While {
+                    decreases, body, ..
+                } => {
                     out.extend(decreases.iter());
                     in_block(body, out);
                 }
                 StmtKind::Block(b) => in_block(b, out),
-                StmtKind::If { then, otherwise, .. } => {
+                StmtKind::If {
+                    then, otherwise, ..
+                } => {
                     in_block(then, out);
                     if let Some(o) = otherwise {
                         in_block(o, out);
@@ -52,22 +58,32 @@ pub fn all_decreases(program: &Program) -> Vec<&Decreases> {
 }
 
 /// Whether one of `clauses` has a predicate instance in its tuple.
-pub fn has_predicate_measure<'d>(clauses: impl IntoIterator<Item = &'d Decreases>, sem: &Semantics) -> bool {
+pub fn has_predicate_measure<'d>(
+    clauses: impl IntoIterator<Item = &'d Decreases>,
+    sem: &Semantics,
+) -> bool {
     clauses.into_iter().any(|d| match &d.kind {
-        DecreasesKind::Tuple(exprs) => exprs.iter().any(|e| predicate_instance_measure(e, sem).is_some()),
+        DecreasesKind::Tuple(exprs) => exprs
+            .iter()
+            .any(|e| predicate_instance_measure(e, sem).is_some()),
         _ => false,
     })
 }
 
 /// The predicate instance a measure denotes: `P(args)` or `acc(P(args), p)` for a predicate
 /// `P` (Viper reads both as the instance, not as an assertion).
-pub fn predicate_instance_measure<'e>(e: &'e Expr, sem: &Semantics) -> Option<(&'e str, &'e [Expr])> {
+pub fn predicate_instance_measure<'e>(
+    e: &'e Expr,
+    sem: &Semantics,
+) -> Option<(&'e str, &'e [Expr])> {
     let call = match &e.kind {
         ExprKind::Acc(loc, _) => loc,
         _ => e,
     };
     match (&call.kind, sem.call(call.id)) {
-        (ExprKind::Call(name, args), Some(CallTarget::Predicate(_))) => Some((name.name.as_str(), args.as_slice())),
+        (ExprKind::Call(name, args), Some(CallTarget::Predicate(_))) => {
+            Some((name.name.as_str(), args.as_slice()))
+        }
         _ => None,
     }
 }
@@ -77,7 +93,9 @@ pub fn termination_imports(program: &Program, sem: &Semantics) -> Vec<&'static s
     let present = |name: &str| sem.domains.contains_key(name);
     let mut out = BTreeSet::new();
     for d in all_decreases(program) {
-        let DecreasesKind::Tuple(exprs) = &d.kind else { continue };
+        let DecreasesKind::Tuple(exprs) = &d.kind else {
+            continue;
+        };
         for e in exprs {
             if predicate_instance_measure(e, sem).is_some() {
                 if !present("PredicateInstancesWellFoundedOrder") {
@@ -85,7 +103,9 @@ pub fn termination_imports(program: &Program, sem: &Semantics) -> Vec<&'static s
                 }
                 continue;
             }
-            let Some(ty) = sem.type_of(e.id) else { continue };
+            let Some(ty) = sem.type_of(e.id) else {
+                continue;
+            };
             let own = match ty {
                 Type::Int => Some(("IntWellFoundedOrder", "decreases/int.vpr")),
                 Type::Ref => Some(("RefWellFoundedOrder", "decreases/ref.vpr")),
@@ -115,12 +135,19 @@ pub fn termination_imports(program: &Program, sem: &Semantics) -> Vec<&'static s
 /// The instances `WellFoundedOrder[T]` the measures of the program compare in (a predicate
 /// instance at type `PredicateInstance`), so that `decreasing`/`bounded` exist at each.
 pub fn measure_order_instances(program: &Program, sem: &Semantics) -> Vec<Type> {
-    if sem.domains.get("WellFoundedOrder").map(|d| d.type_params.len()) != Some(1) {
+    if sem
+        .domains
+        .get("WellFoundedOrder")
+        .map(|d| d.type_params.len())
+        != Some(1)
+    {
         return Vec::new();
     }
     let mut out = Vec::new();
     for d in all_decreases(program) {
-        let DecreasesKind::Tuple(exprs) = &d.kind else { continue };
+        let DecreasesKind::Tuple(exprs) = &d.kind else {
+            continue;
+        };
         for e in exprs {
             let ty = if predicate_instance_measure(e, sem).is_some() {
                 Type::Domain("PredicateInstance".into(), vec![])
@@ -149,7 +176,10 @@ mod tests {
         let mut ids = NodeIdGen::default();
         let (items, diags) = germanium_syntax::parse_file(FileId(0), src, &mut ids);
         assert!(diags.is_empty(), "{diags:?}");
-        let program = Program { items, macros_expanded: true };
+        let program = Program {
+            items,
+            macros_expanded: true,
+        };
         let (sem, errors) = crate::check_program(&program, ids.count());
         assert!(errors.is_empty(), "{errors:?}");
         termination_imports(&program, &sem)
@@ -161,7 +191,13 @@ mod tests {
                    method m(r: Ref) decreases r { while (true) decreases true {} }";
         assert_eq!(
             imports_of(src),
-            vec!["decreases/bool.vpr", "decreases/int.vpr", "decreases/perm.vpr", "decreases/ref.vpr", "decreases/seq.vpr"]
+            vec![
+                "decreases/bool.vpr",
+                "decreases/int.vpr",
+                "decreases/perm.vpr",
+                "decreases/ref.vpr",
+                "decreases/seq.vpr"
+            ]
         );
     }
 

@@ -81,7 +81,10 @@ impl Checker {
 
     fn impure_value(&mut self, e: &Expr, t: &Type) -> bool {
         if matches!(self.unifier.shallow(t), Type::Impure | Type::Wand) {
-            self.type_error(e.span, "expected a pure expression, but found an assertion with permissions");
+            self.type_error(
+                e.span,
+                "expected a pure expression, but found an assertion with permissions",
+            );
             true
         } else {
             false
@@ -104,7 +107,10 @@ impl Checker {
                 if self.result_allowed {
                     self.result_type.clone().unwrap_or(Type::Error)
                 } else {
-                    self.type_error(e.span, "'result' can only be used in function postconditions");
+                    self.type_error(
+                        e.span,
+                        "'result' can only be used in function postconditions",
+                    );
                     Type::Error
                 }
             }
@@ -209,7 +215,10 @@ impl Checker {
                     self.type_error(wand.span, "expected magic wand");
                 }
                 if self.member == MemberKind::Predicate {
-                    self.type_error(e.span, "applying expressions are not allowed in predicate bodies");
+                    self.type_error(
+                        e.span,
+                        "applying expressions are not allowed in predicate bodies",
+                    );
                 }
                 tb
             }
@@ -217,7 +226,12 @@ impl Checker {
                 self.sub_assertion(a);
                 self.expr(body)
             }
-            ExprKind::Quantifier { kind, vars, triggers, body } => {
+            ExprKind::Quantifier {
+                kind,
+                vars,
+                triggers,
+                body,
+            } => {
                 self.push_scope();
                 for (i, v) in vars.iter().enumerate() {
                     let ty = self.resolve_type(&v.ty);
@@ -240,7 +254,11 @@ impl Checker {
                     _ => Type::Bool,
                 }
             }
-            ExprKind::Forperm { vars, resources, body } => self.forperm(e, vars, resources, body),
+            ExprKind::Forperm {
+                vars,
+                resources,
+                body,
+            } => self.forperm(e, vars, resources, body),
             ExprKind::Acc(loc, amount) => {
                 let tl = self.expr(loc);
                 if let Some(a) = amount {
@@ -258,7 +276,9 @@ impl Checker {
                 }
                 Type::Perm
             }
-            ExprKind::Write | ExprKind::NoPerm | ExprKind::Wildcard | ExprKind::Epsilon => Type::Perm,
+            ExprKind::Write | ExprKind::NoPerm | ExprKind::Wildcard | ExprKind::Epsilon => {
+                Type::Perm
+            }
             ExprKind::ReadPerm(k) => {
                 match k {
                     ReadPermKind::Rdc(n) => {
@@ -298,7 +318,10 @@ impl Checker {
             ExprKind::MapLit(tys, pairs) => {
                 let (k, v) = match tys {
                     Some((k, v)) => (self.resolve_type(k), self.resolve_type(v)),
-                    None => (self.unifier.fresh(VarClass::Any), self.unifier.fresh(VarClass::Any)),
+                    None => (
+                        self.unifier.fresh(VarClass::Any),
+                        self.unifier.fresh(VarClass::Any),
+                    ),
                 };
                 let mut bad = k.has_error() || v.has_error();
                 for (a, b) in pairs {
@@ -307,7 +330,8 @@ impl Checker {
                     if ta.has_error() || tb.has_error() {
                         bad = true;
                     } else if !bad {
-                        let fits = self.unifier.try_unify(&k, &ta) && self.unifier.try_unify(&v, &tb);
+                        let fits =
+                            self.unifier.try_unify(&k, &ta) && self.unifier.try_unify(&v, &tb);
                         if !fits {
                             self.type_error(e.span, "Type error in the map literal");
                             bad = true;
@@ -364,7 +388,9 @@ impl Checker {
                 }
                 match self.unifier.shallow(&ts) {
                     Type::Seq(el) => {
-                        if self.unifier.try_unify(&Type::Int, &ti) && self.unifier.try_unify(&el, &tv) {
+                        if self.unifier.try_unify(&Type::Int, &ti)
+                            && self.unifier.try_unify(&el, &tv)
+                        {
                             ts
                         } else {
                             self.op_error(e)
@@ -501,7 +527,9 @@ impl Checker {
             }
             Add | Sub | Mul | Div => self.numeric_binary(e, order, op, &tl, &tr),
             IntDiv | Mod => {
-                if self.unifier.try_unify(&Type::Int, &tl) && self.unifier.try_unify(&Type::Int, &tr) {
+                if self.unifier.try_unify(&Type::Int, &tl)
+                    && self.unifier.try_unify(&Type::Int, &tr)
+                {
                     Type::Int
                 } else {
                     self.op_error(e)
@@ -551,9 +579,17 @@ impl Checker {
                 if tr.has_error() {
                     return Type::Error;
                 }
-                let ty = self.sem.fields.get(&f.name).map(|i| i.ty.clone()).unwrap_or(Type::Error);
+                let ty = self
+                    .sem
+                    .fields
+                    .get(&f.name)
+                    .map(|i| i.ty.clone())
+                    .unwrap_or(Type::Error);
                 if !self.unifier.try_unify(&Type::Ref, &tr) {
-                    self.type_error(e.span, format!("expected a reference as receiver of field {}", f.name));
+                    self.type_error(
+                        e.span,
+                        format!("expected a reference as receiver of field {}", f.name),
+                    );
                     return Type::Error;
                 }
                 self.record_field(e.id, FieldTarget::Field(f.name.clone()));
@@ -563,26 +599,60 @@ impl Checker {
                 if tr.has_error() {
                     return Type::Error;
                 }
-                let params = self.sem.adts.get(&adt).map(|a| a.type_params.clone()).unwrap_or_default();
-                let args: Vec<Type> = params.iter().map(|_| self.unifier.fresh(VarClass::Any)).collect();
-                if !self.unifier.try_unify(&Type::Adt(adt.clone(), args.clone()), &tr) {
-                    self.type_error(e.span, format!("expected an expression of type {adt} as receiver of {}", f.name));
+                let params = self
+                    .sem
+                    .adts
+                    .get(&adt)
+                    .map(|a| a.type_params.clone())
+                    .unwrap_or_default();
+                let args: Vec<Type> = params
+                    .iter()
+                    .map(|_| self.unifier.fresh(VarClass::Any))
+                    .collect();
+                if !self
+                    .unifier
+                    .try_unify(&Type::Adt(adt.clone(), args.clone()), &tr)
+                {
+                    self.type_error(
+                        e.span,
+                        format!(
+                            "expected an expression of type {adt} as receiver of {}",
+                            f.name
+                        ),
+                    );
                     return Type::Error;
                 }
                 if is_discriminator {
-                    self.record_field(e.id, FieldTarget::AdtDiscriminator { adt, constructor: ctor, type_args: args });
+                    self.record_field(
+                        e.id,
+                        FieldTarget::AdtDiscriminator {
+                            adt,
+                            constructor: ctor,
+                            type_args: args,
+                        },
+                    );
                     return Type::Bool;
                 }
                 let ty = self
                     .sem
                     .constructors
                     .get(&ctor)
-                    .and_then(|c| c.fields.iter().find(|(n, _)| n == &f.name).map(|(_, t)| t.clone()))
+                    .and_then(|c| {
+                        c.fields
+                            .iter()
+                            .find(|(n, _)| n == &f.name)
+                            .map(|(_, t)| t.clone())
+                    })
                     .unwrap_or(Type::Error);
                 let ty = subst_params(&ty, &params, &args);
                 self.record_field(
                     e.id,
-                    FieldTarget::AdtDestructor { adt, constructor: ctor, destructor: f.name.clone(), type_args: args },
+                    FieldTarget::AdtDestructor {
+                        adt,
+                        constructor: ctor,
+                        destructor: f.name.clone(),
+                        type_args: args,
+                    },
                 );
                 ty
             }
@@ -610,7 +680,9 @@ impl Checker {
         }
         match global {
             Global::Function => {
-                let Some(info) = self.sem.functions.get(&name.name).cloned() else { return Type::Error };
+                let Some(info) = self.sem.functions.get(&name.name).cloned() else {
+                    return Type::Error;
+                };
                 if self.member == MemberKind::Axiom && info.has_pre {
                     self.type_error(name.span, format!("{} is not a domain function", name.name));
                     return Type::Error;
@@ -623,10 +695,24 @@ impl Checker {
                 info.result
             }
             Global::DomainFunction => {
-                let Some(info) = self.sem.domain_functions.get(&name.name).cloned() else { return Type::Error };
-                let tparams = self.sem.domains.get(&info.domain).map(|d| d.type_params.clone()).unwrap_or_default();
-                let fresh: Vec<Type> = tparams.iter().map(|_| self.unifier.fresh(VarClass::Any)).collect();
-                let params: Vec<Type> = info.params.iter().map(|p| subst_params(p, &tparams, &fresh)).collect();
+                let Some(info) = self.sem.domain_functions.get(&name.name).cloned() else {
+                    return Type::Error;
+                };
+                let tparams = self
+                    .sem
+                    .domains
+                    .get(&info.domain)
+                    .map(|d| d.type_params.clone())
+                    .unwrap_or_default();
+                let fresh: Vec<Type> = tparams
+                    .iter()
+                    .map(|_| self.unifier.fresh(VarClass::Any))
+                    .collect();
+                let params: Vec<Type> = info
+                    .params
+                    .iter()
+                    .map(|p| subst_params(p, &tparams, &fresh))
+                    .collect();
                 if !self.args_match(e, &params, &arg_types) {
                     return Type::Error;
                 }
@@ -634,31 +720,56 @@ impl Checker {
                     // In an axiom of the function's own domain, a type argument nothing else
                     // fixes is the domain's type parameter (as in Viper), not Int.
                     for (v, p) in fresh.iter().zip(&tparams) {
-                        self.own_domain_defaults.push((v.clone(), Type::Var(p.clone())));
+                        self.own_domain_defaults
+                            .push((v.clone(), Type::Var(p.clone())));
                     }
                 }
                 self.record_call(
                     e.id,
-                    CallTarget::DomainFunction { domain: info.domain.clone(), function: name.name.clone(), type_args: fresh.clone() },
+                    CallTarget::DomainFunction {
+                        domain: info.domain.clone(),
+                        function: name.name.clone(),
+                        type_args: fresh.clone(),
+                    },
                 );
                 subst_params(&info.result, &tparams, &fresh)
             }
             Global::Constructor => {
-                let Some(info) = self.sem.constructors.get(&name.name).cloned() else { return Type::Error };
-                let tparams = self.sem.adts.get(&info.adt).map(|d| d.type_params.clone()).unwrap_or_default();
-                let fresh: Vec<Type> = tparams.iter().map(|_| self.unifier.fresh(VarClass::Any)).collect();
-                let params: Vec<Type> = info.fields.iter().map(|(_, p)| subst_params(p, &tparams, &fresh)).collect();
+                let Some(info) = self.sem.constructors.get(&name.name).cloned() else {
+                    return Type::Error;
+                };
+                let tparams = self
+                    .sem
+                    .adts
+                    .get(&info.adt)
+                    .map(|d| d.type_params.clone())
+                    .unwrap_or_default();
+                let fresh: Vec<Type> = tparams
+                    .iter()
+                    .map(|_| self.unifier.fresh(VarClass::Any))
+                    .collect();
+                let params: Vec<Type> = info
+                    .fields
+                    .iter()
+                    .map(|(_, p)| subst_params(p, &tparams, &fresh))
+                    .collect();
                 if !self.args_match(e, &params, &arg_types) {
                     return Type::Error;
                 }
                 self.record_call(
                     e.id,
-                    CallTarget::AdtConstructor { adt: info.adt.clone(), constructor: name.name.clone(), type_args: fresh.clone() },
+                    CallTarget::AdtConstructor {
+                        adt: info.adt.clone(),
+                        constructor: name.name.clone(),
+                        type_args: fresh.clone(),
+                    },
                 );
                 Type::Adt(info.adt, fresh)
             }
             Global::Predicate => {
-                let Some(info) = self.sem.predicates.get(&name.name).cloned() else { return Type::Error };
+                let Some(info) = self.sem.predicates.get(&name.name).cloned() else {
+                    return Type::Error;
+                };
                 let params = self.param_types(&info.params);
                 if params.len() != args.len() {
                     self.type_error(name.span, "predicate arity doesn't match");
@@ -695,13 +806,20 @@ impl Checker {
     /// `acc`/`perm` operands: a field access, a predicate instance or (if allowed) a wand.
     pub(crate) fn expect_location(&mut self, loc: &Expr, allow_wand: bool) -> bool {
         let ok = match &loc.kind {
-            ExprKind::FieldAccess(..) => matches!(self.pending_field_of(loc), Some(FieldTarget::Field(_))),
-            ExprKind::Call(name, _) => matches!(self.globals.get(&name.name), Some(Global::Predicate)),
+            ExprKind::FieldAccess(..) => {
+                matches!(self.pending_field_of(loc), Some(FieldTarget::Field(_)))
+            }
+            ExprKind::Call(name, _) => {
+                matches!(self.globals.get(&name.name), Some(Global::Predicate))
+            }
             ExprKind::Binary(BinaryOp::Wand, _, _) => allow_wand,
             _ => false,
         };
         if !ok {
-            self.type_error(loc.span, "specified location is not a field nor a predicate");
+            self.type_error(
+                loc.span,
+                "specified location is not a field nor a predicate",
+            );
         }
         ok
     }
@@ -718,7 +836,12 @@ impl Checker {
         };
         match call {
             Some(name) if matches!(self.globals.get(&name.name), Some(Global::Predicate)) => {
-                if self.sem.predicates.get(&name.name).is_some_and(|p| !p.has_body) {
+                if self
+                    .sem
+                    .predicates
+                    .get(&name.name)
+                    .is_some_and(|p| !p.has_body)
+                {
                     self.type_error(name.span, abstract_msg.to_string());
                 }
             }
@@ -729,15 +852,18 @@ impl Checker {
     /// Forms Viper accepts as triggers.
     fn valid_trigger(&self, e: &Expr) -> bool {
         match &e.kind {
-            ExprKind::Call(name, _) => !matches!(self.globals.get(&name.name), Some(Global::Method) | None),
-            ExprKind::FieldAccess(..) => {
-                !matches!(self.pending_field_of(e), Some(FieldTarget::AdtDiscriminator { .. }) | None)
+            ExprKind::Call(name, _) => {
+                !matches!(self.globals.get(&name.name), Some(Global::Method) | None)
             }
+            ExprKind::FieldAccess(..) => !matches!(
+                self.pending_field_of(e),
+                Some(FieldTarget::AdtDiscriminator { .. }) | None
+            ),
             ExprKind::Index(..) | ExprKind::Length(_) => true,
             ExprKind::Binary(BinaryOp::In | BinaryOp::Subset, _, _) => true,
-            ExprKind::Old(_, inner) | ExprKind::Annotated(_, inner) | ExprKind::Ascribed(inner, _) => {
-                self.valid_trigger(inner)
-            }
+            ExprKind::Old(_, inner)
+            | ExprKind::Annotated(_, inner)
+            | ExprKind::Ascribed(inner, _) => self.valid_trigger(inner),
             ExprKind::MapDomain(_) | ExprKind::MapRange(_) | ExprKind::Perm(_) => true,
             // Heap-dependent triggers: permissions to fields, predicates and wands.
             ExprKind::Acc(..) | ExprKind::Binary(BinaryOp::Wand, _, _) => true,
@@ -766,8 +892,12 @@ impl Checker {
             }
             // Quantified variables occur only as direct arguments (receivers) of resources.
             let args_ok = match &r.kind {
-                ExprKind::FieldAccess(rcv, _) => ident_name(rcv).is_some_and(|n| names.iter().any(|x| x == n)),
-                ExprKind::Call(_, args) => args.iter().all(|a| ident_name(a).is_some() || !mentions_any(a, &names)),
+                ExprKind::FieldAccess(rcv, _) => {
+                    ident_name(rcv).is_some_and(|n| names.iter().any(|x| x == n))
+                }
+                ExprKind::Call(_, args) => args
+                    .iter()
+                    .all(|a| ident_name(a).is_some() || !mentions_any(a, &names)),
                 _ => {
                     has_wand = true;
                     true
@@ -775,11 +905,16 @@ impl Checker {
             };
             match &r.kind {
                 ExprKind::FieldAccess(rcv, _) => direct.extend(ident_name(rcv).map(String::from)),
-                ExprKind::Call(_, args) => direct.extend(args.iter().filter_map(ident_name).map(String::from)),
+                ExprKind::Call(_, args) => {
+                    direct.extend(args.iter().filter_map(ident_name).map(String::from))
+                }
                 _ => {}
             }
             if !args_ok {
-                self.type_error(e.span, "forperm variables must be direct arguments of its resources");
+                self.type_error(
+                    e.span,
+                    "forperm variables must be direct arguments of its resources",
+                );
                 ok = false;
             }
         }
@@ -789,8 +924,13 @@ impl Checker {
         }
         let tb = self.expr(body);
         if !tb.has_error() {
-            if matches!(self.unifier.shallow(&tb), Type::Impure | Type::Wand) || contains_perm_or_forperm(body) {
-                self.type_error(body.span, "forperm bodies must be pure and must not inspect permissions");
+            if matches!(self.unifier.shallow(&tb), Type::Impure | Type::Wand)
+                || contains_perm_or_forperm(body)
+            {
+                self.type_error(
+                    body.span,
+                    "forperm bodies must be pure and must not inspect permissions",
+                );
                 ok = false;
             } else if !self.unifier.try_unify(&Type::Bool, &tb) {
                 self.mismatch(body, &Type::Bool, &tb);

@@ -27,7 +27,12 @@ impl Checker {
         }
         for item in &program.items {
             if let ItemKind::Predicate(p) = &item.kind {
-                let params = self.sem.predicates.get(&p.name.name).map(|i| i.params.clone()).unwrap_or_default();
+                let params = self
+                    .sem
+                    .predicates
+                    .get(&p.name.name)
+                    .map(|i| i.params.clone())
+                    .unwrap_or_default();
                 self.enter_params(MemberKind::Predicate, &params);
                 if let Some(b) = &p.body {
                     let t = self.check_top(b, Expect::Assertion);
@@ -51,7 +56,9 @@ impl Checker {
     }
 
     fn check_function(&mut self, f: &Function) {
-        let Some(info) = self.sem.functions.get(&f.name.name).cloned() else { return };
+        let Some(info) = self.sem.functions.get(&f.name.name).cloned() else {
+            return;
+        };
         self.enter_params(MemberKind::Function, &info.params);
         self.result_type = Some(info.result.clone());
         for pre in &f.contract.requires {
@@ -65,7 +72,10 @@ impl Checker {
             if matches!(t, Type::Impure | Type::Wand) {
                 self.type_error(post.span, "function postconditions must be pure");
             } else if !t.has_error() && contains_perm_or_forperm(post) {
-                self.type_error(post.span, "perm and forperm are not allowed in function postconditions");
+                self.type_error(
+                    post.span,
+                    "perm and forperm are not allowed in function postconditions",
+                );
             }
         }
         self.result_allowed = false;
@@ -80,7 +90,9 @@ impl Checker {
     }
 
     fn check_method(&mut self, m: &Method) {
-        let Some(info) = self.sem.methods.get(&m.name.name).cloned() else { return };
+        let Some(info) = self.sem.methods.get(&m.name.name).cloned() else {
+            return;
+        };
         let mut vars = info.params.clone();
         vars.extend(info.returns.iter().copied());
         self.enter_params(MemberKind::Method, &vars);
@@ -122,10 +134,16 @@ impl Checker {
         }
         if let Some(span) = perm_outside_inhale_exhale(e) {
             let _ = span;
-            self.type_error(e.span, "perm and forperm may only be used in the inhale or exhale part of a specification");
+            self.type_error(
+                e.span,
+                "perm and forperm may only be used in the inhale or exhale part of a specification",
+            );
         }
         if function_pre && contains_wand(e) {
-            self.type_error(e.span, "magic wands are not allowed in function preconditions");
+            self.type_error(
+                e.span,
+                "magic wands are not allowed in function preconditions",
+            );
         }
     }
 
@@ -133,9 +151,14 @@ impl Checker {
         let ctors: Vec<&AdtConstructor> = a.constructors.iter().collect();
         for d in &a.derives {
             for w in &d.without {
-                let is_destructor = ctors.iter().any(|c| c.fields.iter().any(|f| f.name.name == w.name));
+                let is_destructor = ctors
+                    .iter()
+                    .any(|c| c.fields.iter().any(|f| f.name.name == w.name));
                 if !is_destructor {
-                    self.type_error(d.span, format!("{} is not a destructor of {}", w.name, a.name.name));
+                    self.type_error(
+                        d.span,
+                        format!("{} is not a destructor of {}", w.name, a.name.name),
+                    );
                 }
             }
         }
@@ -151,7 +174,9 @@ fn perm_outside_inhale_exhale(e: &Expr) -> Option<germanium_syntax::Span> {
     match &e.kind {
         ExprKind::InhaleExhale(..) => None,
         ExprKind::Perm(_) | ExprKind::Forperm { .. } => Some(e.span),
-        _ => crate::visit::children(e).into_iter().find_map(perm_outside_inhale_exhale),
+        _ => crate::visit::children(e)
+            .into_iter()
+            .find_map(perm_outside_inhale_exhale),
     }
 }
 

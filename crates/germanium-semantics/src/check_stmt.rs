@@ -100,20 +100,30 @@ impl Checker {
                         }
                         match self.globals.get(&f.name) {
                             Some(Global::Field) => {}
-                            None => self.name_error(f.span, format!("identifier {} not defined.", f.name)),
+                            None => self
+                                .name_error(f.span, format!("identifier {} not defined.", f.name)),
                             Some(_) => self.type_error(s.span, "expected a field as argument"),
                         }
                     }
                 }
             }
-            StmtKind::If { cond, then, otherwise } => {
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
                 self.check_top(cond, Expect::Value(Type::Bool));
                 self.check_block(then);
                 if let Some(o) = otherwise {
                     self.check_block(o);
                 }
             }
-            StmtKind::While { cond, invariants, decreases, body } => {
+            StmtKind::While {
+                cond,
+                invariants,
+                decreases,
+                body,
+            } => {
                 self.check_top(cond, Expect::Value(Type::Bool));
                 for i in invariants {
                     self.assertion(i);
@@ -154,9 +164,11 @@ impl Checker {
                     self.type_error(e.span, "expected magic wand");
                 }
             }
-            StmtKind::Inhale(e) | StmtKind::Exhale(e) | StmtKind::Assert(e) | StmtKind::Assume(e) | StmtKind::Refute(e) => {
-                self.assertion(e)
-            }
+            StmtKind::Inhale(e)
+            | StmtKind::Exhale(e)
+            | StmtKind::Assert(e)
+            | StmtKind::Assume(e)
+            | StmtKind::Refute(e) => self.assertion(e),
             StmtKind::Quasihavoc(cond, res) => {
                 if let Some(c) = cond {
                     self.check_top(c, Expect::Value(Type::Bool));
@@ -208,7 +220,9 @@ impl Checker {
     /// `m(args)` where `m` is a method.
     fn method_call<'a>(&self, e: &'a Expr) -> Option<(&'a Ident, &'a [Expr])> {
         match &e.kind {
-            ExprKind::Call(name, args) if matches!(self.globals.get(&name.name), Some(Global::Method)) => {
+            ExprKind::Call(name, args)
+                if matches!(self.globals.get(&name.name), Some(Global::Method)) =>
+            {
                 Some((name, args))
             }
             _ => None,
@@ -226,8 +240,14 @@ impl Checker {
         target_exprs: &[Expr],
     ) {
         let _ = target_exprs;
-        let Some(info) = self.sem.methods.get(&name.name).cloned() else { return };
-        Semantics::set(&mut self.sem.calls, node, CallTarget::Method(name.name.clone()));
+        let Some(info) = self.sem.methods.get(&name.name).cloned() else {
+            return;
+        };
+        Semantics::set(
+            &mut self.sem.calls,
+            node,
+            CallTarget::Method(name.name.clone()),
+        );
         let params = self.param_types(&info.params);
         let returns = self.param_types(&info.returns);
         if params.len() != args.len() {

@@ -148,8 +148,16 @@ impl Checker {
                     return Type::Var(name.name.clone());
                 }
                 let arity = match self.globals.get(&name.name) {
-                    Some(Global::Domain) => self.sem.domains.get(&name.name).map(|d| (d.type_params.len(), false)),
-                    Some(Global::Adt) => self.sem.adts.get(&name.name).map(|d| (d.type_params.len(), true)),
+                    Some(Global::Domain) => self
+                        .sem
+                        .domains
+                        .get(&name.name)
+                        .map(|d| (d.type_params.len(), false)),
+                    Some(Global::Adt) => self
+                        .sem
+                        .adts
+                        .get(&name.name)
+                        .map(|d| (d.type_params.len(), true)),
                     _ => None,
                 };
                 match arity {
@@ -199,7 +207,10 @@ impl Checker {
         let parent = self.frames.last().map(|f| f.block);
         self.block_parents.push(parent);
         let block = self.block_parents.len() as u32 - 1;
-        self.frames.push(Frame { names: HashMap::new(), block });
+        self.frames.push(Frame {
+            names: HashMap::new(),
+            block,
+        });
     }
 
     pub fn pop_scope(&mut self) {
@@ -222,23 +233,37 @@ impl Checker {
     /// the scope of one contains the other's (a local's scope is its whole block), and a
     /// local may not reuse a global name.
     pub fn declare(&mut self, name: &str, span: Span, ty: Type, kind: VarKind) -> VarId {
-        let id = self.sem.add_var(VarInfo { name: name.to_string(), ty, kind, span });
+        let id = self.sem.add_var(VarInfo {
+            name: name.to_string(),
+            ty,
+            kind,
+            span,
+        });
         if self.frames.is_empty() {
             self.push_scope();
         }
         let block = self.frames.last().map(|f| f.block).unwrap_or(0);
         let clash = self.declared.get(name).is_some_and(|blocks| {
-            blocks.iter().any(|&b| self.is_ancestor_or_self(b, block) || self.is_ancestor_or_self(block, b))
+            blocks
+                .iter()
+                .any(|&b| self.is_ancestor_or_self(b, block) || self.is_ancestor_or_self(block, b))
         });
         if self.globals.contains_key(name) {
             self.name_error(span, format!("Identifier shadowing `{name}'"));
         } else if clash {
             self.name_error(span, format!("Duplicate identifier `{name}'"));
-            if self.frames.last().is_some_and(|f| f.names.contains_key(name)) {
+            if self
+                .frames
+                .last()
+                .is_some_and(|f| f.names.contains_key(name))
+            {
                 self.ambiguous.insert(name.to_string());
             }
         }
-        self.declared.entry(name.to_string()).or_default().push(block);
+        self.declared
+            .entry(name.to_string())
+            .or_default()
+            .push(block);
         let frame = self.frames.last_mut().expect("a scope");
         frame.names.entry(name.to_string()).or_insert(id);
         id
@@ -260,7 +285,10 @@ impl Checker {
 
     /// The innermost visible local with this name.
     pub fn lookup_local(&self, name: &str) -> Option<VarId> {
-        self.frames.iter().rev().find_map(|f| f.names.get(name).copied())
+        self.frames
+            .iter()
+            .rev()
+            .find_map(|f| f.names.get(name).copied())
     }
 
     pub fn is_ambiguous(&self, name: &str) -> bool {
@@ -329,9 +357,8 @@ impl Checker {
         let calls = std::mem::take(&mut self.pending_calls);
         for (id, mut c) in calls {
             match &mut c {
-                CallTarget::DomainFunction { type_args, .. } | CallTarget::AdtConstructor { type_args, .. } => {
-                    self.ground(type_args)
-                }
+                CallTarget::DomainFunction { type_args, .. }
+                | CallTarget::AdtConstructor { type_args, .. } => self.ground(type_args),
                 _ => {}
             }
             Semantics::set(&mut self.sem.calls, id, c);
@@ -339,9 +366,8 @@ impl Checker {
         let fields = std::mem::take(&mut self.pending_fields);
         for (id, mut f) in fields {
             match &mut f {
-                FieldTarget::AdtDestructor { type_args, .. } | FieldTarget::AdtDiscriminator { type_args, .. } => {
-                    self.ground(type_args)
-                }
+                FieldTarget::AdtDestructor { type_args, .. }
+                | FieldTarget::AdtDiscriminator { type_args, .. } => self.ground(type_args),
                 FieldTarget::Field(_) => {}
             }
             Semantics::set(&mut self.sem.field_accesses, id, f);

@@ -47,7 +47,10 @@ const BACKEND_KEYS: [&str; 2] = ["SMTLIB", "Boogie"];
 
 impl<'a> Consistency<'a> {
     pub fn new(sem: &'a Semantics) -> Self {
-        Consistency { sem, errors: Vec::new() }
+        Consistency {
+            sem,
+            errors: Vec::new(),
+        }
     }
 
     fn error(&mut self, span: Span, msg: impl Into<String>) {
@@ -64,12 +67,23 @@ impl<'a> Consistency<'a> {
             match &item.kind {
                 ItemKind::Domain(d) => {
                     if let Some(keys) = &d.interpretation {
-                        if keys.iter().any(|(k, _)| !BACKEND_KEYS.contains(&k.name.as_str())) {
+                        if keys
+                            .iter()
+                            .any(|(k, _)| !BACKEND_KEYS.contains(&k.name.as_str()))
+                        {
                             self.error(item.span, "backend type interpretations may only use the keys SMTLIB and Boogie");
                         }
                     }
                     for a in &d.axioms {
-                        self.expr(&a.body, &Ctx { inhaled: false, place: Place::Axiom, labels: None, in_wand: false });
+                        self.expr(
+                            &a.body,
+                            &Ctx {
+                                inhaled: false,
+                                place: Place::Axiom,
+                                labels: None,
+                                in_wand: false,
+                            },
+                        );
                     }
                 }
                 ItemKind::Adt(a) => {
@@ -78,18 +92,39 @@ impl<'a> Consistency<'a> {
                     }
                 }
                 ItemKind::Function(f) => {
-                    let spec = Ctx { inhaled: false, place: Place::FunctionSpec, labels: None, in_wand: false };
+                    let spec = Ctx {
+                        inhaled: false,
+                        place: Place::FunctionSpec,
+                        labels: None,
+                        in_wand: false,
+                    };
                     for e in f.contract.requires.iter().chain(&f.contract.ensures) {
                         self.expr(e, &spec);
                     }
                     self.decreases(&f.contract.decreases);
                     if let Some(b) = &f.body {
-                        self.expr(b, &Ctx { inhaled: false, place: Place::FunctionBody, labels: None, in_wand: false });
+                        self.expr(
+                            b,
+                            &Ctx {
+                                inhaled: false,
+                                place: Place::FunctionBody,
+                                labels: None,
+                                in_wand: false,
+                            },
+                        );
                     }
                 }
                 ItemKind::Predicate(p) => {
                     if let Some(b) = &p.body {
-                        self.expr(b, &Ctx { inhaled: false, place: Place::PredicateBody, labels: None, in_wand: false });
+                        self.expr(
+                            b,
+                            &Ctx {
+                                inhaled: false,
+                                place: Place::PredicateBody,
+                                labels: None,
+                                in_wand: false,
+                            },
+                        );
                     }
                 }
                 ItemKind::Method(m) => self.method(m),
@@ -100,11 +135,19 @@ impl<'a> Consistency<'a> {
 
     fn decreases(&mut self, ds: &[Decreases]) {
         self.decreases_order(ds);
-        let ctx = Ctx { inhaled: false, place: Place::Decreases, labels: None, in_wand: false };
+        let ctx = Ctx {
+            inhaled: false,
+            place: Place::Decreases,
+            labels: None,
+            in_wand: false,
+        };
         for e in visit::decreases_exprs(ds) {
             self.expr(e, &ctx);
             if let Some(span) = surviving_inhale_exhale(e) {
-                self.error(span, "inhale-exhale expressions are only allowed in specifications");
+                self.error(
+                    span,
+                    "inhale-exhale expressions are only allowed in specifications",
+                );
             }
         }
     }
@@ -113,7 +156,10 @@ impl<'a> Consistency<'a> {
     fn decreases_order(&mut self, ds: &[Decreases]) {
         for d in ds.iter().take(ds.len().saturating_sub(1)) {
             if d.condition.is_none() {
-                self.error(d.span, "only the last decreases clause may be unconditional");
+                self.error(
+                    d.span,
+                    "only the last decreases clause may be unconditional",
+                );
             }
         }
     }
@@ -133,14 +179,33 @@ impl<'a> Consistency<'a> {
                 self.error(span, "duplicate label");
             }
         }
-        let returns: HashSet<VarId> =
-            self.sem.methods.get(&m.name.name).map(|i| i.returns.iter().copied().collect()).unwrap_or_default();
+        let returns: HashSet<VarId> = self
+            .sem
+            .methods
+            .get(&m.name.name)
+            .map(|i| i.returns.iter().copied().collect())
+            .unwrap_or_default();
         for pre in &m.contract.requires {
-            self.expr(pre, &Ctx { inhaled: false, place: Place::MethodPre, labels: Some(&labels), in_wand: false });
+            self.expr(
+                pre,
+                &Ctx {
+                    inhaled: false,
+                    place: Place::MethodPre,
+                    labels: Some(&labels),
+                    in_wand: false,
+                },
+            );
             let mut uses_return = None;
             visit::walk_expr(pre, &mut |x| {
                 if let ExprKind::Ident(_) = x.kind {
-                    if self.sem.idents.get(x.id.0 as usize).copied().flatten().is_some_and(|v| returns.contains(&v)) {
+                    if self
+                        .sem
+                        .idents
+                        .get(x.id.0 as usize)
+                        .copied()
+                        .flatten()
+                        .is_some_and(|v| returns.contains(&v))
+                    {
                         uses_return.get_or_insert(x.span);
                     }
                 }
@@ -150,7 +215,15 @@ impl<'a> Consistency<'a> {
             }
         }
         for post in &m.contract.ensures {
-            self.expr(post, &Ctx { inhaled: false, place: Place::MethodPost, labels: Some(&labels), in_wand: false });
+            self.expr(
+                post,
+                &Ctx {
+                    inhaled: false,
+                    place: Place::MethodPost,
+                    labels: Some(&labels),
+                    in_wand: false,
+                },
+            );
         }
         self.decreases(&m.contract.decreases);
         if let Some(b) = &m.body {
@@ -166,10 +239,20 @@ impl<'a> Consistency<'a> {
         }
     }
 
-    fn stmt(&mut self, s: &Stmt, labels: &HashSet<String>, mut script: Option<&mut HashSet<VarId>>) {
+    fn stmt(
+        &mut self,
+        s: &Stmt,
+        labels: &HashSet<String>,
+        mut script: Option<&mut HashSet<VarId>>,
+    ) {
         let in_script = script.is_some();
         let inhaled = matches!(s.kind, StmtKind::Inhale(_) | StmtKind::Assume(_));
-        let ctx = Ctx { inhaled, place: Place::MethodBody, labels: Some(labels), in_wand: in_script };
+        let ctx = Ctx {
+            inhaled,
+            place: Place::MethodBody,
+            labels: Some(labels),
+            in_wand: in_script,
+        };
         for e in visit::stmt_exprs(s) {
             self.expr(e, &ctx);
         }
@@ -196,12 +279,18 @@ impl<'a> Consistency<'a> {
                                     }
                                 }
                                 if !seen.insert(v) {
-                                    self.error(s.span, format!("duplicate assignment target {}", id.name));
+                                    self.error(
+                                        s.span,
+                                        format!("duplicate assignment target {}", id.name),
+                                    );
                                 }
                             }
                         }
                         ExprKind::FieldAccess(..) if in_script => {
-                            self.error(s.span, "field assignments are not allowed in proof scripts");
+                            self.error(
+                                s.span,
+                                "field assignments are not allowed in proof scripts",
+                            );
                         }
                         _ => {}
                     }
@@ -218,13 +307,17 @@ impl<'a> Consistency<'a> {
                     self.error(s.span, "goto is not allowed in proof scripts");
                 }
             }
-            StmtKind::If { then, otherwise, .. } => {
+            StmtKind::If {
+                then, otherwise, ..
+            } => {
                 self.block(then, labels, script.as_deref_mut());
                 if let Some(o) = otherwise {
                     self.block(o, labels, script.as_deref_mut());
                 }
             }
-            StmtKind::While { body, decreases, .. } => {
+            StmtKind::While {
+                body, decreases, ..
+            } => {
                 if in_script {
                     self.error(s.span, "loops are not allowed in proof scripts");
                 }
@@ -243,7 +336,10 @@ impl<'a> Consistency<'a> {
     /// All expression-level rules.
     fn expr(&mut self, e: &Expr, ctx: &Ctx) {
         match &e.kind {
-            ExprKind::Wildcard => self.error(e.span, "wildcard may only be used as the permission amount of acc"),
+            ExprKind::Wildcard => self.error(
+                e.span,
+                "wildcard may only be used as the permission amount of acc",
+            ),
             ExprKind::Acc(loc, amount) => {
                 self.expr(loc, ctx);
                 if let Some(a) = amount {
@@ -251,7 +347,9 @@ impl<'a> Consistency<'a> {
                         ExprKind::Wildcard => {}
                         // `c ? wildcard : none` is still a wildcard amount.
                         ExprKind::Cond(c, x, y)
-                            if [x, y].iter().all(|z| matches!(z.kind, ExprKind::Wildcard | ExprKind::NoPerm)) =>
+                            if [x, y].iter().all(|z| {
+                                matches!(z.kind, ExprKind::Wildcard | ExprKind::NoPerm)
+                            }) =>
                         {
                             self.expr(c, ctx)
                         }
@@ -260,11 +358,18 @@ impl<'a> Consistency<'a> {
                 }
                 return;
             }
-            ExprKind::Quantifier { kind, vars, triggers, body } => {
+            ExprKind::Quantifier {
+                kind,
+                vars,
+                triggers,
+                body,
+            } => {
                 let names: Vec<String> = vars.iter().map(|v| v.name.name.clone()).collect();
                 for t in triggers {
                     let covered = names.iter().all(|n| {
-                        t.exprs.iter().any(|x| crate::check_expr::mentions_any(x, std::slice::from_ref(n)))
+                        t.exprs
+                            .iter()
+                            .any(|x| crate::check_expr::mentions_any(x, std::slice::from_ref(n)))
                     });
                     if t.exprs.is_empty() || !covered {
                         self.error(e.span, "a trigger must mention all quantified variables");
@@ -276,7 +381,10 @@ impl<'a> Consistency<'a> {
             }
             ExprKind::Binary(BinaryOp::Or | BinaryOp::Iff, l, r) => {
                 if self.impure(l) || self.impure(r) {
-                    self.error(e.span, "impure assertions may not occur under a disjunction or equivalence");
+                    self.error(
+                        e.span,
+                        "impure assertions may not occur under a disjunction or equivalence",
+                    );
                 }
             }
             ExprKind::Unary(UnaryOp::Not, a) => {
@@ -296,8 +404,18 @@ impl<'a> Consistency<'a> {
             }
             ExprKind::Binary(BinaryOp::Wand, l, r) => {
                 // `old[lhs]` refers to the state of the left side: only the right side may use it.
-                let left = Ctx { inhaled: false, place: ctx.place, labels: ctx.labels, in_wand: false };
-                let right = Ctx { inhaled: false, place: ctx.place, labels: ctx.labels, in_wand: true };
+                let left = Ctx {
+                    inhaled: false,
+                    place: ctx.place,
+                    labels: ctx.labels,
+                    in_wand: false,
+                };
+                let right = Ctx {
+                    inhaled: false,
+                    place: ctx.place,
+                    labels: ctx.labels,
+                    in_wand: true,
+                };
                 self.expr(l, &left);
                 self.expr(r, &right);
                 return;
@@ -309,20 +427,29 @@ impl<'a> Consistency<'a> {
                 }
             }
             ExprKind::Perm(_) | ExprKind::Forperm { .. } => {
-                if matches!(ctx.place, Place::FunctionBody | Place::PredicateBody | Place::Axiom) {
+                if matches!(
+                    ctx.place,
+                    Place::FunctionBody | Place::PredicateBody | Place::Axiom
+                ) {
                     self.error(e.span, "permission introspection is not allowed here");
                 }
             }
             ExprKind::InhaleExhale(..) => {
                 // In decreases clauses, see `surviving_inhale_exhale`.
                 if matches!(ctx.place, Place::FunctionBody | Place::Axiom) {
-                    self.error(e.span, "inhale-exhale expressions are only allowed in specifications");
+                    self.error(
+                        e.span,
+                        "inhale-exhale expressions are only allowed in specifications",
+                    );
                 }
             }
             ExprKind::FieldAccess(..) | ExprKind::Asserting(..) => {
                 let adt = matches!(
                     self.sem.field_access(e.id),
-                    Some(crate::semantics::FieldTarget::AdtDestructor { .. } | crate::semantics::FieldTarget::AdtDiscriminator { .. })
+                    Some(
+                        crate::semantics::FieldTarget::AdtDestructor { .. }
+                            | crate::semantics::FieldTarget::AdtDiscriminator { .. }
+                    )
                 );
                 if ctx.place == Place::Axiom && !adt {
                     self.error(e.span, "axioms must not depend on the heap");
@@ -359,7 +486,10 @@ impl<'a> Consistency<'a> {
             return;
         }
         if ctx.place != Place::MethodBody {
-            self.error(e.span, "labelled old expressions are not allowed in contracts");
+            self.error(
+                e.span,
+                "labelled old expressions are not allowed in contracts",
+            );
             return;
         }
         if !ctx.labels.is_some_and(|ls| ls.contains(&l.name)) {
@@ -379,7 +509,12 @@ impl<'a> Consistency<'a> {
         for item in &program.items {
             if let ItemKind::Function(f) = &item.kind {
                 let mut spec = Vec::new();
-                for e in f.contract.requires.iter().chain(visit::decreases_exprs(&f.contract.decreases)) {
+                for e in f
+                    .contract
+                    .requires
+                    .iter()
+                    .chain(visit::decreases_exprs(&f.contract.decreases))
+                {
                     self.called_functions(e, &mut spec);
                 }
                 let mut posts = Vec::new();
@@ -400,8 +535,14 @@ impl<'a> Consistency<'a> {
         }
         for (f, span, spec) in functions {
             let name = f.name.name.as_str();
-            if spec.iter().any(|g| g == name || reaches(&all_calls, g, name)) {
-                self.error(span, "the function's specification calls the function recursively");
+            if spec
+                .iter()
+                .any(|g| g == name || reaches(&all_calls, g, name))
+            {
+                self.error(
+                    span,
+                    "the function's specification calls the function recursively",
+                );
             }
             if !f.contract.decreases.is_empty() {
                 continue;
@@ -410,8 +551,14 @@ impl<'a> Consistency<'a> {
                 let mut called = Vec::new();
                 self.called_functions(post, &mut called);
                 if called.iter().any(|g| g == name) {
-                    self.error(post.span, "a function's postcondition may not call the function itself");
-                } else if let Some(g) = called.iter().find(|g| reaches(&body_calls, name, g) && reaches(&body_calls, g, name)) {
+                    self.error(
+                        post.span,
+                        "a function's postcondition may not call the function itself",
+                    );
+                } else if let Some(g) = called
+                    .iter()
+                    .find(|g| reaches(&body_calls, name, g) && reaches(&body_calls, g, name))
+                {
                     self.error(
                         post.span,
                         format!("the postcondition calls the mutually recursive function {g}: add a decreases clause to prove well-foundedness"),
@@ -433,7 +580,10 @@ impl<'a> Consistency<'a> {
 /// Whether `target` is reachable from `start` in the call graph.
 fn reaches(graph: &HashMap<&str, Vec<String>>, start: &str, target: &str) -> bool {
     let mut seen = HashSet::new();
-    let mut stack: Vec<&str> = graph.get(start).map(|v| v.iter().map(String::as_str).collect()).unwrap_or_default();
+    let mut stack: Vec<&str> = graph
+        .get(start)
+        .map(|v| v.iter().map(String::as_str).collect())
+        .unwrap_or_default();
     while let Some(n) = stack.pop() {
         if n == target {
             return true;
@@ -458,9 +608,13 @@ fn surviving_inhale_exhale(e: &Expr) -> Option<Span> {
             ExprKind::BoolLit(true) => surviving_inhale_exhale(t),
             ExprKind::BoolLit(false) => surviving_inhale_exhale(f),
             _ if same_shape(t, f) => surviving_inhale_exhale(t),
-            _ => [c, t, f].into_iter().find_map(|x| surviving_inhale_exhale(x)),
+            _ => [c, t, f]
+                .into_iter()
+                .find_map(|x| surviving_inhale_exhale(x)),
         },
-        _ => visit::children(e).into_iter().find_map(surviving_inhale_exhale),
+        _ => visit::children(e)
+            .into_iter()
+            .find_map(surviving_inhale_exhale),
     }
 }
 

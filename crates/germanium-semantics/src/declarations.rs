@@ -18,12 +18,18 @@ impl Checker {
     }
 
     fn register_destructor(&mut self, adt: &str, ctor: &str, name: &str, span: Span) {
-        let same_adt = self.destructors.get(name).is_some_and(|v| v.iter().any(|(a, _)| a == adt));
+        let same_adt = self
+            .destructors
+            .get(name)
+            .is_some_and(|v| v.iter().any(|(a, _)| a == adt));
         if same_adt || self.globals.contains_key(name) {
             self.name_error(span, format!("Duplicate identifier `{name}'"));
             return;
         }
-        self.destructors.entry(name.to_string()).or_default().push((adt.to_string(), ctor.to_string()));
+        self.destructors
+            .entry(name.to_string())
+            .or_default()
+            .push((adt.to_string(), ctor.to_string()));
     }
 
     /// First pass: all global names in source order; ADT discriminators come last (they
@@ -40,7 +46,9 @@ impl Checker {
                 }
                 ItemKind::Method(m) => self.register(&m.name.name, m.name.span, Global::Method),
                 ItemKind::Function(f) => self.register(&f.name.name, f.name.span, Global::Function),
-                ItemKind::Predicate(p) => self.register(&p.name.name, p.name.span, Global::Predicate),
+                ItemKind::Predicate(p) => {
+                    self.register(&p.name.name, p.name.span, Global::Predicate)
+                }
                 ItemKind::Domain(d) => {
                     self.register(&d.name.name, d.name.span, Global::Domain);
                     for f in &d.functions {
@@ -57,7 +65,12 @@ impl Checker {
                     for c in &a.constructors {
                         self.register(&c.name.name, c.name.span, Global::Constructor);
                         for f in &c.fields {
-                            self.register_destructor(&a.name.name, &c.name.name, &f.name.name, f.name.span);
+                            self.register_destructor(
+                                &a.name.name,
+                                &c.name.name,
+                                &f.name.name,
+                                f.name.span,
+                            );
                         }
                         discriminators.push((
                             format!("is{}", c.name.name),
@@ -80,30 +93,42 @@ impl Checker {
         for item in &program.items {
             match &item.kind {
                 ItemKind::Domain(d) => {
-                    self.sem.domains.entry(d.name.name.clone()).or_insert_with(|| DomainInfo {
-                        name: d.name.name.clone(),
-                        type_params: d.type_params.iter().map(|t| t.name.clone()).collect(),
-                        functions: d.functions.iter().map(|f| f.name.name.clone()).collect(),
-                        axioms: d
-                            .axioms
-                            .iter()
-                            .map(|a| AxiomInfo { name: a.name.as_ref().map(|n| n.name.clone()), body: a.body.id })
-                            .collect(),
-                        interpretation: d
-                            .interpretation
-                            .as_ref()
-                            .map(|i| i.iter().map(|(k, v)| (k.name.clone(), v.clone())).collect()),
-                        span: d.span,
-                    });
+                    self.sem
+                        .domains
+                        .entry(d.name.name.clone())
+                        .or_insert_with(|| DomainInfo {
+                            name: d.name.name.clone(),
+                            type_params: d.type_params.iter().map(|t| t.name.clone()).collect(),
+                            functions: d.functions.iter().map(|f| f.name.name.clone()).collect(),
+                            axioms: d
+                                .axioms
+                                .iter()
+                                .map(|a| AxiomInfo {
+                                    name: a.name.as_ref().map(|n| n.name.clone()),
+                                    body: a.body.id,
+                                })
+                                .collect(),
+                            interpretation: d.interpretation.as_ref().map(|i| {
+                                i.iter().map(|(k, v)| (k.name.clone(), v.clone())).collect()
+                            }),
+                            span: d.span,
+                        });
                 }
                 ItemKind::Adt(a) => {
-                    self.sem.adts.entry(a.name.name.clone()).or_insert_with(|| AdtInfo {
-                        name: a.name.name.clone(),
-                        type_params: a.type_params.iter().map(|t| t.name.clone()).collect(),
-                        constructors: a.constructors.iter().map(|c| c.name.name.clone()).collect(),
-                        derives: Vec::new(),
-                        span: item.span,
-                    });
+                    self.sem
+                        .adts
+                        .entry(a.name.name.clone())
+                        .or_insert_with(|| AdtInfo {
+                            name: a.name.name.clone(),
+                            type_params: a.type_params.iter().map(|t| t.name.clone()).collect(),
+                            constructors: a
+                                .constructors
+                                .iter()
+                                .map(|c| c.name.name.clone())
+                                .collect(),
+                            derives: Vec::new(),
+                            span: item.span,
+                        });
                 }
                 _ => {}
             }
@@ -112,26 +137,33 @@ impl Checker {
             if let ItemKind::Domain(d) = &item.kind {
                 self.type_params = d.type_params.iter().map(|t| t.name.clone()).collect();
                 for f in &d.functions {
-                    let params: Vec<Type> = f.params.iter().map(|p| self.resolve_type(&p.ty)).collect();
+                    let params: Vec<Type> =
+                        f.params.iter().map(|p| self.resolve_type(&p.ty)).collect();
                     let result = self.resolve_type(&f.result);
                     // Parameter names of one domain function must differ.
                     let mut seen = std::collections::HashSet::new();
                     for p in &f.params {
                         if let Some(n) = &p.name {
                             if !seen.insert(n.name.clone()) {
-                                self.name_error(n.span, format!("Duplicate identifier `{}'", n.name));
+                                self.name_error(
+                                    n.span,
+                                    format!("Duplicate identifier `{}'", n.name),
+                                );
                             }
                         }
                     }
-                    self.sem.domain_functions.entry(f.name.name.clone()).or_insert(DomainFunctionInfo {
-                        name: f.name.name.clone(),
-                        domain: d.name.name.clone(),
-                        params,
-                        result,
-                        unique: f.unique,
-                        interpretation: f.interpretation.clone(),
-                        span: f.span,
-                    });
+                    self.sem
+                        .domain_functions
+                        .entry(f.name.name.clone())
+                        .or_insert(DomainFunctionInfo {
+                            name: f.name.name.clone(),
+                            domain: d.name.name.clone(),
+                            params,
+                            result,
+                            unique: f.unique,
+                            interpretation: f.interpretation.clone(),
+                            span: f.span,
+                        });
                 }
                 self.type_params.clear();
             }
@@ -142,7 +174,14 @@ impl Checker {
                     let ty = self.resolve_type(&f.ty);
                     if !self.sem.fields.contains_key(&f.name.name) {
                         self.sem.field_order.push(f.name.name.clone());
-                        self.sem.fields.insert(f.name.name.clone(), FieldInfo { name: f.name.name.clone(), ty, span: f.span });
+                        self.sem.fields.insert(
+                            f.name.name.clone(),
+                            FieldInfo {
+                                name: f.name.name.clone(),
+                                ty,
+                                span: f.span,
+                            },
+                        );
                     }
                 }
             }
@@ -152,19 +191,29 @@ impl Checker {
             if let ItemKind::Adt(a) = &item.kind {
                 self.type_params = a.type_params.iter().map(|t| t.name.clone()).collect();
                 for c in &a.constructors {
-                    let fields: Vec<(String, Type)> =
-                        c.fields.iter().map(|f| (f.name.name.clone(), self.resolve_type(&f.ty))).collect();
-                    self.sem.constructors.entry(c.name.name.clone()).or_insert(ConstructorInfo {
-                        name: c.name.name.clone(),
-                        adt: a.name.name.clone(),
-                        fields,
-                        span: c.span,
-                    });
+                    let fields: Vec<(String, Type)> = c
+                        .fields
+                        .iter()
+                        .map(|f| (f.name.name.clone(), self.resolve_type(&f.ty)))
+                        .collect();
+                    self.sem
+                        .constructors
+                        .entry(c.name.name.clone())
+                        .or_insert(ConstructorInfo {
+                            name: c.name.name.clone(),
+                            adt: a.name.name.clone(),
+                            fields,
+                            span: c.span,
+                        });
                 }
                 let mut derives = Vec::new();
                 for d in &a.derives {
                     let arg = d.type_arg.as_ref().map(|t| self.resolve_type(t));
-                    derives.push((d.name.name.clone(), arg, d.without.iter().map(|w| w.name.clone()).collect()));
+                    derives.push((
+                        d.name.name.clone(),
+                        arg,
+                        d.without.iter().map(|w| w.name.clone()).collect(),
+                    ));
                 }
                 self.type_params.clear();
                 if let Some(info) = self.sem.adts.get_mut(&a.name.name) {
@@ -174,7 +223,11 @@ impl Checker {
         }
     }
 
-    fn declare_params(&mut self, params: &[germanium_syntax::ast::VarDecl], kind: VarKind) -> Vec<VarId> {
+    fn declare_params(
+        &mut self,
+        params: &[germanium_syntax::ast::VarDecl],
+        kind: VarKind,
+    ) -> Vec<VarId> {
         params
             .iter()
             .map(|p| {
@@ -192,14 +245,17 @@ impl Checker {
                 let params = self.declare_params(&f.params, VarKind::Param);
                 let result = self.resolve_type(&f.result);
                 self.end_member();
-                self.sem.functions.entry(f.name.name.clone()).or_insert(FunctionInfo {
-                    name: f.name.name.clone(),
-                    params,
-                    result,
-                    has_body: f.body.is_some(),
-                    has_pre: !f.contract.requires.is_empty(),
-                    span: item.span,
-                });
+                self.sem
+                    .functions
+                    .entry(f.name.name.clone())
+                    .or_insert(FunctionInfo {
+                        name: f.name.name.clone(),
+                        params,
+                        result,
+                        has_body: f.body.is_some(),
+                        has_pre: !f.contract.requires.is_empty(),
+                        span: item.span,
+                    });
             }
         }
         for item in &members {
@@ -207,12 +263,15 @@ impl Checker {
                 self.begin_member(MemberKind::Predicate);
                 let params = self.declare_params(&p.params, VarKind::Param);
                 self.end_member();
-                self.sem.predicates.entry(p.name.name.clone()).or_insert(PredicateInfo {
-                    name: p.name.name.clone(),
-                    params,
-                    has_body: p.body.is_some(),
-                    span: item.span,
-                });
+                self.sem
+                    .predicates
+                    .entry(p.name.name.clone())
+                    .or_insert(PredicateInfo {
+                        name: p.name.name.clone(),
+                        params,
+                        has_body: p.body.is_some(),
+                        span: item.span,
+                    });
             }
         }
         for item in &members {
@@ -221,13 +280,16 @@ impl Checker {
                 let params = self.declare_params(&m.params, VarKind::Param);
                 let returns = self.declare_params(&m.returns, VarKind::Return);
                 self.end_member();
-                self.sem.methods.entry(m.name.name.clone()).or_insert(MethodInfo {
-                    name: m.name.name.clone(),
-                    params,
-                    returns,
-                    has_body: m.body.is_some(),
-                    span: item.span,
-                });
+                self.sem
+                    .methods
+                    .entry(m.name.name.clone())
+                    .or_insert(MethodInfo {
+                        name: m.name.name.clone(),
+                        params,
+                        returns,
+                        has_body: m.body.is_some(),
+                        span: item.span,
+                    });
             }
         }
     }

@@ -59,7 +59,14 @@ impl Checker {
 
     /// The result type of a binary arithmetic operator or comparison with operand types
     /// `tl`, `tr`; the error type (reported) when no signature fits.
-    pub(crate) fn numeric_binary(&mut self, e: &Expr, order: u32, op: BinaryOp, tl: &Type, tr: &Type) -> Type {
+    pub(crate) fn numeric_binary(
+        &mut self,
+        e: &Expr,
+        order: u32,
+        op: BinaryOp,
+        tl: &Type,
+        tr: &Type,
+    ) -> Type {
         let sigs = binary_signatures(op);
         let result = match op {
             BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => Type::Bool,
@@ -86,9 +93,17 @@ impl Checker {
 
     /// Keeps the candidates that fit what is known now: none is a type error, one is
     /// applied at once, several become a choice resolved with the whole expression.
-    fn numeric_choice(&mut self, e: &Expr, order: u32, candidates: Vec<Vec<(Type, Type)>>, result: Type) -> Type {
-        let fitting: Vec<Vec<(Type, Type)>> =
-            candidates.into_iter().filter(|eqs| fits(&mut self.unifier.clone(), eqs)).collect();
+    fn numeric_choice(
+        &mut self,
+        e: &Expr,
+        order: u32,
+        candidates: Vec<Vec<(Type, Type)>>,
+        result: Type,
+    ) -> Type {
+        let fitting: Vec<Vec<(Type, Type)>> = candidates
+            .into_iter()
+            .filter(|eqs| fits(&mut self.unifier.clone(), eqs))
+            .collect();
         match fitting.len() {
             0 => {
                 self.type_error(e.span, "Type error in the expression");
@@ -99,7 +114,11 @@ impl Checker {
                 self.unifier.resolve(&result)
             }
             _ => {
-                self.numeric_choices.push(NumericChoice { order, candidates: fitting, span: e.span });
+                self.numeric_choices.push(NumericChoice {
+                    order,
+                    candidates: fitting,
+                    span: e.span,
+                });
                 result
             }
         }
@@ -126,7 +145,11 @@ impl Checker {
         }
         // Too many combinations: take the first fitting candidate of each in turn.
         for c in &choices {
-            match c.candidates.iter().find(|eqs| fits(&mut self.unifier.clone(), eqs)) {
+            match c
+                .candidates
+                .iter()
+                .find(|eqs| fits(&mut self.unifier.clone(), eqs))
+            {
                 Some(eqs) => {
                     apply(&mut self.unifier, eqs);
                 }

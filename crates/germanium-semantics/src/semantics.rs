@@ -43,9 +43,17 @@ pub enum CallTarget {
     Function(String),
     /// A domain function; `type_args` instantiates the domain's type parameters in order
     /// (inferred from arguments and the expected type, unconstrained ones defaulted to Int).
-    DomainFunction { domain: String, function: String, type_args: Vec<Type> },
+    DomainFunction {
+        domain: String,
+        function: String,
+        type_args: Vec<Type>,
+    },
     Predicate(String),
-    AdtConstructor { adt: String, constructor: String, type_args: Vec<Type> },
+    AdtConstructor {
+        adt: String,
+        constructor: String,
+        type_args: Vec<Type>,
+    },
     Method(String),
 }
 
@@ -53,9 +61,18 @@ pub enum CallTarget {
 #[derive(Clone, Debug, PartialEq)]
 pub enum FieldTarget {
     Field(String),
-    AdtDestructor { adt: String, constructor: String, destructor: String, type_args: Vec<Type> },
+    AdtDestructor {
+        adt: String,
+        constructor: String,
+        destructor: String,
+        type_args: Vec<Type>,
+    },
     /// `e.isC`
-    AdtDiscriminator { adt: String, constructor: String, type_args: Vec<Type> },
+    AdtDiscriminator {
+        adt: String,
+        constructor: String,
+        type_args: Vec<Type>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -191,7 +208,9 @@ impl Semantics {
     }
 
     pub fn field_access(&self, id: NodeId) -> Option<&FieldTarget> {
-        self.field_accesses.get(id.0 as usize).and_then(Option::as_ref)
+        self.field_accesses
+            .get(id.0 as usize)
+            .and_then(Option::as_ref)
     }
 
     pub fn var_of(&self, id: NodeId) -> Option<&VarInfo> {

@@ -13,10 +13,18 @@ fn check(src: &str) -> (Vec<(String, u32)>, Semantics) {
     let mut ids = NodeIdGen::default();
     let (items, diags) = parse_file(file, src, &mut ids);
     assert!(diags.iter().all(|d| d.id != "parser.error"), "{diags:?}");
-    let mut program = germanium_syntax::ast::Program { items, macros_expanded: false };
+    let mut program = germanium_syntax::ast::Program {
+        items,
+        macros_expanded: false,
+    };
     expand_macros(&mut program, &mut ids);
     let (sem, errs) = check_program(&program, ids.count());
-    (errs.iter().map(|d| (d.id.clone(), sources.start(d.span).line)).collect(), sem)
+    (
+        errs.iter()
+            .map(|d| (d.id.clone(), sources.start(d.span).line))
+            .collect(),
+        sem,
+    )
 }
 
 fn tc(line: u32) -> (String, u32) {
@@ -38,7 +46,10 @@ fn well_typed_program_is_accepted() {
 #[test]
 fn unknown_identifier_and_type_mismatch() {
     assert_eq!(check("method m() {\n  assert y == 0\n}\n").0, vec![tc(2)]);
-    assert_eq!(check("method m() {\n  var b: Bool := 1\n}\n").0, vec![tc(2)]);
+    assert_eq!(
+        check("method m() {\n  var b: Bool := 1\n}\n").0,
+        vec![tc(2)]
+    );
 }
 
 #[test]
@@ -67,7 +78,10 @@ fn infers_domain_type_arguments_and_defaults_to_int() {
         })
         .collect();
     args.sort_by_key(|a| a[0].to_string());
-    assert_eq!(args, vec![vec![Type::Bool], vec![Type::Int], vec![Type::Int]]);
+    assert_eq!(
+        args,
+        vec![vec![Type::Bool], vec![Type::Int], vec![Type::Int]]
+    );
 }
 
 #[test]
@@ -78,7 +92,10 @@ fn int_division_becomes_a_fraction_where_a_perm_is_expected() {
 
 #[test]
 fn wildcard_outside_acc_is_a_consistency_error() {
-    assert_eq!(check("method m() {\n  var k: Perm\n  k := wildcard\n}\n").0, vec![cons(3)]);
+    assert_eq!(
+        check("method m() {\n  var k: Perm\n  k := wildcard\n}\n").0,
+        vec![cons(3)]
+    );
 }
 
 #[test]
@@ -89,7 +106,10 @@ fn triggers_must_cover_quantified_variables() {
 
 #[test]
 fn result_only_in_function_postconditions() {
-    assert_eq!(check("function f(): Int\n  requires result > 0\n").0, vec![tc(2)]);
+    assert_eq!(
+        check("function f(): Int\n  requires result > 0\n").0,
+        vec![tc(2)]
+    );
 }
 
 #[test]

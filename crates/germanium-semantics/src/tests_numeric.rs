@@ -14,7 +14,10 @@ fn division_types(src: &str) -> Vec<String> {
     assert_eq!(file, FileId(0));
     let mut ids = NodeIdGen::default();
     let (items, _) = parse_file(file, src, &mut ids);
-    let mut program = Program { items, macros_expanded: false };
+    let mut program = Program {
+        items,
+        macros_expanded: false,
+    };
     expand_macros(&mut program, &mut ids);
     let (sem, errs) = check_program(&program, ids.count());
     if !errs.is_empty() {
@@ -22,9 +25,13 @@ fn division_types(src: &str) -> Vec<String> {
     }
     let mut out = Vec::new();
     for item in &program.items {
-        let ItemKind::Method(m) = &item.kind else { continue };
+        let ItemKind::Method(m) = &item.kind else {
+            continue;
+        };
         for s in &m.body.as_ref().unwrap().stmts {
-            let StmtKind::Assert(e) = &s.kind else { continue };
+            let StmtKind::Assert(e) = &s.kind else {
+                continue;
+            };
             let mut types = Vec::new();
             walk_expr(e, &mut |x| {
                 if let ExprKind::Binary(BinaryOp::Div, _, _) = &x.kind {

@@ -67,8 +67,12 @@ impl Type {
             Type::Set(t) => Type::set(t.subst_vars(lookup)),
             Type::Multiset(t) => Type::multiset(t.subst_vars(lookup)),
             Type::Map(k, v) => Type::map(k.subst_vars(lookup), v.subst_vars(lookup)),
-            Type::Domain(n, a) => Type::Domain(n.clone(), a.iter().map(|t| t.subst_vars(lookup)).collect()),
-            Type::Adt(n, a) => Type::Adt(n.clone(), a.iter().map(|t| t.subst_vars(lookup)).collect()),
+            Type::Domain(n, a) => {
+                Type::Domain(n.clone(), a.iter().map(|t| t.subst_vars(lookup)).collect())
+            }
+            Type::Adt(n, a) => {
+                Type::Adt(n.clone(), a.iter().map(|t| t.subst_vars(lookup)).collect())
+            }
             _ => self.clone(),
         }
     }
@@ -176,7 +180,9 @@ impl Unifier {
             Type::Set(e) => Type::set(self.resolve(e)),
             Type::Multiset(e) => Type::multiset(self.resolve(e)),
             Type::Map(k, v) => Type::map(self.resolve(k), self.resolve(v)),
-            Type::Domain(n, a) => Type::Domain(n.clone(), a.iter().map(|x| self.resolve(x)).collect()),
+            Type::Domain(n, a) => {
+                Type::Domain(n.clone(), a.iter().map(|x| self.resolve(x)).collect())
+            }
             Type::Adt(n, a) => Type::Adt(n.clone(), a.iter().map(|x| self.resolve(x)).collect()),
             _ => t.clone(),
         }
@@ -221,7 +227,9 @@ impl Unifier {
             self.bindings[v as usize] = Some(t);
             return true;
         }
-        if self.classes[v as usize] == VarClass::Numeric && !matches!(t, Type::Int | Type::Perm | Type::Error) {
+        if self.classes[v as usize] == VarClass::Numeric
+            && !matches!(t, Type::Int | Type::Perm | Type::Error)
+        {
             return false;
         }
         if self.occurs(v, &t) {
@@ -240,12 +248,15 @@ impl Unifier {
             (Type::Error, _) | (_, Type::Error) => true,
             (Type::Infer(v), _) => self.bind(*v, b.clone()),
             (_, Type::Infer(v)) => self.bind(*v, a.clone()),
-            (Type::Seq(x), Type::Seq(y)) | (Type::Set(x), Type::Set(y)) | (Type::Multiset(x), Type::Multiset(y)) => {
-                self.unify(x, y)
-            }
+            (Type::Seq(x), Type::Seq(y))
+            | (Type::Set(x), Type::Set(y))
+            | (Type::Multiset(x), Type::Multiset(y)) => self.unify(x, y),
             (Type::Map(k1, v1), Type::Map(k2, v2)) => self.unify(k1, k2) && self.unify(v1, v2),
-            (Type::Domain(n1, a1), Type::Domain(n2, a2)) | (Type::Adt(n1, a1), Type::Adt(n2, a2)) => {
-                n1 == n2 && a1.len() == a2.len() && a1.iter().zip(a2.iter()).all(|(x, y)| self.unify(x, y))
+            (Type::Domain(n1, a1), Type::Domain(n2, a2))
+            | (Type::Adt(n1, a1), Type::Adt(n2, a2)) => {
+                n1 == n2
+                    && a1.len() == a2.len()
+                    && a1.iter().zip(a2.iter()).all(|(x, y)| self.unify(x, y))
             }
             _ => a == b,
         }
@@ -302,6 +313,9 @@ mod tests {
         assert!(!u.try_unify(&v, &Type::seq(v.clone())));
         assert!(!u.try_unify(&Type::Int, &Type::Bool));
         assert!(!u.try_unify(&Type::Bool, &Type::Wand));
-        assert_eq!(Type::map(Type::Int, Type::Domain("D".into(), vec![Type::Bool])).to_string(), "Map[Int, D[Bool]]");
+        assert_eq!(
+            Type::map(Type::Int, Type::Domain("D".into(), vec![Type::Bool])).to_string(),
+            "Map[Int, D[Bool]]"
+        );
     }
 }

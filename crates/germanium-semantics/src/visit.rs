@@ -47,7 +47,9 @@ pub fn children(e: &Expr) -> Vec<&Expr> {
             v.push(body);
             v
         }
-        ExprKind::Forperm { resources, body, .. } => {
+        ExprKind::Forperm {
+            resources, body, ..
+        } => {
             let mut v: Vec<&Expr> = resources.iter().collect();
             v.push(body);
             v
@@ -60,7 +62,9 @@ pub fn children(e: &Expr) -> Vec<&Expr> {
             v
         }
         ExprKind::ReadPerm(k) => match k {
-            ReadPermKind::Rdc(a) | ReadPermKind::RdToken(a) | ReadPermKind::RdTokenFresh(a) => vec![a],
+            ReadPermKind::Rdc(a) | ReadPermKind::RdToken(a) | ReadPermKind::RdTokenFresh(a) => {
+                vec![a]
+            }
             _ => vec![],
         },
         ExprKind::MapLit(_, pairs) => pairs.iter().flat_map(|(a, b)| [a, b]).collect(),
@@ -83,7 +87,9 @@ pub fn walk_stmts<'a>(block: &'a Block, f: &mut dyn FnMut(&'a Stmt)) {
 pub fn walk_stmt<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Stmt)) {
     f(s);
     match &s.kind {
-        StmtKind::If { then, otherwise, .. } => {
+        StmtKind::If {
+            then, otherwise, ..
+        } => {
             walk_stmts(then, f);
             if let Some(o) = otherwise {
                 walk_stmts(o, f);
@@ -103,7 +109,12 @@ pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
         StmtKind::Call(_, args) => args.iter().collect(),
         StmtKind::New(t, _) => vec![t],
         StmtKind::If { cond, .. } => vec![cond],
-        StmtKind::While { cond, invariants, decreases, .. } => {
+        StmtKind::While {
+            cond,
+            invariants,
+            decreases,
+            ..
+        } => {
             let mut v = vec![cond];
             v.extend(invariants.iter());
             v.extend(decreases_exprs(decreases));
@@ -119,8 +130,12 @@ pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
         | StmtKind::Assert(e)
         | StmtKind::Assume(e)
         | StmtKind::Refute(e) => vec![e],
-        StmtKind::Quasihavoc(c, e) | StmtKind::Quasihavocall(_, c, e) => c.iter().chain(std::iter::once(e)).collect(),
-        StmtKind::Goto(_) | StmtKind::Block(_) | StmtKind::MacroRef(_) | StmtKind::Define(_) => vec![],
+        StmtKind::Quasihavoc(c, e) | StmtKind::Quasihavocall(_, c, e) => {
+            c.iter().chain(std::iter::once(e)).collect()
+        }
+        StmtKind::Goto(_) | StmtKind::Block(_) | StmtKind::MacroRef(_) | StmtKind::Define(_) => {
+            vec![]
+        }
     }
 }
 

@@ -12,7 +12,11 @@ use crate::context::{Verifier, R};
 use crate::state::{Chunk, State};
 
 fn holds_ref_decl(snap: &Sort, r: &Sort) -> germanium_smt::FunDecl {
-    germanium_smt::FunDecl::new(Symbol::user("sx.holds_ref"), vec![snap.clone(), r.clone()], Sort::Bool)
+    germanium_smt::FunDecl::new(
+        Symbol::user("sx.holds_ref"),
+        vec![snap.clone(), r.clone()],
+        Sort::Bool,
+    )
 }
 
 impl<'e, 'a> Verifier<'e, 'a> {
@@ -31,11 +35,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let xv = Term::var(x.0.clone(), x.1.clone());
         let unwrapped = Term::app(&unwrap, vec![sv.clone()]);
         let own = Term::app(&holds, vec![sv.clone(), unwrapped.clone()]);
-        self.solver.assert(&Term::forall(vec![s.clone()], own, vec![vec![unwrapped]]))?;
+        self.solver
+            .assert(&Term::forall(vec![s.clone()], own, vec![vec![unwrapped]]))?;
         for part in [self.env.snap.first(&sv), self.env.snap.second(&sv)] {
             let inner = Term::app(&holds, vec![part, xv.clone()]);
             let outer = Term::app(&holds, vec![sv.clone(), xv.clone()]);
-            let axiom = Term::forall(vec![s.clone(), x.clone()], Term::implies(inner.clone(), outer), vec![vec![inner]]);
+            let axiom = Term::forall(
+                vec![s.clone(), x.clone()],
+                Term::implies(inner.clone(), outer),
+                vec![vec![inner]],
+            );
             self.solver.assert(&axiom)?;
         }
         Ok(())

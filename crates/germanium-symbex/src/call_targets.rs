@@ -16,12 +16,21 @@ pub enum ResultTarget<'x> {
     Local(VarId),
     /// `receiver.field`, the receiver evaluated before the call; `at` is the target as
     /// written (for errors).
-    Field { field: String, receiver: Term, at: &'x Expr },
+    Field {
+        field: String,
+        receiver: Term,
+        at: &'x Expr,
+    },
 }
 
 impl<'e, 'a> Verifier<'e, 'a> {
     /// Resolves the targets of a call, evaluating field receivers in the current state.
-    pub fn call_targets<'x>(&mut self, st: &State, s: &Stmt, targets: &'x [Expr]) -> R<Vec<ResultTarget<'x>>> {
+    pub fn call_targets<'x>(
+        &mut self,
+        st: &State,
+        s: &Stmt,
+        targets: &'x [Expr],
+    ) -> R<Vec<ResultTarget<'x>>> {
         let mut out = Vec::new();
         for target in targets {
             out.push(self.call_target(st, s, target)?);
@@ -29,7 +38,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Ok(out)
     }
 
-    pub fn call_target<'x>(&mut self, st: &State, s: &Stmt, target: &'x Expr) -> R<ResultTarget<'x>> {
+    pub fn call_target<'x>(
+        &mut self,
+        st: &State,
+        s: &Stmt,
+        target: &'x Expr,
+    ) -> R<ResultTarget<'x>> {
         match &target.kind {
             ExprKind::Ident(_) => Ok(ResultTarget::Local(self.var_of(target)?)),
             ExprKind::FieldAccess(rcv, _) => {
@@ -37,21 +51,35 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let ctx = ErrorContext::at("assignment.failed", s.span, "Assignment might fail.");
                 let heap = st.heap.clone();
                 let receiver = self.eval(st, &heap, rcv, &ctx)?;
-                Ok(ResultTarget::Field { field, receiver, at: target })
+                Ok(ResultTarget::Field {
+                    field,
+                    receiver,
+                    at: target,
+                })
             }
             _ => Err(self.unsupported(target.span, "this assignment target")),
         }
     }
 
     /// Assigns `values` to `targets`: local variables first, then the fields in order.
-    pub fn assign_call_results(&mut self, st: &mut State, s: &Stmt, targets: &[ResultTarget<'_>], values: Vec<Term>) -> R<()> {
+    pub fn assign_call_results(
+        &mut self,
+        st: &mut State,
+        s: &Stmt,
+        targets: &[ResultTarget<'_>],
+        values: Vec<Term>,
+    ) -> R<()> {
         let mut writes = Vec::new();
         for (target, value) in targets.iter().zip(values) {
             match target {
                 ResultTarget::Local(var) => {
                     st.store.insert(*var, value);
                 }
-                ResultTarget::Field { field, receiver, at } => writes.push((field, receiver, *at, value)),
+                ResultTarget::Field {
+                    field,
+                    receiver,
+                    at,
+                } => writes.push((field, receiver, *at, value)),
             }
         }
         for (field, receiver, at, value) in writes {
@@ -62,7 +90,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// `receiver.field := value` (`target` as written, for errors): needs full permission,
     /// held by one chunk or spread over chunks that may be the location.
-    pub fn write_field(&mut self, st: &mut State, s: &Stmt, target: &Expr, field: &str, receiver: Term, value: Term) -> R<()> {
+    pub fn write_field(
+        &mut self,
+        st: &mut State,
+        s: &Stmt,
+        target: &Expr,
+        field: &str,
+        receiver: Term,
+        value: Term,
+    ) -> R<()> {
         let ctx = ErrorContext::at("assignment.failed", s.span, "Assignment might fail.");
         let heap = st.heap.clone();
         let found = self.find_chunk(&heap, field, &receiver, target.span)?;

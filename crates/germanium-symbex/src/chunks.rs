@@ -22,12 +22,22 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// The value of `receiver.field` from whichever chunk holds it; unconstrained if none.
-    pub fn aliased_value(&mut self, heap: &Heap, field: &str, receiver: &Term, sort: Sort, span: Span) -> R<Term> {
+    pub fn aliased_value(
+        &mut self,
+        heap: &Heap,
+        field: &str,
+        receiver: &Term,
+        sort: Sort,
+        span: Span,
+    ) -> R<Term> {
         let mut value = self.fresh(field, sort, span)?;
         let indices: Vec<usize> = heap.of_field(field).collect();
         for i in indices.into_iter().rev() {
             let c = &heap.chunks[i];
-            let holds = Term::and([Term::eq(receiver.clone(), c.receiver().clone()), c.perm().is_positive()]);
+            let holds = Term::and([
+                Term::eq(receiver.clone(), c.receiver().clone()),
+                c.perm().is_positive(),
+            ]);
             value = Term::ite(holds, c.value().clone(), value);
         }
         Ok(value)
@@ -62,15 +72,42 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// Adds a chunk taken out of the state earlier (a loop's frame) back to it.
-    pub fn readd_chunk(&mut self, st: &mut crate::state::State, c: &crate::state::Chunk, span: Span) -> R<()> {
+    pub fn readd_chunk(
+        &mut self,
+        st: &mut crate::state::State,
+        c: &crate::state::Chunk,
+        span: Span,
+    ) -> R<()> {
         match c {
-            crate::state::Chunk::Field { field, receiver, value, perm } => {
-                self.add_chunk(st, field, receiver.clone(), perm.clone(), Some(value.clone()), span)
-            }
-            crate::state::Chunk::Predicate { name, args, snap, perm } => {
+            crate::state::Chunk::Field {
+                field,
+                receiver,
+                value,
+                perm,
+            } => self.add_chunk(
+                st,
+                field,
+                receiver.clone(),
+                perm.clone(),
+                Some(value.clone()),
+                span,
+            ),
+            crate::state::Chunk::Predicate {
+                name,
+                args,
+                snap,
+                perm,
+            } => {
                 // Outside any guard: the amount already says when it is held.
                 let guards = std::mem::take(&mut self.guards);
-                let r = self.produce_predicate(st, name, args.clone(), perm.clone(), Some(snap.clone()), span);
+                let r = self.produce_predicate(
+                    st,
+                    name,
+                    args.clone(),
+                    perm.clone(),
+                    Some(snap.clone()),
+                    span,
+                );
                 self.guards = guards;
                 r
             }

@@ -13,7 +13,13 @@ use crate::produce::is_impure;
 use crate::state::{Heap, Permission, State};
 
 impl<'e, 'a> Verifier<'e, 'a> {
-    pub fn consume(&mut self, st: &mut State, eval_heap: &Heap, a: &Expr, ctx: &ErrorContext) -> R<()> {
+    pub fn consume(
+        &mut self,
+        st: &mut State,
+        eval_heap: &Heap,
+        a: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<()> {
         if let Some(pa) = self.as_predicate_access(a) {
             let saved = self.perm_heap.replace(st.heap.clone());
             let evaluated = self.eval_predicate_access(st, eval_heap, &pa, ctx);
@@ -47,18 +53,26 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 r
             }
             // `@reveal()` changes how its application is evaluated: left to `eval`.
-            ExprKind::Annotated(a, x) if a.name.name != "reveal" => self.consume(st, eval_heap, x, ctx),
+            ExprKind::Annotated(a, x) if a.name.name != "reveal" => {
+                self.consume(st, eval_heap, x, ctx)
+            }
             // `assume` takes the inhale part, like `inhale`.
             ExprKind::InhaleExhale(x, _) if self.assuming => self.consume(st, eval_heap, x, ctx),
             ExprKind::InhaleExhale(_, x) => self.consume(st, eval_heap, x, ctx),
-            ExprKind::Acc(loc, amount) => self.consume_acc(st, eval_heap, loc, amount.as_deref(), ctx),
+            ExprKind::Acc(loc, amount) => {
+                self.consume_acc(st, eval_heap, loc, amount.as_deref(), ctx)
+            }
             ExprKind::Unfolding(access, body) if self.assuming && is_impure(self.env.sem, body) => {
                 self.assume_unfolding(st, eval_heap, access, body, ctx)
             }
             _ if is_impure(self.env.sem, a) => Err(self.unsupported_assertion(a)),
             // `[a, b]` under pure operators (`[a, b] || c`): read the whole expression.
             _ if crate::inhale_exhale::contains_inhale_exhale(a) => {
-                let part = if self.assuming { crate::inhale_exhale::Part::Inhale } else { crate::inhale_exhale::Part::Exhale };
+                let part = if self.assuming {
+                    crate::inhale_exhale::Part::Inhale
+                } else {
+                    crate::inhale_exhale::Part::Exhale
+                };
                 let read = crate::inhale_exhale::reading(a, part).into_owned();
                 self.consume(st, eval_heap, &read, ctx)
             }
@@ -84,10 +98,18 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
     }
 
-    fn consume_acc(&mut self, st: &mut State, eval_heap: &Heap, loc: &Expr, amount: Option<&Expr>, ctx: &ErrorContext) -> R<()> {
+    fn consume_acc(
+        &mut self,
+        st: &mut State,
+        eval_heap: &Heap,
+        loc: &Expr,
+        amount: Option<&Expr>,
+        ctx: &ErrorContext,
+    ) -> R<()> {
         let (field, rcv) = self.field_location(loc)?;
         let r = self.eval_consuming(st, eval_heap, rcv, ctx)?;
-        let wildcard = self.positive_only || matches!(amount.map(|x| &x.kind), Some(ExprKind::Wildcard));
+        let wildcard =
+            self.positive_only || matches!(amount.map(|x| &x.kind), Some(ExprKind::Wildcard));
         let p = match amount {
             _ if self.positive_only => Permission::none(),
             None => Permission::write(),
@@ -102,7 +124,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let guard = self.guard();
         if self.assuming {
             let total = self.total_perm(&st.heap, &field, &r);
-            let needed = if wildcard { total.is_positive() } else { total.at_least(&p) };
+            let needed = if wildcard {
+                total.is_positive()
+            } else {
+                total.at_least(&p)
+            };
             self.assume(Term::implies(guard.clone(), needed), loc.span)?;
             if !wildcard {
                 self.take_spread(&mut st.heap, &field, &r, &p.when(&guard));
@@ -135,7 +161,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let chunk = st.heap.chunks[i].clone();
         let taken = if wildcard {
             let w = Permission(self.fresh("wildcard", Sort::Real, loc.span)?);
-            let bounds = Term::and([w.is_positive(), Term::lt(w.0.clone(), chunk.perm().0.clone())]);
+            let bounds = Term::and([
+                w.is_positive(),
+                Term::lt(w.0.clone(), chunk.perm().0.clone()),
+            ]);
             self.assume(Term::implies(guard.clone(), bounds), loc.span)?;
             w
         } else {

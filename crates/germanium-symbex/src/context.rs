@@ -55,7 +55,12 @@ pub struct Env<'a> {
 }
 
 impl<'a> Env<'a> {
-    pub fn new(program: &'a Program, sem: &'a Semantics, sources: &'a SourceMap, timeout: Duration) -> Env<'a> {
+    pub fn new(
+        program: &'a Program,
+        sem: &'a Semantics,
+        sources: &'a SourceMap,
+        timeout: Duration,
+    ) -> Env<'a> {
         // Heap-independent Viper functions called in domain axioms: `sx.fn.f(unit, args)`,
         // as in method bodies (their snapshot is the unit).
         let snap = SnapDecls::new();
@@ -65,7 +70,12 @@ impl<'a> Env<'a> {
                 ItemKind::Function(f) if f.name.name == name => Some(f),
                 _ => None,
             })?;
-            if function.contract.requires.iter().any(|pre| crate::produce::is_impure(sem, pre)) {
+            if function
+                .contract
+                .requires
+                .iter()
+                .any(|pre| crate::produce::is_impure(sem, pre))
+            {
                 return None;
             }
             let result = match &sem.functions.get(name)?.result {
@@ -295,13 +305,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// Turns a solver failure into an internal error on `span`.
     pub fn solver_failed(&mut self, err: SolverError, span: Span) -> Abort {
-        self.errors.push(Diagnostic::new(ids::INTERNAL, span, format!("the SMT solver failed: {err}")));
+        self.errors.push(Diagnostic::new(
+            ids::INTERNAL,
+            span,
+            format!("the SMT solver failed: {err}"),
+        ));
         Abort::Solver
     }
 
     pub fn unsupported(&mut self, span: Span, what: impl Into<String>) -> Abort {
         let what = what.into();
-        self.errors.push(Diagnostic::new(ids::UNSUPPORTED, span, format!("{what} is not supported by Germanium's verifier yet")));
+        self.errors.push(Diagnostic::new(
+            ids::UNSUPPORTED,
+            span,
+            format!("{what} is not supported by Germanium's verifier yet"),
+        ));
         Abort::Unsupported
     }
 
@@ -327,20 +345,28 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     pub fn fresh(&mut self, base: &str, sort: Sort, span: Span) -> R<Term> {
         let decl = FunDecl::constant(self.names.fresh(&format!("sx.{base}")), sort);
-        self.solver.declare_fun(&decl).map_err(|e| self.solver_failed(e, span))?;
+        self.solver
+            .declare_fun(&decl)
+            .map_err(|e| self.solver_failed(e, span))?;
         Ok(Term::constant(&decl))
     }
 
     pub fn push(&mut self, span: Span) -> R<()> {
-        self.pcs.push(&mut self.solver).map_err(|e| self.solver_failed(e, span))
+        self.pcs
+            .push(&mut self.solver)
+            .map_err(|e| self.solver_failed(e, span))
     }
 
     pub fn pop(&mut self, span: Span) -> R<()> {
-        self.pcs.pop(&mut self.solver).map_err(|e| self.solver_failed(e, span))
+        self.pcs
+            .pop(&mut self.solver)
+            .map_err(|e| self.solver_failed(e, span))
     }
 
     pub fn assume(&mut self, fact: Term, span: Span) -> R<()> {
-        self.pcs.assume(&mut self.solver, fact).map_err(|e| self.solver_failed(e, span))
+        self.pcs
+            .assume(&mut self.solver, fact)
+            .map_err(|e| self.solver_failed(e, span))
     }
 
     /// The current guard as one term.
@@ -366,11 +392,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
             Some(facts) => Term::and(std::iter::once(self.guard()).chain(facts)),
             None => Term::not(goal),
         };
-        self.solver.push().map_err(|e| self.solver_failed(e, span))?;
-        let result = self
-            .solver
-            .assert(&negation)
-            .and_then(|_| self.solver.check_sat(QueryLimits::timeout(self.env.timeout)));
+        self.solver
+            .push()
+            .map_err(|e| self.solver_failed(e, span))?;
+        let result = self.solver.assert(&negation).and_then(|_| {
+            self.solver
+                .check_sat(QueryLimits::timeout(self.env.timeout))
+        });
         let popped = self.solver.pop(1);
         let result = result.map_err(|e| self.solver_failed(e, span))?;
         popped.map_err(|e| self.solver_failed(e, span))?;
@@ -386,11 +414,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if extra.is_false() {
             return Ok(false);
         }
-        self.solver.push().map_err(|e| self.solver_failed(e, span))?;
-        let result = self
-            .solver
-            .assert(&extra)
-            .and_then(|_| self.solver.check_sat(QueryLimits::timeout(self.env.timeout)));
+        self.solver
+            .push()
+            .map_err(|e| self.solver_failed(e, span))?;
+        let result = self.solver.assert(&extra).and_then(|_| {
+            self.solver
+                .check_sat(QueryLimits::timeout(self.env.timeout))
+        });
         let popped = self.solver.pop(1);
         let result = result.map_err(|e| self.solver_failed(e, span))?;
         popped.map_err(|e| self.solver_failed(e, span))?;
@@ -399,7 +429,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// Checks `fact`; on failure reports `reason` and assumes the fact (as Silicon does) so
     /// one mistake yields one error. Returns whether it was proved.
-    pub fn check(&mut self, fact: Term, context: &ErrorContext, reason: Reason, offending: &Expr) -> R<bool> {
+    pub fn check(
+        &mut self,
+        fact: Term,
+        context: &ErrorContext,
+        reason: Reason,
+        offending: &Expr,
+    ) -> R<bool> {
         if !self.checking {
             return Ok(true);
         }
@@ -414,7 +450,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// Declares `decl` in this solver once.
     pub fn ensure_declared(&mut self, decl: &FunDecl, span: Span) -> R<()> {
         if self.declared.insert(decl.name().clone()) {
-            self.solver.declare_fun(decl).map_err(|e| self.solver_failed(e, span))?;
+            self.solver
+                .declare_fun(decl)
+                .map_err(|e| self.solver_failed(e, span))?;
         }
         Ok(())
     }
@@ -422,13 +460,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// `value` as a snapshot.
     pub fn wrap(&mut self, value: Term, span: Span) -> R<Term> {
         let sort = value.sort().clone();
-        let (wrap, _) = self.wrap_decls(&sort).map_err(|e| self.solver_failed(e, span))?;
+        let (wrap, _) = self
+            .wrap_decls(&sort)
+            .map_err(|e| self.solver_failed(e, span))?;
         Ok(Term::app(&wrap, vec![value]))
     }
 
     /// The value of sort `sort` that snapshot `s` wraps.
     pub fn unwrap(&mut self, s: Term, sort: &Sort, span: Span) -> R<Term> {
-        let (_, unwrap) = self.wrap_decls(sort).map_err(|e| self.solver_failed(e, span))?;
+        let (_, unwrap) = self
+            .wrap_decls(sort)
+            .map_err(|e| self.solver_failed(e, span))?;
         Ok(Term::app(&unwrap, vec![s]))
     }
 
@@ -440,8 +482,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Ok((w.clone(), u.clone()));
         }
         let n = self.wraps.len();
-        let wrap = FunDecl::new(Symbol::user(&format!("sx.wrap{n}")), vec![sort.clone()], self.env.snap.sort.clone());
-        let unwrap = FunDecl::new(Symbol::user(&format!("sx.unwrap{n}")), vec![self.env.snap.sort.clone()], sort.clone());
+        let wrap = FunDecl::new(
+            Symbol::user(&format!("sx.wrap{n}")),
+            vec![sort.clone()],
+            self.env.snap.sort.clone(),
+        );
+        let unwrap = FunDecl::new(
+            Symbol::user(&format!("sx.unwrap{n}")),
+            vec![self.env.snap.sort.clone()],
+            sort.clone(),
+        );
         for d in [&wrap, &unwrap] {
             if self.declared.insert(d.name().clone()) {
                 self.solver.declare_fun(d)?;
@@ -450,7 +500,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let v = Symbol::user("sx.v");
         let var = Term::var(v.clone(), sort.clone());
         let wrapped = Term::app(&wrap, vec![var.clone()]);
-        let axiom = Term::forall(vec![(v, sort.clone())], Term::eq(Term::app(&unwrap, vec![wrapped.clone()]), var), vec![vec![wrapped]]);
+        let axiom = Term::forall(
+            vec![(v, sort.clone())],
+            Term::eq(Term::app(&unwrap, vec![wrapped.clone()]), var),
+            vec![vec![wrapped]],
+        );
         self.solver.assert(&axiom)?;
         self.wraps.insert(sort.clone(), wrap.clone());
         self.unwraps.insert(sort.clone(), unwrap.clone());
@@ -460,7 +514,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// `amount` times the current scale (see `perm_scale`).
     pub fn scaled(&self, amount: Permission) -> Permission {
         match &self.perm_scale {
-            Some(scale) if *scale != Permission::write() => Permission(Term::mul(vec![scale.0.clone(), amount.0])),
+            Some(scale) if *scale != Permission::write() => {
+                Permission(Term::mul(vec![scale.0.clone(), amount.0]))
+            }
             _ => amount,
         }
     }

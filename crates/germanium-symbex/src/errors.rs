@@ -14,7 +14,11 @@ pub struct VerificationError {
 
 impl VerificationError {
     pub fn into_diagnostic(self) -> Diagnostic {
-        Diagnostic::new(format!("{}:{}", self.error_id, self.reason_id), self.span, self.message)
+        Diagnostic::new(
+            format!("{}:{}", self.error_id, self.reason_id),
+            self.span,
+            self.message,
+        )
     }
 }
 
@@ -31,11 +35,19 @@ pub struct ErrorContext {
 
 impl ErrorContext {
     pub fn at(error_id: &'static str, node: Span, headline: impl Into<String>) -> ErrorContext {
-        ErrorContext { error_id, node: Some(node), headline: headline.into() }
+        ErrorContext {
+            error_id,
+            node: Some(node),
+            headline: headline.into(),
+        }
     }
 
     pub fn at_conjunct(error_id: &'static str, headline: impl Into<String>) -> ErrorContext {
-        ErrorContext { error_id, node: None, headline: headline.into() }
+        ErrorContext {
+            error_id,
+            node: None,
+            headline: headline.into(),
+        }
     }
 
     /// Errors are reported at the whole clause (`requires`, `ensures`, `invariant`) being
@@ -82,29 +94,57 @@ impl Reason {
     pub fn sentence(&self, e: &str) -> String {
         match self {
             Reason::AssertionFalse => format!("Assertion {e} might not hold."),
-            Reason::InsufficientPermission => format!("There might be insufficient permission to access {e}."),
+            Reason::InsufficientPermission => {
+                format!("There might be insufficient permission to access {e}.")
+            }
             Reason::DivisionByZero => format!("Divisor {e} might be zero."),
             Reason::NegativePermission => format!("Fraction {e} might be negative."),
             Reason::SeqIndexNegative(s) => format!("Index {e} into {s} might be negative."),
-            Reason::SeqIndexLength(s) => format!("Index {e} into {s} might exceed sequence length."),
+            Reason::SeqIndexLength(s) => {
+                format!("Index {e} into {s} might exceed sequence length.")
+            }
             Reason::MapKeyContains(m) => format!("Map {m} might not contain an entry at key {e}."),
             Reason::RefutationTrue => format!("Assertion {e} definitely holds."),
-            Reason::LabelledStateNotReached(l) => format!("Did not reach labelled state {l} required to evaluate {e}."),
+            Reason::LabelledStateNotReached(l) => {
+                format!("Did not reach labelled state {l} required to evaluate {e}.")
+            }
         }
     }
 }
 
 /// The source text of a node, on one line, for messages.
 pub fn text_of(sources: &SourceMap, span: Span) -> String {
-    let file = sources.files().find(|(id, _)| *id == span.file).map(|(_, f)| f);
-    let Some(file) = file else { return String::from("<expression>") };
-    let text = file.text.get(span.start as usize..span.end as usize).unwrap_or("<expression>");
+    let file = sources
+        .files()
+        .find(|(id, _)| *id == span.file)
+        .map(|(_, f)| f);
+    let Some(file) = file else {
+        return String::from("<expression>");
+    };
+    let text = file
+        .text
+        .get(span.start as usize..span.end as usize)
+        .unwrap_or("<expression>");
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Builds the error for `reason` about `offending` within `context`.
-pub fn make_error(sources: &SourceMap, context: &ErrorContext, reason: &Reason, offending: &Expr) -> VerificationError {
+pub fn make_error(
+    sources: &SourceMap,
+    context: &ErrorContext,
+    reason: &Reason,
+    offending: &Expr,
+) -> VerificationError {
     let span = context.node.unwrap_or(offending.span);
-    let message = format!("{} {}", context.headline, reason.sentence(&text_of(sources, offending.span)));
-    VerificationError { error_id: context.error_id, reason_id: reason.id(), span, message }
+    let message = format!(
+        "{} {}",
+        context.headline,
+        reason.sentence(&text_of(sources, offending.span))
+    );
+    VerificationError {
+        error_id: context.error_id,
+        reason_id: reason.id(),
+        span,
+        message,
+    }
 }

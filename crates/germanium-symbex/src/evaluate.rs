@@ -49,13 +49,39 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     let r = self.eval(st, heap, rcv, ctx)?;
                     self.read_field(heap, &f, r, e, ctx)
                 }
-                Some(FieldTarget::AdtDestructor { adt, constructor, destructor, type_args }) => {
+                Some(FieldTarget::AdtDestructor {
+                    adt,
+                    constructor,
+                    destructor,
+                    type_args,
+                }) => {
                     let r = self.eval(st, heap, rcv, ctx)?;
-                    self.theory(TheoryOp::AdtDestructor { adt, constructor, destructor, type_args }, vec![r], e)
+                    self.theory(
+                        TheoryOp::AdtDestructor {
+                            adt,
+                            constructor,
+                            destructor,
+                            type_args,
+                        },
+                        vec![r],
+                        e,
+                    )
                 }
-                Some(FieldTarget::AdtDiscriminator { adt, constructor, type_args }) => {
+                Some(FieldTarget::AdtDiscriminator {
+                    adt,
+                    constructor,
+                    type_args,
+                }) => {
                     let r = self.eval(st, heap, rcv, ctx)?;
-                    self.theory(TheoryOp::AdtDiscriminator { adt, constructor, type_args }, vec![r], e)
+                    self.theory(
+                        TheoryOp::AdtDiscriminator {
+                            adt,
+                            constructor,
+                            type_args,
+                        },
+                        vec![r],
+                        e,
+                    )
                 }
                 None => Err(self.unsupported(field.span, "an unresolved field")),
             },
@@ -66,14 +92,39 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     terms.push(self.eval(st, heap, a, ctx)?);
                 }
                 match target {
-                    Some(CallTarget::Function(f)) => self.apply_function(st, heap, e, &f, terms, ctx),
-                    Some(CallTarget::DomainFunction { domain, function, type_args }) => {
-                        self.theory(TheoryOp::DomainFunction { domain, function, type_args }, terms, e)
+                    Some(CallTarget::Function(f)) => {
+                        self.apply_function(st, heap, e, &f, terms, ctx)
                     }
-                    Some(CallTarget::AdtConstructor { adt, constructor, type_args }) => {
-                        self.theory(TheoryOp::AdtConstructor { adt, constructor, type_args }, terms, e)
-                    }
-                    _ => Err(self.unsupported(name.span, format!("the predicate instance `{}` in an expression", name.name))),
+                    Some(CallTarget::DomainFunction {
+                        domain,
+                        function,
+                        type_args,
+                    }) => self.theory(
+                        TheoryOp::DomainFunction {
+                            domain,
+                            function,
+                            type_args,
+                        },
+                        terms,
+                        e,
+                    ),
+                    Some(CallTarget::AdtConstructor {
+                        adt,
+                        constructor,
+                        type_args,
+                    }) => self.theory(
+                        TheoryOp::AdtConstructor {
+                            adt,
+                            constructor,
+                            type_args,
+                        },
+                        terms,
+                        e,
+                    ),
+                    _ => Err(self.unsupported(
+                        name.span,
+                        format!("the predicate instance `{}` in an expression", name.name),
+                    )),
                 }
             }
             ExprKind::Annotated(a, x) if a.name.name == "reveal" => {
@@ -115,9 +166,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.bound.pop();
                 r
             }
-            ExprKind::Quantifier { kind, vars, triggers, body } => {
-                self.eval_quantifier(st, heap, e, *kind, vars.len(), triggers, body, ctx)
-            }
+            ExprKind::Quantifier {
+                kind,
+                vars,
+                triggers,
+                body,
+            } => self.eval_quantifier(st, heap, e, *kind, vars.len(), triggers, body, ctx),
             ExprKind::Perm(loc) => self.eval_perm(st, heap, loc, ctx),
             ExprKind::Write => Ok(Permission::write().0),
             ExprKind::NoPerm => Ok(Permission::none().0),
@@ -147,7 +201,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     terms.push(self.eval(st, heap, a, ctx)?);
                     terms.push(self.eval(st, heap, b, ctx)?);
                 }
-                let op = if terms.is_empty() { TheoryOp::MapEmpty(k, v) } else { TheoryOp::MapLiteral(k, v) };
+                let op = if terms.is_empty() {
+                    TheoryOp::MapEmpty(k, v)
+                } else {
+                    TheoryOp::MapLiteral(k, v)
+                };
                 self.theory(op, terms, e)
             }
             ExprKind::Range(a, b) => {
@@ -183,7 +241,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                         self.check_seq_index(&st_, &it, *elem.clone(), s, i, ctx)?;
                         self.theory(TheoryOp::SeqUpdate(*elem), vec![st_, it, vt], e)
                     }
-                    Type::Map(k, v) => self.theory(TheoryOp::MapUpdate(*k, *v), vec![st_, it, vt], e),
+                    Type::Map(k, v) => {
+                        self.theory(TheoryOp::MapUpdate(*k, *v), vec![st_, it, vt], e)
+                    }
                     _ => Err(self.unsupported(e.span, "this update")),
                 }
             }
@@ -203,7 +263,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let ty = self.type_of(m)?;
                 let (k, v) = map_types(&ty);
                 let t = self.eval(st, heap, m, ctx)?;
-                let op = if matches!(e.kind, ExprKind::MapDomain(_)) { TheoryOp::MapDomain(k, v) } else { TheoryOp::MapRange(k, v) };
+                let op = if matches!(e.kind, ExprKind::MapDomain(_)) {
+                    TheoryOp::MapDomain(k, v)
+                } else {
+                    TheoryOp::MapRange(k, v)
+                };
                 self.theory(op, vec![t], e)
             }
             ExprKind::Lhs(_) => Err(self.unsupported(e.span, "`lhs` (magic wands)")),
@@ -211,11 +275,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
             ExprKind::Applying(..) => Err(self.unsupported(e.span, "`applying` (magic wands)")),
             ExprKind::Asserting(a, x) => {
                 // The assertion is checked (not consumed), then the expression evaluated.
-                let mut scratch = State { store: st.store.clone(), heap: heap.clone(), old_heaps: st.old_heaps.clone() };
+                let mut scratch = State {
+                    store: st.store.clone(),
+                    heap: heap.clone(),
+                    old_heaps: st.old_heaps.clone(),
+                };
                 self.consume(&mut scratch, heap, a, ctx)?;
                 self.eval(st, heap, x, ctx)
             }
-            ExprKind::Forperm { vars, resources, body } => self.eval_forperm(st, heap, e, vars.len(), resources, body, ctx),
+            ExprKind::Forperm {
+                vars,
+                resources,
+                body,
+            } => self.eval_forperm(st, heap, e, vars.len(), resources, body, ctx),
             ExprKind::Acc(..) | ExprKind::InhaleExhale(..) => {
                 Err(self.unsupported(e.span, "an accessibility predicate inside an expression"))
             }
@@ -234,7 +306,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     fn variable(&mut self, st: &State, e: &Expr) -> R<Term> {
         let var = self.env.sem.idents.get(e.id.0 as usize).copied().flatten();
-        let Some(var) = var else { return Err(self.unsupported(e.span, "an unresolved identifier")) };
+        let Some(var) = var else {
+            return Err(self.unsupported(e.span, "an unresolved identifier"));
+        };
         if let Some((_, t)) = self.bound.iter().rev().find(|(v, _)| *v == var) {
             return Ok(t.clone());
         }
@@ -254,7 +328,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// Finds the chunk for `field` of `receiver` in `heap`: syntactic match first, then one
     /// whose receiver the solver proves equal (under the current guards).
-    pub fn find_chunk(&mut self, heap: &Heap, field: &str, receiver: &Term, span: germanium_syntax::Span) -> R<Option<usize>> {
+    pub fn find_chunk(
+        &mut self,
+        heap: &Heap,
+        field: &str,
+        receiver: &Term,
+        span: germanium_syntax::Span,
+    ) -> R<Option<usize>> {
         if let Some(i) = heap.find_syntactic(field, receiver) {
             return Ok(Some(i));
         }
@@ -268,7 +348,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Ok(None)
     }
 
-    fn read_field(&mut self, heap: &Heap, field: &str, receiver: Term, e: &Expr, ctx: &ErrorContext) -> R<Term> {
+    fn read_field(
+        &mut self,
+        heap: &Heap,
+        field: &str,
+        receiver: Term,
+        e: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
         let found = self.find_chunk(heap, field, &receiver, e.span)?;
         if let Some(i) = found {
             let chunk = heap.chunks[i].clone();
@@ -277,11 +364,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
         }
         let ty = self.env.sem.fields.get(field).map(|f| f.ty.clone());
-        let Some(ty) = ty else { return Err(self.unsupported(e.span, "an unknown field")) };
+        let Some(ty) = ty else {
+            return Err(self.unsupported(e.span, "an unknown field"));
+        };
         let sort = self.sort_of(&ty, e.span)?;
         let readable = !self.checking
             || self.lenient_reads
-            || self.prove(self.total_perm(heap, field, &receiver).is_positive(), e.span)?
+            || self.prove(
+                self.total_perm(heap, field, &receiver).is_positive(),
+                e.span,
+            )?
             || self.dead_path(e.span)?;
         if readable {
             if self.lenient_reads && self.checking {
@@ -302,7 +394,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 args.push(self.eval(st, heap, a, ctx)?);
             }
             let current = self.perm_heap.clone();
-            return Ok(self.predicate_perm(current.as_ref().unwrap_or(heap), &pa.name, &args).0);
+            return Ok(self
+                .predicate_perm(current.as_ref().unwrap_or(heap), &pa.name, &args)
+                .0);
         }
         let ExprKind::FieldAccess(rcv, _) = &loc.kind else {
             return Err(self.unsupported(loc.span, "`perm` of a predicate or wand"));
@@ -312,11 +406,22 @@ impl<'e, 'a> Verifier<'e, 'a> {
         };
         let r = self.eval(st, heap, rcv, ctx)?;
         let current = self.perm_heap.clone();
-        Ok(self.total_perm(current.as_ref().unwrap_or(heap), &field, &r).0)
+        Ok(self
+            .total_perm(current.as_ref().unwrap_or(heap), &field, &r)
+            .0)
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn eval_binary(&mut self, st: &State, heap: &Heap, e: &Expr, op: BinaryOp, l: &Expr, r: &Expr, ctx: &ErrorContext) -> R<Term> {
+    fn eval_binary(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        e: &Expr,
+        op: BinaryOp,
+        l: &Expr,
+        r: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
         match op {
             BinaryOp::And => {
                 let a = self.eval(st, heap, l, ctx)?;
@@ -341,7 +446,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let result_type = self.type_of(e)?;
         let left_type = self.type_of(l)?;
         let right_type = self.type_of(r)?;
-        let real = |t: Term| if *t.sort() == Sort::Int { Term::to_real(t) } else { t };
+        let real = |t: Term| {
+            if *t.sort() == Sort::Int {
+                Term::to_real(t)
+            } else {
+                t
+            }
+        };
         let numeric = |a: Term, b: Term| {
             if a.sort() != b.sort() {
                 (real(a), real(b))
@@ -351,7 +462,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         };
         Ok(match op {
             BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => {
-                let (a, b) = if result_type == Type::Perm { (real(a), real(b)) } else { numeric(a, b) };
+                let (a, b) = if result_type == Type::Perm {
+                    (real(a), real(b))
+                } else {
+                    numeric(a, b)
+                };
                 match op {
                     BinaryOp::Add => Term::add(vec![a, b]),
                     BinaryOp::Sub => Term::sub(a, b),
@@ -359,8 +474,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 }
             }
             BinaryOp::Div | BinaryOp::IntDiv | BinaryOp::Mod => {
-                let zero = if *b.sort() == Sort::Int { Term::int(0) } else { Term::real(0, 1) };
-                self.check(Term::not(Term::eq(b.clone(), zero)), ctx, Reason::DivisionByZero, r)?;
+                let zero = if *b.sort() == Sort::Int {
+                    Term::int(0)
+                } else {
+                    Term::real(0, 1)
+                };
+                self.check(
+                    Term::not(Term::eq(b.clone(), zero)),
+                    ctx,
+                    Reason::DivisionByZero,
+                    r,
+                )?;
                 if result_type == Type::Perm {
                     Term::real_div(real(a), real(b))
                 } else if op == BinaryOp::Mod {
@@ -402,7 +526,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 };
                 self.theory(op, vec![a, b], e)?
             }
-            BinaryOp::Concat => self.theory(TheoryOp::SeqAppend(element_type(&left_type)), vec![a, b], e)?,
+            BinaryOp::Concat => {
+                self.theory(TheoryOp::SeqAppend(element_type(&left_type)), vec![a, b], e)?
+            }
             BinaryOp::Union | BinaryOp::Intersection | BinaryOp::Setminus | BinaryOp::Subset => {
                 let elem = element_type(&left_type);
                 let set = matches!(left_type, Type::Set(_));
@@ -418,11 +544,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 };
                 self.theory(op, vec![a, b], e)?
             }
-            BinaryOp::And | BinaryOp::Or | BinaryOp::Implies | BinaryOp::Wand => unreachable!("handled above"),
+            BinaryOp::And | BinaryOp::Or | BinaryOp::Implies | BinaryOp::Wand => {
+                unreachable!("handled above")
+            }
         })
     }
 
-    fn eval_index(&mut self, st: &State, heap: &Heap, e: &Expr, s: &Expr, i: &Expr, ctx: &ErrorContext) -> R<Term> {
+    fn eval_index(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        e: &Expr,
+        s: &Expr,
+        i: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
         let ty = self.type_of(s)?;
         let st_ = self.eval(st, heap, s, ctx)?;
         let it = self.eval(st, heap, i, ctx)?;
@@ -432,7 +568,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.theory(TheoryOp::SeqIndex(*elem), vec![st_, it], e)
             }
             Type::Map(k, v) => {
-                let has = self.theory(TheoryOp::MapContainsKey(*k.clone(), *v.clone()), vec![it.clone(), st_.clone()], e)?;
+                let has = self.theory(
+                    TheoryOp::MapContainsKey(*k.clone(), *v.clone()),
+                    vec![it.clone(), st_.clone()],
+                    e,
+                )?;
                 let m = crate::errors::text_of(self.env.sources, s.span);
                 self.check(has, ctx, Reason::MapKeyContains(m), i)?;
                 self.theory(TheoryOp::MapLookup(*k, *v), vec![st_, it], e)
@@ -441,11 +581,29 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
     }
 
-    fn check_seq_index(&mut self, s: &Term, i: &Term, elem: Type, s_expr: &Expr, i_expr: &Expr, ctx: &ErrorContext) -> R<()> {
+    fn check_seq_index(
+        &mut self,
+        s: &Term,
+        i: &Term,
+        elem: Type,
+        s_expr: &Expr,
+        i_expr: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<()> {
         let text = crate::errors::text_of(self.env.sources, s_expr.span);
-        self.check(Term::ge(i.clone(), Term::int(0)), ctx, Reason::SeqIndexNegative(text.clone()), i_expr)?;
+        self.check(
+            Term::ge(i.clone(), Term::int(0)),
+            ctx,
+            Reason::SeqIndexNegative(text.clone()),
+            i_expr,
+        )?;
         let len = self.theory(TheoryOp::SeqLength(elem), vec![s.clone()], s_expr)?;
-        self.check(Term::lt(i.clone(), len), ctx, Reason::SeqIndexLength(text), i_expr)?;
+        self.check(
+            Term::lt(i.clone(), len),
+            ctx,
+            Reason::SeqIndexLength(text),
+            i_expr,
+        )?;
         Ok(())
     }
 
@@ -517,8 +675,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .map(|((_, c), (s, sort))| (c.clone(), Term::var(s.clone(), sort.clone())))
             .collect();
         let body_term = triggers::substitute(&body_term, &map);
-        let mut sets: Vec<Vec<Term>> =
-            sets.iter().map(|set| set.iter().map(|t| triggers::substitute(t, &map)).collect()).collect();
+        let mut sets: Vec<Vec<Term>> = sets
+            .iter()
+            .map(|set| set.iter().map(|t| triggers::substitute(t, &map)).collect())
+            .collect();
         let symbols: Vec<_> = vars.iter().map(|(s, _)| s.clone()).collect();
         sets.retain(|set| triggers::valid_pattern(&symbols, set));
         if sets.is_empty() && trigger_sets.is_empty() {
@@ -531,7 +691,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // Function postconditions met in the body hold for every value of the variables.
         for fact in facts {
             let fact = triggers::substitute(&fact, &map);
-            let mut fact_triggers = self.limited_triggers(triggers::infer(&symbols, &fact), e.span)?;
+            let mut fact_triggers =
+                self.limited_triggers(triggers::infer(&symbols, &fact), e.span)?;
             if fact_triggers.is_empty() {
                 fact_triggers = sets.clone();
             }
@@ -550,12 +711,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
 impl<'e, 'a> Verifier<'e, 'a> {
     /// A pattern no term ever matches: an application of an otherwise unused function.
-    fn never_pattern(&mut self, vars: &[(germanium_smt::Symbol, Sort)], span: germanium_syntax::Span) -> R<Vec<Term>> {
+    fn never_pattern(
+        &mut self,
+        vars: &[(germanium_smt::Symbol, Sort)],
+        span: germanium_syntax::Span,
+    ) -> R<Vec<Term>> {
         let sorts: Vec<Sort> = vars.iter().map(|(_, s)| s.clone()).collect();
         let name = germanium_smt::Symbol::user(&format!("sx.never{}", self.declared.len()));
         let decl = germanium_smt::FunDecl::new(name, sorts, Sort::Bool);
         self.ensure_declared(&decl, span)?;
-        let args = vars.iter().map(|(s, sort)| Term::var(s.clone(), sort.clone())).collect();
+        let args = vars
+            .iter()
+            .map(|(s, sort)| Term::var(s.clone(), sort.clone()))
+            .collect();
         Ok(vec![Term::app(&decl, args)])
     }
 
@@ -570,7 +738,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.assume(Term::eq(name, value.clone()), span)
     }
 
-    fn limited_triggers(&mut self, sets: Vec<Vec<Term>>, span: germanium_syntax::Span) -> R<Vec<Vec<Term>>> {
+    fn limited_triggers(
+        &mut self,
+        sets: Vec<Vec<Term>>,
+        span: germanium_syntax::Span,
+    ) -> R<Vec<Vec<Term>>> {
         let mut out = Vec::new();
         for set in sets {
             let mut limited = Vec::new();
@@ -584,7 +756,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// Evaluation during consumption: reads see `eval_heap` (the heap before the
     /// consumption), `perm(..)` sees what is left now.
-    pub fn eval_consuming(&mut self, st: &State, eval_heap: &Heap, e: &Expr, ctx: &ErrorContext) -> R<Term> {
+    pub fn eval_consuming(
+        &mut self,
+        st: &State,
+        eval_heap: &Heap,
+        e: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
         let saved = self.perm_heap.replace(st.heap.clone());
         let r = self.eval(st, eval_heap, e, ctx);
         self.perm_heap = saved;

@@ -33,14 +33,26 @@ impl<'e, 'a> Verifier<'e, 'a> {
             if let StmtKind::Label(name, _) = &first.kind {
                 if let Some(&end_id) = self.loop_heads.get(&name.name) {
                     let index = stmts.len() - rest.len();
-                    let Some(end) = stmts.iter().position(|x| x.id == end_id).filter(|e| *e >= index) else {
+                    let Some(end) = stmts
+                        .iter()
+                        .position(|x| x.id == end_id)
+                        .filter(|e| *e >= index)
+                    else {
                         return Err(self.unsupported(first.span, "this loop made of labels"));
                     };
                     return self.exec_label_loop(st, stmts, index, end, k);
                 }
             }
-            if matches!(first.kind, StmtKind::Block(_) | StmtKind::If { .. } | StmtKind::While { .. } | StmtKind::Goto(_)) {
-                return self.exec_stmt(st, first, &mut |v: &mut Verifier<'e, 'a>, s| v.exec_seq(s, tail, k));
+            if matches!(
+                first.kind,
+                StmtKind::Block(_)
+                    | StmtKind::If { .. }
+                    | StmtKind::While { .. }
+                    | StmtKind::Goto(_)
+            ) {
+                return self.exec_stmt(st, first, &mut |v: &mut Verifier<'e, 'a>, s| {
+                    v.exec_seq(s, tail, k)
+                });
             }
             self.step(&mut st, first)?;
             rest = tail;
@@ -51,26 +63,42 @@ impl<'e, 'a> Verifier<'e, 'a> {
     fn exec_stmt(&mut self, mut st: State, s: &Stmt, k: &mut Cont<'_, 'e, 'a>) -> R<()> {
         match &s.kind {
             StmtKind::Block(b) => self.exec_seq(st, &b.stmts, k),
-            StmtKind::If { cond, then, otherwise } => {
-                let ctx = ErrorContext::at("if.failed", cond.span, "Conditional statement might fail.");
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let ctx =
+                    ErrorContext::at("if.failed", cond.span, "Conditional statement might fail.");
                 let heap = st.heap.clone();
                 let c = self.eval(&st, &heap, cond, &ctx)?;
                 let empty = Vec::new();
-                let branches = [(c.clone(), &then.stmts), (Term::not(c), otherwise.as_ref().map_or(&empty, |b| &b.stmts))];
+                let branches = [
+                    (c.clone(), &then.stmts),
+                    (
+                        Term::not(c),
+                        otherwise.as_ref().map_or(&empty, |b| &b.stmts),
+                    ),
+                ];
                 for (guard, stmts) in branches {
                     if !self.feasible(guard.clone(), s.span)? {
                         continue;
                     }
                     self.push(s.span)?;
-                    let r = self.assume(guard, s.span).and_then(|_| self.exec_seq(st.clone(), stmts, k));
+                    let r = self
+                        .assume(guard, s.span)
+                        .and_then(|_| self.exec_seq(st.clone(), stmts, k));
                     self.pop(s.span)?;
                     path_end(r)?;
                 }
                 Ok(())
             }
-            StmtKind::While { cond, invariants, decreases, body } => {
-                self.exec_while(st, s, cond, invariants, decreases, &body.stmts, k)
-            }
+            StmtKind::While {
+                cond,
+                invariants,
+                decreases,
+                body,
+            } => self.exec_while(st, s, cond, invariants, decreases, &body.stmts, k),
             StmtKind::Goto(label) => {
                 if !self.feasible(Term::tt(), s.span)? {
                     return Ok(());
@@ -104,13 +132,23 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 }
                 if let (Some(e), Some(var)) = (init, last) {
                     // `var x, y := m(..)`: a declaration, then a call assigning to the variables.
-                    if let (ExprKind::Call(_, args), Some(CallTarget::Method(m))) = (&e.kind, self.env.sem.call(e.id).cloned()) {
-                        let vars: Option<Vec<VarId>> = (0..decls.len()).map(|i| self.env.sem.binders.get(&(s.id, i)).copied()).collect();
-                        let Some(vars) = vars else { return Err(self.unsupported(s.span, "this declaration")) };
-                        let targets: Vec<crate::call_targets::ResultTarget> = vars.into_iter().map(crate::call_targets::ResultTarget::Local).collect();
+                    if let (ExprKind::Call(_, args), Some(CallTarget::Method(m))) =
+                        (&e.kind, self.env.sem.call(e.id).cloned())
+                    {
+                        let vars: Option<Vec<VarId>> = (0..decls.len())
+                            .map(|i| self.env.sem.binders.get(&(s.id, i)).copied())
+                            .collect();
+                        let Some(vars) = vars else {
+                            return Err(self.unsupported(s.span, "this declaration"));
+                        };
+                        let targets: Vec<crate::call_targets::ResultTarget> = vars
+                            .into_iter()
+                            .map(crate::call_targets::ResultTarget::Local)
+                            .collect();
                         return self.call_method(st, s, &m, args, &targets);
                     }
-                    let ctx = ErrorContext::at("assignment.failed", s.span, "Assignment might fail.");
+                    let ctx =
+                        ErrorContext::at("assignment.failed", s.span, "Assignment might fail.");
                     let heap = st.heap.clone();
                     let t = self.eval(st, &heap, e, &ctx)?;
                     let t = self.name_value(t, s)?;
@@ -160,7 +198,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.assume(Term::not(Term::eq(r.clone(), self.env.null())), s.span)?;
                 // A new object differs from every reference the state knows.
                 let mut known = st.heap.receivers();
-                let values = st.store.values().chain(st.heap.chunks.iter().map(|c| c.value()));
+                let values = st
+                    .store
+                    .values()
+                    .chain(st.heap.chunks.iter().map(|c| c.value()));
                 for t in values.chain(self.bound.iter().map(|(_, t)| t)) {
                     if *t.sort() == self.env.ref_sort && !known.contains(t) {
                         known.push(t.clone());
@@ -181,7 +222,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             StmtKind::Label(name, invariants) => {
                 // Not a loop head: its invariants are checked like assertions.
-                let ctx = ErrorContext::at_conjunct("invariant.not.established", "Loop invariant might not hold on entry.");
+                let ctx = ErrorContext::at_conjunct(
+                    "invariant.not.established",
+                    "Loop invariant might not hold on entry.",
+                );
                 let mut scratch = st.clone();
                 for inv in invariants {
                     self.consume(&mut scratch, &st.heap, inv, &ctx.for_clause(inv))?;
@@ -218,21 +262,35 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             StmtKind::Refute(a) => self.refute(st, s, a),
             StmtKind::Quasihavoc(cond, res) => self.quasihavoc(st, s, cond.as_ref(), res),
-            StmtKind::Quasihavocall(vars, cond, res) => self.quasihavocall(st, s, vars.len(), cond.as_ref(), res),
+            StmtKind::Quasihavocall(vars, cond, res) => {
+                self.quasihavocall(st, s, vars.len(), cond.as_ref(), res)
+            }
             StmtKind::Fold(a) => {
                 let text = crate::errors::text_of(self.env.sources, a.span);
-                let ctx = ErrorContext::at("fold.failed", s.span, format!("Folding {text} might fail."));
+                let ctx =
+                    ErrorContext::at("fold.failed", s.span, format!("Folding {text} might fail."));
                 self.fold(st, a, &ctx)
             }
             StmtKind::Unfold(a) => {
                 let text = crate::errors::text_of(self.env.sources, a.span);
-                let ctx = ErrorContext::at("unfold.failed", s.span, format!("Unfolding {text} might fail."));
+                let ctx = ErrorContext::at(
+                    "unfold.failed",
+                    s.span,
+                    format!("Unfolding {text} might fail."),
+                );
                 let heap = st.heap.clone();
                 self.unfold(st, &heap, a, &ctx)
             }
-            StmtKind::Package(..) | StmtKind::Apply(_) => Err(self.unsupported(s.span, "magic wands")),
-            StmtKind::MacroRef(_) | StmtKind::Define(_) => Err(self.unsupported(s.span, "an unexpanded macro")),
-            StmtKind::Block(_) | StmtKind::If { .. } | StmtKind::While { .. } | StmtKind::Goto(_) => {
+            StmtKind::Package(..) | StmtKind::Apply(_) => {
+                Err(self.unsupported(s.span, "magic wands"))
+            }
+            StmtKind::MacroRef(_) | StmtKind::Define(_) => {
+                Err(self.unsupported(s.span, "an unexpanded macro"))
+            }
+            StmtKind::Block(_)
+            | StmtKind::If { .. }
+            | StmtKind::While { .. }
+            | StmtKind::Goto(_) => {
                 unreachable!("branching statements are handled by exec_stmt")
             }
         }
@@ -262,7 +320,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
     }
 
-    fn call_method(&mut self, st: &mut State, s: &Stmt, name: &str, args: &[Expr], targets: &[crate::call_targets::ResultTarget<'_>]) -> R<()> {
+    fn call_method(
+        &mut self,
+        st: &mut State,
+        s: &Stmt,
+        name: &str,
+        args: &[Expr],
+        targets: &[crate::call_targets::ResultTarget<'_>],
+    ) -> R<()> {
         let Some(callee) = self.env.methods.get(name).copied() else {
             return Err(self.unsupported(s.span, "an unknown method"));
         };
@@ -284,7 +349,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
         }
         let result = self.call_bound(st, s, name, callee, &info.returns, heap);
-        let returned: Vec<Term> = self.bound.drain(depth..).skip(info.params.len()).map(|(_, t)| t).collect();
+        let returned: Vec<Term> = self
+            .bound
+            .drain(depth..)
+            .skip(info.params.len())
+            .map(|(_, t)| t)
+            .collect();
         result?;
         self.assign_call_results(st, s, targets, returned)
     }
@@ -298,7 +368,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         returns: &[VarId],
         pre_heap: Heap,
     ) -> R<()> {
-        let pre_ctx = ErrorContext::at("call.precondition", s.span, format!("The precondition of method {name} might not hold."));
+        let pre_ctx = ErrorContext::at(
+            "call.precondition",
+            s.span,
+            format!("The precondition of method {name} might not hold."),
+        );
         for pre in &callee.contract.requires {
             self.consume(st, &pre_heap, pre, &pre_ctx)?;
         }
@@ -357,8 +431,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     let ctx = ErrorContext::at("refute.failed", s.span, "Refute might fail.");
                     self.report(&ctx, Reason::RefutationTrue, a);
                 }
-                StmtKind::Block(b) | StmtKind::While { body: b, .. } => self.report_refutations(&b.stmts),
-                StmtKind::If { then, otherwise, .. } => {
+                StmtKind::Block(b) | StmtKind::While { body: b, .. } => {
+                    self.report_refutations(&b.stmts)
+                }
+                StmtKind::If {
+                    then, otherwise, ..
+                } => {
                     self.report_refutations(&then.stmts);
                     if let Some(o) = otherwise {
                         self.report_refutations(&o.stmts);
@@ -378,16 +456,26 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut to_goto = Vec::new();
         let mut to_label = Vec::new();
         path_to(&body.stmts, &|x: &Stmt| x.id == s.id, &mut to_goto);
-        path_to(&body.stmts, &|x: &Stmt| matches!(&x.kind, StmtKind::Label(l, _) if l.name == label), &mut to_label);
+        path_to(
+            &body.stmts,
+            &|x: &Stmt| matches!(&x.kind, StmtKind::Label(l, _) if l.name == label),
+            &mut to_label,
+        );
         let Some(k) = to_label.len().checked_sub(1) else {
             return Err(self.unsupported(s.span, "`goto` to this label"));
         };
-        let same_level = |a: &(&[Stmt], usize), b: &(&[Stmt], usize)| std::ptr::eq(a.0, b.0) && a.1 == b.1;
+        let same_level =
+            |a: &(&[Stmt], usize), b: &(&[Stmt], usize)| std::ptr::eq(a.0, b.0) && a.1 == b.1;
         let forward_out = to_goto.len() > k
-            && to_label[..k].iter().zip(&to_goto[..k]).all(|(a, b)| same_level(a, b))
+            && to_label[..k]
+                .iter()
+                .zip(&to_goto[..k])
+                .all(|(a, b)| same_level(a, b))
             && std::ptr::eq(to_label[k].0, to_goto[k].0)
             && to_label[k].1 > to_goto[k].1
-            && !to_label[..k].iter().any(|(list, i)| matches!(list[*i].kind, StmtKind::While { .. }));
+            && !to_label[..k]
+                .iter()
+                .any(|(list, i)| matches!(list[*i].kind, StmtKind::While { .. }));
         if !forward_out {
             // Jumps back would make loops without invariants, which Viper verifies as loops.
             return Err(self.unsupported(s.span, "`goto` backwards or into a nested block or loop"));
@@ -395,14 +483,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if self.gotos_on_path >= MAX_GOTOS_PER_PATH {
             return Err(self.unsupported(s.span, "loops made of labels and `goto`"));
         }
-        let exited = to_goto[k..to_goto.len() - 1].iter().filter(|(list, i)| matches!(list[*i].kind, StmtKind::While { .. })).count();
+        let exited = to_goto[k..to_goto.len() - 1]
+            .iter()
+            .filter(|(list, i)| matches!(list[*i].kind, StmtKind::While { .. }))
+            .count();
         if exited > self.loop_frames.len() {
             return Err(self.unsupported(s.span, "this `goto`"));
         }
         let kept = self.loop_frames.len() - exited;
         let frames: Vec<Heap> = self.loop_frames.drain(kept..).collect();
         // Loops made of labels whose bodies the target lies outside of are left too.
-        let inside = self.label_loops.iter().take_while(|l| l.contains(&to_label)).count();
+        let inside = self
+            .label_loops
+            .iter()
+            .take_while(|l| l.contains(&to_label))
+            .count();
         let left_label_loops = self.label_loops.split_off(inside);
         for lp in left_label_loops.iter().rev() {
             for c in &lp.frame.chunks {
@@ -436,9 +531,20 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// Runs `list[from..]`, then the rest of `outer`. If that starts inside the body of a
     /// loop made of labels, running past the body's end leaves the loop (its frame comes
     /// back) as it does on the ordinary path.
-    fn run_from(&mut self, st: State, list: &[Stmt], from: usize, outer: &[(&[Stmt], usize)]) -> R<()> {
-        let inside = list.get(from).and_then(|first| self.label_loops.iter().rposition(|l| l.body.contains(&first.id)));
-        let end = inside.and_then(|pos| list.iter().position(|x| x.id == self.label_loops[pos].last));
+    fn run_from(
+        &mut self,
+        st: State,
+        list: &[Stmt],
+        from: usize,
+        outer: &[(&[Stmt], usize)],
+    ) -> R<()> {
+        let inside = list.get(from).and_then(|first| {
+            self.label_loops
+                .iter()
+                .rposition(|l| l.body.contains(&first.id))
+        });
+        let end =
+            inside.and_then(|pos| list.iter().position(|x| x.id == self.label_loops[pos].last));
         if let (Some(pos), Some(end)) = (inside, end) {
             let lp = self.label_loops[pos].clone();
             let body = &list[from..=end.max(from)];
@@ -453,7 +559,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             });
         }
         let rest = &list[from.min(list.len())..];
-        self.exec_seq(st, rest, &mut |v: &mut Verifier<'e, 'a>, st2| v.resume(st2, outer))
+        self.exec_seq(st, rest, &mut |v: &mut Verifier<'e, 'a>, st2| {
+            v.resume(st2, outer)
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -471,10 +579,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut frame = self.establish_invariants(&st, invariants)?;
         let mut modified = HashSet::new();
         assigned_vars(self.env.sem, body, &mut modified);
-        let wellformed = ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
+        let wellformed =
+            ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
         let while_ctx = ErrorContext::at("while.failed", cond.span, "While statement might fail.");
         // The body, from an arbitrary state satisfying the invariant and the condition.
-        let mut inner = State { store: st.store.clone(), heap: Heap::new(), old_heaps: st.old_heaps.clone() };
+        let mut inner = State {
+            store: st.store.clone(),
+            heap: Heap::new(),
+            old_heaps: st.old_heaps.clone(),
+        };
         self.havoc(&mut inner, &modified, s)?;
         self.push(s.span)?;
         self.loop_frames.push(frame.heap.clone());
@@ -490,22 +603,29 @@ impl<'e, 'a> Verifier<'e, 'a> {
             } else {
                 Vec::new()
             };
-            let preserved = ErrorContext::at_conjunct("invariant.not.preserved", "Loop invariant might not be preserved.");
-            self.exec_seq(inner, body, &mut |v: &mut Verifier<'e, 'a>, mut end: State| {
-                if !start.is_empty() {
-                    v.loop_measures_at_end(&end, decreases, cond, &start)?;
-                }
-                let heap = end.heap.clone();
-                v.lenient_reads = true;
-                let r = (|| -> R<()> {
-                    for inv in invariants {
-                        v.consume(&mut end, &heap, inv, &preserved.for_clause(inv))?;
+            let preserved = ErrorContext::at_conjunct(
+                "invariant.not.preserved",
+                "Loop invariant might not be preserved.",
+            );
+            self.exec_seq(
+                inner,
+                body,
+                &mut |v: &mut Verifier<'e, 'a>, mut end: State| {
+                    if !start.is_empty() {
+                        v.loop_measures_at_end(&end, decreases, cond, &start)?;
                     }
-                    Ok(())
-                })();
-                v.lenient_reads = false;
-                r
-            })
+                    let heap = end.heap.clone();
+                    v.lenient_reads = true;
+                    let r = (|| -> R<()> {
+                        for inv in invariants {
+                            v.consume(&mut end, &heap, inv, &preserved.for_clause(inv))?;
+                        }
+                        Ok(())
+                    })();
+                    v.lenient_reads = false;
+                    r
+                },
+            )
         })();
         self.loop_frames.pop();
         self.pop(s.span)?;
@@ -538,7 +658,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
 /// The (statement list, index) pairs leading from `stmts` down to the first statement
 /// satisfying `wanted`, outermost first; empty if there is none.
-pub(crate) fn path_to<'x>(stmts: &'x [Stmt], wanted: &dyn Fn(&Stmt) -> bool, out: &mut Vec<(&'x [Stmt], usize)>) -> bool {
+pub(crate) fn path_to<'x>(
+    stmts: &'x [Stmt],
+    wanted: &dyn Fn(&Stmt) -> bool,
+    out: &mut Vec<(&'x [Stmt], usize)>,
+) -> bool {
     for (i, s) in stmts.iter().enumerate() {
         out.push((stmts, i));
         if wanted(s) {
@@ -546,8 +670,13 @@ pub(crate) fn path_to<'x>(stmts: &'x [Stmt], wanted: &dyn Fn(&Stmt) -> bool, out
         }
         let found = match &s.kind {
             StmtKind::Block(b) | StmtKind::While { body: b, .. } => path_to(&b.stmts, wanted, out),
-            StmtKind::If { then, otherwise, .. } => {
-                path_to(&then.stmts, wanted, out) || otherwise.as_ref().is_some_and(|o| path_to(&o.stmts, wanted, out))
+            StmtKind::If {
+                then, otherwise, ..
+            } => {
+                path_to(&then.stmts, wanted, out)
+                    || otherwise
+                        .as_ref()
+                        .is_some_and(|o| path_to(&o.stmts, wanted, out))
             }
             _ => false,
         };
@@ -561,7 +690,11 @@ pub(crate) fn path_to<'x>(stmts: &'x [Stmt], wanted: &dyn Fn(&Stmt) -> bool, out
 
 /// Variables a statement list may assign. Statements after a `goto` up to the next label
 /// cannot run (as Viper's control-flow graph has it: they belong to no loop).
-pub(crate) fn assigned_vars(sem: &germanium_semantics::Semantics, stmts: &[Stmt], out: &mut HashSet<VarId>) {
+pub(crate) fn assigned_vars(
+    sem: &germanium_semantics::Semantics,
+    stmts: &[Stmt],
+    out: &mut HashSet<VarId>,
+) {
     let target = |e: &Expr, out: &mut HashSet<VarId>| {
         if let ExprKind::Ident(_) = e.kind {
             if let Some(v) = sem.idents.get(e.id.0 as usize).copied().flatten() {
@@ -578,7 +711,9 @@ pub(crate) fn assigned_vars(sem: &germanium_semantics::Semantics, stmts: &[Stmt]
             StmtKind::Assign(targets, _) => targets.iter().for_each(|t| target(t, out)),
             StmtKind::New(t, _) => target(t, out),
             StmtKind::Block(b) => assigned_vars(sem, &b.stmts, out),
-            StmtKind::If { then, otherwise, .. } => {
+            StmtKind::If {
+                then, otherwise, ..
+            } => {
                 assigned_vars(sem, &then.stmts, out);
                 if let Some(o) = otherwise {
                     assigned_vars(sem, &o.stmts, out);
@@ -595,8 +730,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// returns the frame: `st` without what the invariants consumed. Well-definedness of the
     /// invariants is checked on the body's entry state, so reads here need no permission of
     /// their own (as in Viper's Carbon).
-    pub(crate) fn establish_invariants<'x>(&mut self, st: &State, invariants: impl IntoIterator<Item = &'x Expr>) -> R<State> {
-        let established = ErrorContext::at_conjunct("invariant.not.established", "Loop invariant might not hold on entry.");
+    pub(crate) fn establish_invariants<'x>(
+        &mut self,
+        st: &State,
+        invariants: impl IntoIterator<Item = &'x Expr>,
+    ) -> R<State> {
+        let established = ErrorContext::at_conjunct(
+            "invariant.not.established",
+            "Loop invariant might not hold on entry.",
+        );
         let mut frame = st.clone();
         self.lenient_reads = true;
         let entry = (|| -> R<()> {

@@ -25,7 +25,9 @@ pub(crate) struct ResourcePattern<'x> {
 /// `None` if some variable is not one of the arguments (then the instances it ranges over
 /// cannot be read off the chunks).
 pub(crate) fn binding_positions(arg_vars: &[Option<VarId>], vars: &[VarId]) -> Option<Vec<usize>> {
-    vars.iter().map(|v| arg_vars.iter().position(|a| *a == Some(*v))).collect()
+    vars.iter()
+        .map(|v| arg_vars.iter().position(|a| *a == Some(*v)))
+        .collect()
 }
 
 /// The arguments of a chunk: the receiver of a field chunk, the arguments of a predicate's.
@@ -38,14 +40,28 @@ pub(crate) fn chunk_args(chunk: &Chunk) -> Vec<Term> {
 
 impl<'e, 'a> Verifier<'e, 'a> {
     /// The field location or predicate instance `resource` names.
-    pub(crate) fn resource_pattern<'x>(&mut self, resource: &'x Expr, what: &str) -> R<ResourcePattern<'x>> {
+    pub(crate) fn resource_pattern<'x>(
+        &mut self,
+        resource: &'x Expr,
+        what: &str,
+    ) -> R<ResourcePattern<'x>> {
         if let Some(pa) = self.as_predicate_access(resource) {
             if pa.amount.is_none() {
-                return Ok(ResourcePattern { name: pa.name, predicate: true, args: pa.args.iter().collect() });
+                return Ok(ResourcePattern {
+                    name: pa.name,
+                    predicate: true,
+                    args: pa.args.iter().collect(),
+                });
             }
         }
-        if let (ExprKind::FieldAccess(rcv, _), Some(FieldTarget::Field(f))) = (&resource.kind, self.env.sem.field_access(resource.id)) {
-            return Ok(ResourcePattern { name: f.clone(), predicate: false, args: vec![&**rcv] });
+        if let (ExprKind::FieldAccess(rcv, _), Some(FieldTarget::Field(f))) =
+            (&resource.kind, self.env.sem.field_access(resource.id))
+        {
+            return Ok(ResourcePattern {
+                name: f.clone(),
+                predicate: false,
+                args: vec![&**rcv],
+            });
         }
         if matches!(resource.kind, ExprKind::Binary(BinaryOp::Wand, ..)) {
             return Err(self.unsupported(resource.span, format!("{what} over magic wands")));
@@ -64,16 +80,35 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// Whether two argument lists of `pattern`'s resource name the same location or
     /// instance (as Viper values).
-    pub(crate) fn pattern_args_equal(&self, pattern: &ResourcePattern<'_>, a: &[Term], b: &[Term]) -> Term {
+    pub(crate) fn pattern_args_equal(
+        &self,
+        pattern: &ResourcePattern<'_>,
+        a: &[Term],
+        b: &[Term],
+    ) -> Term {
         if pattern.predicate {
             self.args_equal(&pattern.name, a, b)
         } else {
-            Term::and(a.iter().zip(b).map(|(x, y)| Term::eq(x.clone(), y.clone())).collect::<Vec<_>>())
+            Term::and(
+                a.iter()
+                    .zip(b)
+                    .map(|(x, y)| Term::eq(x.clone(), y.clone()))
+                    .collect::<Vec<_>>(),
+            )
         }
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn eval_forperm(&mut self, st: &State, heap: &Heap, e: &Expr, n_vars: usize, resources: &[Expr], body: &Expr, ctx: &ErrorContext) -> R<Term> {
+    pub(crate) fn eval_forperm(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        e: &Expr,
+        n_vars: usize,
+        resources: &[Expr],
+        body: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
         let mut vars = Vec::new();
         for i in 0..n_vars {
             match self.env.sem.binders.get(&(e.id, i)).copied() {
@@ -86,17 +121,29 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut parts = Vec::new();
         for resource in resources {
             let pattern = self.resource_pattern(resource, "`forperm`")?;
-            let arg_vars: Vec<Option<VarId>> = pattern.args.iter().map(|a| self.plain_variable(a)).collect();
+            let arg_vars: Vec<Option<VarId>> = pattern
+                .args
+                .iter()
+                .map(|a| self.plain_variable(a))
+                .collect();
             let Some(positions) = binding_positions(&arg_vars, &vars) else {
-                return Err(self.unsupported(resource.span, "a `forperm` whose variables are not arguments of the resource"));
+                return Err(self.unsupported(
+                    resource.span,
+                    "a `forperm` whose variables are not arguments of the resource",
+                ));
             };
             for i in Self::pattern_chunks(&current, &pattern) {
                 let chunk = current.chunks[i].clone();
                 let held = chunk.perm().is_positive();
                 let actual = chunk_args(&chunk);
                 let depth = self.bound.len();
-                self.bound.extend(vars.iter().zip(&positions).map(|(v, p)| (*v, actual[*p].clone())));
-                let part = self.forperm_instance(st, &current, &pattern, &positions, &actual, held, body, ctx);
+                self.bound.extend(
+                    vars.iter()
+                        .zip(&positions)
+                        .map(|(v, p)| (*v, actual[*p].clone())),
+                );
+                let part = self
+                    .forperm_instance(st, &current, &pattern, &positions, &actual, held, body, ctx);
                 self.bound.truncate(depth);
                 parts.push(part?);
             }
@@ -147,7 +194,10 @@ mod tests {
     #[test]
     fn each_variable_is_read_off_its_first_position() {
         let (a, b) = (VarId(0), VarId(1));
-        assert_eq!(binding_positions(&[Some(b), None, Some(a), Some(b)], &[a, b]), Some(vec![2, 0]));
+        assert_eq!(
+            binding_positions(&[Some(b), None, Some(a), Some(b)], &[a, b]),
+            Some(vec![2, 0])
+        );
         assert_eq!(binding_positions(&[Some(a), Some(a)], &[a]), Some(vec![0]));
     }
 

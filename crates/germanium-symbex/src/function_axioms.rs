@@ -45,7 +45,9 @@ fn mentions_other_fresh(t: &Term, allowed: &[Term]) -> bool {
             return true;
         }
     }
-    t.children().into_iter().any(|c| mentions_other_fresh(c, allowed))
+    t.children()
+        .into_iter()
+        .any(|c| mentions_other_fresh(c, allowed))
 }
 
 fn mentions(t: &Term, x: &Term) -> bool {
@@ -64,7 +66,10 @@ fn fix_wildcards(tr: &mut Translation) {
     if found.is_empty() {
         return;
     }
-    let map: HashMap<Term, Term> = found.into_iter().map(|w| (w, Term::real(1, 1000))).collect();
+    let map: HashMap<Term, Term> = found
+        .into_iter()
+        .map(|w| (w, Term::real(1, 1000)))
+        .collect();
     let fix = |t: &Term| triggers::substitute(t, &map);
     tr.pre = tr.pre.iter().map(fix).collect();
     tr.post = tr.post.iter().map(fix).collect();
@@ -74,7 +79,12 @@ fn fix_wildcards(tr: &mut Translation) {
 fn collect_wildcards(t: &Term, out: &mut Vec<Term>) {
     if let TermKind::App(decl, args) = t.kind() {
         let name = decl.name();
-        if args.is_empty() && name.is_fresh() && name.as_str().starts_with("sx.wildcard@") && *t.sort() == Sort::Real && !out.contains(t) {
+        if args.is_empty()
+            && name.is_fresh()
+            && name.as_str().starts_with("sx.wildcard@")
+            && *t.sort() == Sort::Real
+            && !out.contains(t)
+        {
             out.push(t.clone());
         }
     }
@@ -97,27 +107,48 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     continue;
                 }
             };
-            let Some(info) = self.env.sem.functions.get(&f.name.name).cloned() else { continue };
+            let Some(info) = self.env.sem.functions.get(&f.name.name).cloned() else {
+                continue;
+            };
             let mut vars = vec![(Symbol::user("sx.s"), self.env.snap.sort.clone())];
             for (i, p) in info.params.iter().enumerate() {
                 let ty = self.env.sem.var(*p).ty.clone();
-                let Ok(sort) = self.env.sort_of(&ty) else { continue };
+                let Ok(sort) = self.env.sort_of(&ty) else {
+                    continue;
+                };
                 vars.push((Symbol::user(&format!("sx.x{i}")), sort));
             }
             if vars.len() != info.params.len() + 1 {
                 continue;
             }
-            let var_terms: Vec<Term> = vars.iter().map(|(s, sort)| Term::var(s.clone(), sort.clone())).collect();
+            let var_terms: Vec<Term> = vars
+                .iter()
+                .map(|(s, sort)| Term::var(s.clone(), sort.clone()))
+                .collect();
             let app = Term::app(&unlimited, var_terms.clone());
             let lapp = Term::app(&limited, var_terms.clone());
-            self.assume(Term::forall(vars.clone(), Term::eq(app.clone(), lapp.clone()), vec![vec![app.clone()]]), span)?;
+            self.assume(
+                Term::forall(
+                    vars.clone(),
+                    Term::eq(app.clone(), lapp.clone()),
+                    vec![vec![app.clone()]],
+                ),
+                span,
+            )?;
             // `f%stateless(xs)`: f was applied to xs in some state.
             let stateless_sorts: Vec<Sort> = vars[1..].iter().map(|(_, s)| s.clone()).collect();
-            let stateless = FunDecl::new(Symbol::user(&format!("sx.fns.{}", f.name.name)), stateless_sorts, Sort::Bool);
+            let stateless = FunDecl::new(
+                Symbol::user(&format!("sx.fns.{}", f.name.name)),
+                stateless_sorts,
+                Sort::Bool,
+            );
             self.ensure_declared(&stateless, span)?;
             let sapp = Term::app(&stateless, var_terms[1..].to_vec());
             if vars.len() > 1 {
-                self.assume(Term::forall(vars.clone(), sapp.clone(), vec![vec![lapp.clone()]]), span)?;
+                self.assume(
+                    Term::forall(vars.clone(), sapp.clone(), vec![vec![lapp.clone()]]),
+                    span,
+                )?;
             }
             let translation = self.translate_function(f, &lapp);
             self.errors.clear();
@@ -131,10 +162,22 @@ impl<'e, 'a> Verifier<'e, 'a> {
             // Only conjuncts about the result: one about the parameters alone may rest on the
             // precondition's permissions (e.g. a predicate whose body is false), which the
             // axiom cannot state; applications assume those from the contract.
-            let about_result: Vec<Term> = tr.post.iter().filter(|t| mentions(t, &tr.result)).cloned().collect();
+            let about_result: Vec<Term> = tr
+                .post
+                .iter()
+                .filter(|t| mentions(t, &tr.result))
+                .cloned()
+                .collect();
             if !about_result.is_empty() && posts.contains(&f.name.name) {
                 let post = triggers::substitute(&Term::and(about_result), &map);
-                self.assume(Term::forall(vars.clone(), Term::implies(pre.clone(), post), vec![vec![lapp.clone()]]), span)?;
+                self.assume(
+                    Term::forall(
+                        vars.clone(),
+                        Term::implies(pre.clone(), post),
+                        vec![vec![lapp.clone()]],
+                    ),
+                    span,
+                )?;
             }
             let Some(body) = tr.body else { continue };
             let body = triggers::substitute(&body, &map);
@@ -144,11 +187,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
             if vars.len() > 1 && !self.env.opaque.contains(&f.name.name) {
                 for (name, snap, args) in &tr.unfoldings {
                     let snap = triggers::substitute(snap, &map);
-                    let args: Vec<Term> = args.iter().map(|a| triggers::substitute(a, &map)).collect();
+                    let args: Vec<Term> =
+                        args.iter().map(|a| triggers::substitute(a, &map)).collect();
                     if !mentions(&snap, &var_terms[0]) {
                         continue;
                     }
-                    let Ok(ptrig) = self.predicate_trigger(name, snap, args, span) else { continue };
+                    let Ok(ptrig) = self.predicate_trigger(name, snap, args, span) else {
+                        continue;
+                    };
                     let set = vec![sapp.clone(), ptrig];
                     let symbols: Vec<Symbol> = vars.iter().map(|(s, _)| s.clone()).collect();
                     if triggers::valid_pattern(&symbols, &set) && !trigger_sets.contains(&set) {
@@ -156,7 +202,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     }
                 }
             }
-            self.assume(Term::forall(vars, Term::implies(pre, Term::eq(app, body)), trigger_sets), span)?;
+            self.assume(
+                Term::forall(vars, Term::implies(pre, Term::eq(app, body)), trigger_sets),
+                span,
+            )?;
             self.defined.insert(f.name.name.clone());
         }
         self.errors.clear();
@@ -167,9 +216,18 @@ impl<'e, 'a> Verifier<'e, 'a> {
     fn translate_function(&mut self, f: &'a Function, lapp_shape: &Term) -> Option<Translation> {
         let span = f.name.span;
         self.push(span).ok()?;
-        let saved = (self.checking, self.in_axiom, std::mem::take(&mut self.axiom_unfoldings), self.exhale_parts);
+        let saved = (
+            self.checking,
+            self.in_axiom,
+            std::mem::take(&mut self.axiom_unfoldings),
+            self.exhale_parts,
+        );
         let caller = self.current_function.replace(f.name.name.clone());
-        self.axiom_trigger_unfoldings = crate::unrolling_triggers::recursive_unfoldings(f, self.env.sem, &self.env.function_call_graph);
+        self.axiom_trigger_unfoldings = crate::unrolling_triggers::recursive_unfoldings(
+            f,
+            self.env.sem,
+            &self.env.function_call_graph,
+        );
         self.checking = false;
         self.in_axiom = true;
         // The definition is read from the precondition's inhale parts.
@@ -205,8 +263,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Some(tr)
     }
 
-    fn translate_in_scope(&mut self, f: &'a Function, lapp_shape: &Term, span: Span) -> R<Option<Translation>> {
-        let Some(info) = self.env.sem.functions.get(&f.name.name).cloned() else { return Ok(None) };
+    fn translate_in_scope(
+        &mut self,
+        f: &'a Function,
+        lapp_shape: &Term,
+        span: Span,
+    ) -> R<Option<Translation>> {
+        let Some(info) = self.env.sem.functions.get(&f.name.name).cloned() else {
+            return Ok(None);
+        };
         let snap = self.fresh("s", self.env.snap.sort.clone(), span)?;
         let mut params = Vec::new();
         for p in &info.params {
@@ -218,7 +283,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let ctx = ErrorContext::at("function.not.wellformed", span, "");
         let mut st = State::default();
-        let impure: Vec<bool> = f.contract.requires.iter().map(|pre| is_impure(self.env.sem, pre)).collect();
+        let impure: Vec<bool> = f
+            .contract
+            .requires
+            .iter()
+            .map(|pre| is_impure(self.env.sem, pre))
+            .collect();
         let count = impure.iter().filter(|b| **b).count();
         let mut parts = self.env.snap.split(&snap, count).into_iter();
         for (pre, impure) in f.contract.requires.iter().zip(impure) {
@@ -261,6 +331,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             None => None,
         };
-        Ok(Some(Translation { snap, params, pre, body, post, result: lapp, unfoldings: Vec::new() }))
+        Ok(Some(Translation {
+            snap,
+            params,
+            pre,
+            body,
+            post,
+            result: lapp,
+            unfoldings: Vec::new(),
+        }))
     }
 }

@@ -20,7 +20,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
     pub fn verify_function_body(&mut self, f: &Function, st: &State) -> R<()> {
         let Some(body) = &f.body else { return Ok(()) };
         let name = f.name.name.clone();
-        let ctx = ErrorContext::at("function.not.wellformed", f.name.span, "Function might not be well-formed.");
+        let ctx = ErrorContext::at(
+            "function.not.wellformed",
+            f.name.span,
+            "Function might not be well-formed.",
+        );
         let heap = st.heap.clone();
         self.current_function = Some(name.clone());
         self.function_measures = self.measures(st, &heap, &f.contract.decreases)?;
@@ -34,7 +38,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Ok(());
         }
         self.result = Some(value);
-        let violated = ErrorContext::at_conjunct("postcondition.violated", format!("Postcondition of {name} might not hold."));
+        let violated = ErrorContext::at_conjunct(
+            "postcondition.violated",
+            format!("Postcondition of {name} might not hold."),
+        );
         let mut end = st.clone();
         // Well-definedness of the postcondition is checked on its own (as for methods).
         self.lenient_reads = true;
@@ -61,8 +68,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let heap = st.heap.clone();
         let reported = self.errors.len();
-        let saved = (std::mem::replace(&mut self.checking, false), std::mem::replace(&mut self.positive_only, true), self.result.take());
-        let value = self.eval(st, &heap, body, &ErrorContext::at("function.not.wellformed", f.name.span, ""));
+        let saved = (
+            std::mem::replace(&mut self.checking, false),
+            std::mem::replace(&mut self.positive_only, true),
+            self.result.take(),
+        );
+        let value = self.eval(
+            st,
+            &heap,
+            body,
+            &ErrorContext::at("function.not.wellformed", f.name.span, ""),
+        );
         (self.checking, self.positive_only, self.result) = saved;
         if value == Err(Abort::Solver) {
             return Err(Abort::Solver);
@@ -84,20 +100,37 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let t = self.fresh(&v.name, sort, p.name.span)?;
             st.store.insert(*var, t);
         }
-        let ctx = ErrorContext::at("predicate.not.wellformed", p.name.span, "Predicate might not be well-formed.");
+        let ctx = ErrorContext::at(
+            "predicate.not.wellformed",
+            p.name.span,
+            "Predicate might not be well-formed.",
+        );
         path_end(self.produce(&mut st, body, &ctx))
     }
 
     /// At an application of `callee` (parameters bound to the arguments) inside the body of
     /// a function with a measure.
-    pub fn check_function_call_terminates(&mut self, st: &State, heap: &Heap, callee: &Function, call: &Expr) -> R<()> {
+    pub fn check_function_call_terminates(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        callee: &Function,
+        call: &Expr,
+    ) -> R<()> {
         let caller_measures = std::mem::take(&mut self.function_measures);
         let r = self.function_call_terminates(st, heap, callee, call, &caller_measures);
         self.function_measures = caller_measures;
         r
     }
 
-    fn function_call_terminates(&mut self, st: &State, heap: &Heap, callee: &Function, call: &Expr, caller_measures: &[crate::termination::Measure]) -> R<()> {
+    fn function_call_terminates(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        callee: &Function,
+        call: &Expr,
+        caller_measures: &[crate::termination::Measure],
+    ) -> R<()> {
         if caller_measures.iter().all(|m| m.tuple.is_none()) {
             return Ok(());
         }
@@ -110,17 +143,31 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let callee_measures = self.measures(st, heap, &callee.contract.decreases)?;
         let what = format!("the application of {name}");
         let has_measure = !callee.contract.decreases.is_empty();
-        self.compare_measures(caller_measures, &callee_measures, recursive, has_measure, call.span, &what)
+        self.compare_measures(
+            caller_measures,
+            &callee_measures,
+            recursive,
+            has_measure,
+            call.span,
+            &what,
+        )
     }
 }
 
 /// Which functions each function's body calls.
-pub fn function_call_graph(program: &germanium_syntax::ast::Program, sem: &germanium_semantics::Semantics) -> std::collections::HashMap<String, std::collections::HashSet<String>> {
+pub fn function_call_graph(
+    program: &germanium_syntax::ast::Program,
+    sem: &germanium_semantics::Semantics,
+) -> std::collections::HashMap<String, std::collections::HashSet<String>> {
     let mut graph = std::collections::HashMap::new();
     for item in &program.items {
         if let germanium_syntax::ast::ItemKind::Function(f) = &item.kind {
             let mut out = std::collections::HashSet::new();
-            let exprs = f.body.iter().chain(&f.contract.requires).chain(&f.contract.ensures);
+            let exprs = f
+                .body
+                .iter()
+                .chain(&f.contract.requires)
+                .chain(&f.contract.ensures);
             for e in exprs {
                 germanium_semantics::visit::walk_expr(e, &mut |x: &Expr| {
                     if let Some(CallTarget::Function(g)) = sem.call(x.id) {

@@ -14,7 +14,11 @@ use crate::state::{Heap, State};
 impl<'e, 'a> Verifier<'e, 'a> {
     /// The SMT functions standing for Viper function `name`: (snapshot, arguments) →
     /// result, unlimited and limited (see `function_axioms`).
-    pub fn function_decls(&mut self, name: &str, span: germanium_syntax::Span) -> R<(FunDecl, FunDecl)> {
+    pub fn function_decls(
+        &mut self,
+        name: &str,
+        span: germanium_syntax::Span,
+    ) -> R<(FunDecl, FunDecl)> {
         let Some(info) = self.env.sem.functions.get(name) else {
             return Err(self.unsupported(span, "an unknown function"));
         };
@@ -25,7 +29,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
             args.push(self.sort_of(&ty, span)?);
         }
         let result = self.sort_of(&info.result, span)?;
-        let decl = FunDecl::new(Symbol::user(&format!("sx.fn.{name}")), args.clone(), result.clone());
+        let decl = FunDecl::new(
+            Symbol::user(&format!("sx.fn.{name}")),
+            args.clone(),
+            result.clone(),
+        );
         let limited = FunDecl::new(Symbol::user(&format!("sx.fnl.{name}")), args, result);
         self.ensure_declared(&decl, span)?;
         self.ensure_declared(&limited, span)?;
@@ -38,7 +46,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// as an application in a method would.
     fn limited_in_axiom(&self, callee: &str) -> bool {
         match &self.current_function {
-            Some(caller) => crate::termination::reaches(&self.env.function_call_graph, callee, caller),
+            Some(caller) => {
+                crate::termination::reaches(&self.env.function_call_graph, callee, caller)
+            }
             None => true,
         }
     }
@@ -60,8 +70,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// does): every unlimited application has a limited twin, so it matches at least as
     /// often, and also the limited applications that unrolling a definition produces.
     pub fn limited_trigger(&mut self, t: Term, span: germanium_syntax::Span) -> R<Term> {
-        let TermKind::App(decl, args) = t.kind() else { return Ok(t) };
-        let Some(name) = decl.name().user_name().and_then(|n| n.strip_prefix("sx.fn.").map(str::to_string)) else { return Ok(t) };
+        let TermKind::App(decl, args) = t.kind() else {
+            return Ok(t);
+        };
+        let Some(name) = decl
+            .name()
+            .user_name()
+            .and_then(|n| n.strip_prefix("sx.fn.").map(str::to_string))
+        else {
+            return Ok(t);
+        };
         if !self.env.functions.contains_key(&name) {
             return Ok(t);
         }
@@ -72,7 +90,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// The snapshot a function application depends on: that of its precondition (its
     /// inhale parts, as the definition reads it), read from `heap` (parameters bound to
     /// the arguments).
-    pub fn precondition_snapshot(&mut self, st: &State, heap: &Heap, function: &germanium_syntax::ast::Function) -> R<Term> {
+    pub fn precondition_snapshot(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        function: &germanium_syntax::ast::Function,
+    ) -> R<Term> {
         let mut snapshot = None;
         for pre in &function.contract.requires {
             let part = self.assertion_snapshot(st, heap, pre)?;
@@ -81,14 +104,27 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Ok(snapshot.unwrap_or_else(|| self.env.snap.unit()))
     }
 
-    pub fn apply_function(&mut self, st: &State, heap: &Heap, e: &Expr, name: &str, args: Vec<Term>, _ctx: &ErrorContext) -> R<Term> {
+    pub fn apply_function(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        e: &Expr,
+        name: &str,
+        args: Vec<Term>,
+        _ctx: &ErrorContext,
+    ) -> R<Term> {
         let Some(function) = self.env.functions.get(name).copied() else {
             return Err(self.unsupported(e.span, "an unknown function"));
         };
         // A body without a definitional axiom is not used (the function is treated by its
         // contract): that only loses knowledge, which `refute` would turn into silently
         // passing refutations.
-        if function.body.is_some() && !self.defined.contains(name) && self.method.is_some_and(|m| m.body.as_ref().is_some_and(|b| has_refute(&b.stmts))) {
+        if function.body.is_some()
+            && !self.defined.contains(name)
+            && self
+                .method
+                .is_some_and(|m| m.body.as_ref().is_some_and(|b| has_refute(&b.stmts)))
+        {
             return Err(self.unsupported(e.span, "functions with bodies in methods with `refute`"));
         }
         let Some(params) = self.env.sem.functions.get(name).map(|f| f.params.clone()) else {
@@ -98,9 +134,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // An opaque function's definition is known only where it is revealed (Silicon: its
         // other applications are limited).
         let hidden = self.env.opaque.contains(name) && self.revealing != Some(e.id);
-        let decl = if hidden || (self.in_axiom && self.limited_in_axiom(name)) { limited } else { unlimited };
+        let decl = if hidden || (self.in_axiom && self.limited_in_axiom(name)) {
+            limited
+        } else {
+            unlimited
+        };
         let depth = self.bound.len();
-        self.bound.extend(params.iter().copied().zip(args.iter().cloned()));
+        self.bound
+            .extend(params.iter().copied().zip(args.iter().cloned()));
         if !self.function_measures.is_empty() && self.checking && !self.in_axiom {
             if let Err(err) = self.check_function_call_terminates(st, heap, function, e) {
                 self.bound.truncate(depth);
@@ -129,9 +170,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
         decl: &FunDecl,
         args: &[Term],
     ) -> R<Term> {
-        let call_ctx = ErrorContext::at("application.precondition", e.span, format!("Precondition of function {name} might not hold."));
+        let call_ctx = ErrorContext::at(
+            "application.precondition",
+            e.span,
+            format!("Precondition of function {name} might not hold."),
+        );
         if self.checking {
-            let mut scratch = State { store: st.store.clone(), heap: heap.clone(), old_heaps: st.old_heaps.clone() };
+            let mut scratch = State {
+                store: st.store.clone(),
+                heap: heap.clone(),
+                old_heaps: st.old_heaps.clone(),
+            };
             let positive_only = std::mem::replace(&mut self.positive_only, true);
             let checked = (|| -> R<()> {
                 for pre in &function.contract.requires {
@@ -146,7 +195,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut full = vec![snapshot];
         full.extend(args.iter().cloned());
         let app = Term::app(decl, full);
-        if (self.checking || self.trusted) && !self.in_function_post && !function.contract.ensures.is_empty() {
+        if (self.checking || self.trusted)
+            && !self.in_function_post
+            && !function.contract.ensures.is_empty()
+        {
             self.in_function_post = true;
             self.result = Some(app.clone());
             let saved = std::mem::replace(&mut self.checking, false);
@@ -180,7 +232,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         Ok(app)
     }
-
 }
 
 /// Whether a `refute` occurs in the statements.
@@ -189,7 +240,9 @@ fn has_refute(stmts: &[germanium_syntax::ast::Stmt]) -> bool {
     stmts.iter().any(|s| match &s.kind {
         StmtKind::Refute(_) => true,
         StmtKind::Block(b) | StmtKind::While { body: b, .. } => has_refute(&b.stmts),
-        StmtKind::If { then, otherwise, .. } => has_refute(&then.stmts) || otherwise.as_ref().is_some_and(|o| has_refute(&o.stmts)),
+        StmtKind::If {
+            then, otherwise, ..
+        } => has_refute(&then.stmts) || otherwise.as_ref().is_some_and(|o| has_refute(&o.stmts)),
         _ => false,
     })
 }

@@ -17,7 +17,13 @@ use crate::state::State;
 use crate::triggers;
 
 impl<'e, 'a> Verifier<'e, 'a> {
-    pub fn quasihavoc(&mut self, st: &mut State, s: &Stmt, cond: Option<&Expr>, res: &Expr) -> R<()> {
+    pub fn quasihavoc(
+        &mut self,
+        st: &mut State,
+        s: &Stmt,
+        cond: Option<&Expr>,
+        res: &Expr,
+    ) -> R<()> {
         let ctx = ErrorContext::at("quasihavoc.failed", s.span, "Quasihavoc might fail.");
         let pattern = self.resource_pattern(res, "`quasihavoc`")?;
         let heap = st.heap.clone();
@@ -30,19 +36,35 @@ impl<'e, 'a> Verifier<'e, 'a> {
             args.push(self.under(c.clone(), |v| v.eval(st, &heap, a, &ctx))?);
         }
         let indices = Self::pattern_chunks(&st.heap, &pattern);
-        let Some(&first) = indices.first() else { return Ok(()) };
+        let Some(&first) = indices.first() else {
+            return Ok(());
+        };
         // One location: every chunk that may be it gets the same new value.
-        let fresh = self.fresh(&pattern.name, st.heap.chunks[first].value().sort().clone(), s.span)?;
+        let fresh = self.fresh(
+            &pattern.name,
+            st.heap.chunks[first].value().sort().clone(),
+            s.span,
+        )?;
         for i in indices {
             let chunk = st.heap.chunks[i].clone();
-            let hit = Term::and([c.clone(), self.pattern_args_equal(&pattern, &args, &chunk_args(&chunk))]);
+            let hit = Term::and([
+                c.clone(),
+                self.pattern_args_equal(&pattern, &args, &chunk_args(&chunk)),
+            ]);
             st.heap.chunks[i].set_value(Term::ite(hit, fresh.clone(), chunk.value().clone()));
         }
         Ok(())
     }
 
     /// `quasihavocall xs :: c(xs) ==> R(e(xs))`: `e` must be injective where `c` holds.
-    pub fn quasihavocall(&mut self, st: &mut State, s: &Stmt, n_vars: usize, cond: Option<&Expr>, res: &Expr) -> R<()> {
+    pub fn quasihavocall(
+        &mut self,
+        st: &mut State,
+        s: &Stmt,
+        n_vars: usize,
+        cond: Option<&Expr>,
+        res: &Expr,
+    ) -> R<()> {
         let ctx = ErrorContext::at("quasihavocall.failed", s.span, "Quasihavocall might fail.");
         let pattern = self.resource_pattern(res, "`quasihavocall`")?;
         let mut first = Vec::new();
@@ -81,14 +103,24 @@ impl<'e, 'a> Verifier<'e, 'a> {
         popped?;
         // Where each variable is an argument on its own, a chunk's arguments give its value:
         // no quantifier and no injectivity check needed.
-        let positions: Option<Vec<usize>> = first.iter().map(|(_, t)| args.iter().position(|a| a == t)).collect();
+        let positions: Option<Vec<usize>> = first
+            .iter()
+            .map(|(_, t)| args.iter().position(|a| a == t))
+            .collect();
         if positions.is_none() {
             // Named as Viper does: a field's receiver, a predicate's instance.
-            let named = if pattern.predicate { res.span } else { pattern.args[0].span };
+            let named = if pattern.predicate {
+                res.span
+            } else {
+                pattern.args[0].span
+            };
             self.check_havocall_injective(s, named, &pattern, &c, &args, &first, &second)?;
         }
-        let to_vars: HashMap<Term, Term> =
-            first.iter().zip(&vars).map(|((_, t), (name, sort))| (t.clone(), Term::var(name.clone(), sort.clone()))).collect();
+        let to_vars: HashMap<Term, Term> = first
+            .iter()
+            .zip(&vars)
+            .map(|((_, t), (name, sort))| (t.clone(), Term::var(name.clone(), sort.clone())))
+            .collect();
         let indices = Self::pattern_chunks(&st.heap, &pattern);
         let mut havocked: Vec<(Vec<Term>, Term)> = Vec::new();
         for i in indices {
@@ -96,20 +128,32 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let actual = chunk_args(&chunk);
             let hit = match &positions {
                 Some(positions) => {
-                    let at: HashMap<Term, Term> = first.iter().zip(positions).map(|((_, t), p)| (t.clone(), actual[*p].clone())).collect();
+                    let at: HashMap<Term, Term> = first
+                        .iter()
+                        .zip(positions)
+                        .map(|((_, t), p)| (t.clone(), actual[*p].clone()))
+                        .collect();
                     let same = self.pattern_args_equal(&pattern, &args, &actual);
                     triggers::substitute(&Term::and([c.clone(), same]), &at)
                 }
                 None => {
-                    let body = Term::and([c.clone(), self.pattern_args_equal(&pattern, &args, &actual)]);
-                    Term::exists(vars.clone(), triggers::substitute(&body, &to_vars), Vec::new())
+                    let body =
+                        Term::and([c.clone(), self.pattern_args_equal(&pattern, &args, &actual)]);
+                    Term::exists(
+                        vars.clone(),
+                        triggers::substitute(&body, &to_vars),
+                        Vec::new(),
+                    )
                 }
             };
             let fresh = self.fresh(&pattern.name, chunk.value().sort().clone(), s.span)?;
             // Chunks that may be the same location or instance get the same new value.
             for (other_args, other_fresh) in &havocked {
                 let same = self.pattern_args_equal(&pattern, &actual, other_args);
-                self.assume(Term::implies(same, Term::eq(fresh.clone(), other_fresh.clone())), s.span)?;
+                self.assume(
+                    Term::implies(same, Term::eq(fresh.clone(), other_fresh.clone())),
+                    s.span,
+                )?;
             }
             havocked.push((actual, fresh.clone()));
             st.heap.chunks[i].set_value(Term::ite(hit, fresh, chunk.value().clone()));
@@ -130,10 +174,26 @@ impl<'e, 'a> Verifier<'e, 'a> {
         first: &[(germanium_semantics::VarId, Term)],
         second: &[Term],
     ) -> R<()> {
-        let to_second: HashMap<Term, Term> = first.iter().map(|(_, t)| t.clone()).zip(second.iter().cloned()).collect();
-        let moved: Vec<Term> = args.iter().map(|a| triggers::substitute(a, &to_second)).collect();
-        let same_target = Term::and([c.clone(), triggers::substitute(c, &to_second), self.pattern_args_equal(pattern, args, &moved)]);
-        let same_vars = Term::and(first.iter().zip(second).map(|((_, a), b)| Term::eq(a.clone(), b.clone())));
+        let to_second: HashMap<Term, Term> = first
+            .iter()
+            .map(|(_, t)| t.clone())
+            .zip(second.iter().cloned())
+            .collect();
+        let moved: Vec<Term> = args
+            .iter()
+            .map(|a| triggers::substitute(a, &to_second))
+            .collect();
+        let same_target = Term::and([
+            c.clone(),
+            triggers::substitute(c, &to_second),
+            self.pattern_args_equal(pattern, args, &moved),
+        ]);
+        let same_vars = Term::and(
+            first
+                .iter()
+                .zip(second)
+                .map(|((_, a), b)| Term::eq(a.clone(), b.clone())),
+        );
         if self.prove(Term::implies(same_target, same_vars), s.span)? || self.dead_path(s.span)? {
             return Ok(());
         }

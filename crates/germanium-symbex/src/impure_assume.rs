@@ -21,7 +21,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// the instance is held to that amount (where the guards hold) and takes the amount
     /// from the chunks that may be the instance. Returns an unconstrained snapshot (an
     /// assumption does not look at the instance's contents).
-    pub fn assume_predicate_held(&mut self, st: &mut State, name: &str, args: &[Term], amount: Option<Permission>, span: Span) -> R<Term> {
+    pub fn assume_predicate_held(
+        &mut self,
+        st: &mut State,
+        name: &str,
+        args: &[Term],
+        amount: Option<Permission>,
+        span: Span,
+    ) -> R<Term> {
         let guard = self.guard();
         let total = self.predicate_perm(&st.heap, name, args);
         let needed = match &amount {
@@ -41,8 +48,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// (checked, as the expression's well-definedness), and `A` is assumed in the state
     /// with it unfolded. What `A` takes is taken from that scratch state only, so later
     /// conjuncts are assumed without counting it (assuming less).
-    pub fn assume_unfolding(&mut self, st: &State, eval_heap: &Heap, access: &Expr, body: &Expr, ctx: &ErrorContext) -> R<()> {
-        let mut scratch = State { store: st.store.clone(), heap: eval_heap.clone(), old_heaps: st.old_heaps.clone() };
+    pub fn assume_unfolding(
+        &mut self,
+        st: &State,
+        eval_heap: &Heap,
+        access: &Expr,
+        body: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<()> {
+        let mut scratch = State {
+            store: st.store.clone(),
+            heap: eval_heap.clone(),
+            old_heaps: st.old_heaps.clone(),
+        };
         let assuming = std::mem::replace(&mut self.assuming, false);
         let saved_scale = self.perm_scale.take();
         let unfolded = self.unfold(&mut scratch, eval_heap, access, ctx);
@@ -60,10 +78,23 @@ fn take_predicate_spread(heap: &mut Heap, name: &str, args: &[Term], amount: Per
     let mut remaining = amount;
     let indices: Vec<usize> = heap.of_predicate(name).collect();
     for i in indices {
-        let Chunk::Predicate { args: other, perm, .. } = heap.chunks[i].clone() else { continue };
-        let same = Term::and(args.iter().zip(&other).map(|(x, y)| Term::eq(x.clone(), y.clone())));
+        let Chunk::Predicate {
+            args: other, perm, ..
+        } = heap.chunks[i].clone()
+        else {
+            continue;
+        };
+        let same = Term::and(
+            args.iter()
+                .zip(&other)
+                .map(|(x, y)| Term::eq(x.clone(), y.clone())),
+        );
         let available = Permission(Term::ite(same, perm.0.clone(), Permission::none().0));
-        let taken = Permission(Term::ite(available.at_least(&remaining), remaining.0.clone(), available.0.clone()));
+        let taken = Permission(Term::ite(
+            available.at_least(&remaining),
+            remaining.0.clone(),
+            available.0.clone(),
+        ));
         heap.chunks[i].set_perm(perm.sub(&taken));
         remaining = remaining.sub(&taken);
     }
@@ -84,7 +115,12 @@ mod tests {
         let x = constant("x", Sort::Int);
         let snap = constant("s", Sort::Int);
         let mut heap = Heap::default();
-        heap.push(Chunk::Predicate { name: "P".into(), args: vec![x.clone()], snap, perm: Permission::write() });
+        heap.push(Chunk::Predicate {
+            name: "P".into(),
+            args: vec![x.clone()],
+            snap,
+            perm: Permission::write(),
+        });
         take_predicate_spread(&mut heap, "P", &[x], Permission::write());
         assert!(heap.chunks.is_empty());
     }
@@ -94,7 +130,12 @@ mod tests {
         let (x, y) = (constant("x", Sort::Int), constant("y", Sort::Int));
         let snap = constant("s", Sort::Int);
         let mut heap = Heap::default();
-        heap.push(Chunk::Predicate { name: "P".into(), args: vec![x], snap, perm: Permission::write() });
+        heap.push(Chunk::Predicate {
+            name: "P".into(),
+            args: vec![x],
+            snap,
+            perm: Permission::write(),
+        });
         take_predicate_spread(&mut heap, "P", &[y], Permission::write());
         assert_eq!(heap.chunks.len(), 1);
         assert_ne!(heap.chunks[0].perm(), &Permission::write());
@@ -105,7 +146,12 @@ mod tests {
         let x = constant("x", Sort::Int);
         let snap = constant("s", Sort::Int);
         let mut heap = Heap::default();
-        heap.push(Chunk::Predicate { name: "Q".into(), args: vec![x.clone()], snap, perm: Permission::write() });
+        heap.push(Chunk::Predicate {
+            name: "Q".into(),
+            args: vec![x.clone()],
+            snap,
+            perm: Permission::write(),
+        });
         take_predicate_spread(&mut heap, "P", &[x], Permission::write());
         assert_eq!(heap.chunks[0].perm(), &Permission::write());
     }

@@ -25,7 +25,9 @@ pub fn contains_inhale_exhale(e: &Expr) -> bool {
         return true;
     }
     let mut found = false;
-    expr_children(e, &mut |c: &Expr| found = found || contains_inhale_exhale(c));
+    expr_children(e, &mut |c: &Expr| {
+        found = found || contains_inhale_exhale(c)
+    });
     found
 }
 
@@ -55,7 +57,11 @@ fn replace_parts(e: &mut Expr, part: Part) {
 }
 
 fn placeholder() -> Expr {
-    Expr { id: germanium_syntax::ast::NodeId(0), kind: ExprKind::BoolLit(true), span: Default::default() }
+    Expr {
+        id: germanium_syntax::ast::NodeId(0),
+        kind: ExprKind::BoolLit(true),
+        span: Default::default(),
+    }
 }
 
 /// The inhale reading of `e` (see [`reading`]).
@@ -70,7 +76,11 @@ mod tests {
     use germanium_syntax::Span;
 
     fn node(id: u32, kind: ExprKind) -> Expr {
-        Expr { id: NodeId(id), kind, span: Span::default() }
+        Expr {
+            id: NodeId(id),
+            kind,
+            span: Span::default(),
+        }
     }
 
     fn boxed(e: Expr) -> Box<Expr> {
@@ -81,18 +91,33 @@ mod tests {
     fn takes_the_inhale_part_under_conjunctions_and_conditionals() {
         let a = node(1, ExprKind::BoolLit(true));
         let b = node(2, ExprKind::BoolLit(false));
-        let ie = node(3, ExprKind::InhaleExhale(boxed(a.clone()), boxed(b.clone())));
-        let and = node(4, ExprKind::Binary(BinaryOp::And, boxed(b.clone()), boxed(ie.clone())));
+        let ie = node(
+            3,
+            ExprKind::InhaleExhale(boxed(a.clone()), boxed(b.clone())),
+        );
+        let and = node(
+            4,
+            ExprKind::Binary(BinaryOp::And, boxed(b.clone()), boxed(ie.clone())),
+        );
         let cond = node(5, ExprKind::Cond(boxed(b.clone()), boxed(and), boxed(ie)));
         let read = inhale_reading(&cond).into_owned();
-        let expected_and = node(4, ExprKind::Binary(BinaryOp::And, boxed(b.clone()), boxed(a.clone())));
-        assert_eq!(read, node(5, ExprKind::Cond(boxed(b), boxed(expected_and), boxed(a))));
+        let expected_and = node(
+            4,
+            ExprKind::Binary(BinaryOp::And, boxed(b.clone()), boxed(a.clone())),
+        );
+        assert_eq!(
+            read,
+            node(5, ExprKind::Cond(boxed(b), boxed(expected_and), boxed(a)))
+        );
     }
 
     #[test]
     fn leaves_assertions_without_inhale_exhale_parts_alone() {
         let a = node(1, ExprKind::BoolLit(true));
-        let and = node(2, ExprKind::Binary(BinaryOp::And, boxed(a.clone()), boxed(a)));
+        let and = node(
+            2,
+            ExprKind::Binary(BinaryOp::And, boxed(a.clone()), boxed(a)),
+        );
         assert!(matches!(inhale_reading(&and), Cow::Borrowed(_)));
     }
 
@@ -100,17 +125,38 @@ mod tests {
     fn parts_under_pure_operators_are_read_too() {
         let a = node(1, ExprKind::BoolLit(true));
         let b = node(2, ExprKind::BoolLit(false));
-        let ie = node(3, ExprKind::InhaleExhale(boxed(a.clone()), boxed(b.clone())));
-        let or = node(4, ExprKind::Binary(BinaryOp::Or, boxed(ie.clone()), boxed(ie)));
-        assert_eq!(reading(&or, Part::Exhale).into_owned(), node(4, ExprKind::Binary(BinaryOp::Or, boxed(b.clone()), boxed(b))));
-        assert_eq!(reading(&or, Part::Inhale).into_owned(), node(4, ExprKind::Binary(BinaryOp::Or, boxed(a.clone()), boxed(a))));
+        let ie = node(
+            3,
+            ExprKind::InhaleExhale(boxed(a.clone()), boxed(b.clone())),
+        );
+        let or = node(
+            4,
+            ExprKind::Binary(BinaryOp::Or, boxed(ie.clone()), boxed(ie)),
+        );
+        assert_eq!(
+            reading(&or, Part::Exhale).into_owned(),
+            node(
+                4,
+                ExprKind::Binary(BinaryOp::Or, boxed(b.clone()), boxed(b))
+            )
+        );
+        assert_eq!(
+            reading(&or, Part::Inhale).into_owned(),
+            node(
+                4,
+                ExprKind::Binary(BinaryOp::Or, boxed(a.clone()), boxed(a))
+            )
+        );
     }
 
     #[test]
     fn nested_parts_are_read_inhale_first() {
         let a = node(1, ExprKind::BoolLit(true));
         let b = node(2, ExprKind::BoolLit(false));
-        let inner = node(3, ExprKind::InhaleExhale(boxed(a.clone()), boxed(b.clone())));
+        let inner = node(
+            3,
+            ExprKind::InhaleExhale(boxed(a.clone()), boxed(b.clone())),
+        );
         let outer = node(4, ExprKind::InhaleExhale(boxed(inner), boxed(b)));
         assert_eq!(inhale_reading(&outer).into_owned(), a);
     }

@@ -30,7 +30,8 @@ pub struct LabelLoop<'a> {
 impl LabelLoop<'_> {
     /// Whether the statement at `path` (as from `path_to`) lies in the loop's body.
     pub fn contains(&self, path: &[(&[Stmt], usize)]) -> bool {
-        path.iter().any(|(list, i)| self.body.contains(&list[*i].id))
+        path.iter()
+            .any(|(list, i)| self.body.contains(&list[*i].id))
     }
 }
 
@@ -41,14 +42,25 @@ pub fn loop_heads(body: &[Stmt]) -> HashMap<String, NodeId> {
     collect_gotos(body, &mut gotos);
     let mut heads: HashMap<String, (usize, NodeId)> = HashMap::new();
     for goto in gotos {
-        let StmtKind::Goto(label) = &goto.kind else { continue };
+        let StmtKind::Goto(label) = &goto.kind else {
+            continue;
+        };
         let mut to_goto = Vec::new();
         let mut to_label = Vec::new();
         path_to(body, &|x: &Stmt| x.id == goto.id, &mut to_goto);
-        path_to(body, &|x: &Stmt| matches!(&x.kind, StmtKind::Label(l, _) if l.name == label.name), &mut to_label);
-        let Some(k) = to_label.len().checked_sub(1) else { continue };
+        path_to(
+            body,
+            &|x: &Stmt| matches!(&x.kind, StmtKind::Label(l, _) if l.name == label.name),
+            &mut to_label,
+        );
+        let Some(k) = to_label.len().checked_sub(1) else {
+            continue;
+        };
         let same_prefix = to_goto.len() > k
-            && to_label[..k].iter().zip(&to_goto[..k]).all(|(a, b)| std::ptr::eq(a.0, b.0) && a.1 == b.1)
+            && to_label[..k]
+                .iter()
+                .zip(&to_goto[..k])
+                .all(|(a, b)| std::ptr::eq(a.0, b.0) && a.1 == b.1)
             && std::ptr::eq(to_label[k].0, to_goto[k].0);
         if same_prefix && to_goto[k].1 >= to_label[k].1 {
             let (list, i) = to_goto[k];
@@ -58,7 +70,10 @@ pub fn loop_heads(body: &[Stmt]) -> HashMap<String, NodeId> {
             }
         }
     }
-    heads.into_iter().map(|(name, (_, id))| (name, id)).collect()
+    heads
+        .into_iter()
+        .map(|(name, (_, id))| (name, id))
+        .collect()
 }
 
 /// The `goto`s that can be reached: statements after a `goto` up to the next label are dead
@@ -78,7 +93,9 @@ fn collect_gotos<'x>(stmts: &'x [Stmt], out: &mut Vec<&'x Stmt>) {
                 dead = true;
             }
             StmtKind::Block(b) | StmtKind::While { body: b, .. } => collect_gotos(&b.stmts, out),
-            StmtKind::If { then, otherwise, .. } => {
+            StmtKind::If {
+                then, otherwise, ..
+            } => {
                 collect_gotos(&then.stmts, out);
                 if let Some(o) = otherwise {
                     collect_gotos(&o.stmts, out);
@@ -91,50 +108,88 @@ fn collect_gotos<'x>(stmts: &'x [Stmt], out: &mut Vec<&'x Stmt>) {
 
 impl<'e, 'a> Verifier<'e, 'a> {
     /// Runs the loop headed by `list[index]` (a label), then `list[end + 1..]` and `k`.
-    pub fn exec_label_loop(&mut self, st: State, list: &[Stmt], index: usize, end: usize, k: &mut Cont<'_, 'e, 'a>) -> R<()> {
+    pub fn exec_label_loop(
+        &mut self,
+        st: State,
+        list: &[Stmt],
+        index: usize,
+        end: usize,
+        k: &mut Cont<'_, 'e, 'a>,
+    ) -> R<()> {
         let head = &list[index];
-        let StmtKind::Label(name, _) = &head.kind else { return self.exec_seq(st, &list[index..], k) };
+        let StmtKind::Label(name, _) = &head.kind else {
+            return self.exec_seq(st, &list[index..], k);
+        };
         // The invariants live in the program (lifetime 'a): find them through the method.
         let invariants = self.label_invariants(&name.name);
         let frame = self.establish_invariants(&st, invariants)?;
         let mut modified = HashSet::new();
-        assigned_vars(self.env.sem, &list[index + 1..=end.min(list.len() - 1)], &mut modified);
-        let mut inner = State { store: st.store.clone(), heap: Heap::new(), old_heaps: st.old_heaps.clone() };
+        assigned_vars(
+            self.env.sem,
+            &list[index + 1..=end.min(list.len() - 1)],
+            &mut modified,
+        );
+        let mut inner = State {
+            store: st.store.clone(),
+            heap: Heap::new(),
+            old_heaps: st.old_heaps.clone(),
+        };
         self.havoc(&mut inner, &modified, head)?;
-        let wellformed = ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
+        let wellformed =
+            ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
         for inv in invariants {
             self.produce(&mut inner, inv, &wellformed.for_clause(inv))?;
         }
-        inner.old_heaps.insert(name.name.clone(), inner.heap.clone());
+        inner
+            .old_heaps
+            .insert(name.name.clone(), inner.heap.clone());
         self.label_loops.push(LabelLoop {
             name: name.name.clone(),
             invariants,
             frame: frame.heap.clone(),
-            body: list[index + 1..=end.min(list.len() - 1)].iter().map(|x| x.id).collect(),
+            body: list[index + 1..=end.min(list.len() - 1)]
+                .iter()
+                .map(|x| x.id)
+                .collect(),
             last: list[end.min(list.len() - 1)].id,
         });
         let body = &list[index + 1..=end.min(list.len() - 1)];
         let after = &list[end.min(list.len() - 1) + 1..];
         let frame_heap = frame.heap.clone();
         let depth = self.label_loops.len();
-        let r = self.exec_seq(inner, body, &mut |v: &mut Verifier<'e, 'a>, mut out: State| {
-            // Leaving the loop by running past its body: the frame comes back.
-            let inner_loops = v.label_loops.split_off(depth - 1);
-            for c in &frame_heap.chunks {
-                v.readd_chunk(&mut out, c, head.span)?;
-            }
-            let r = v.exec_seq(out, after, k);
-            v.label_loops.extend(inner_loops);
-            r
-        });
+        let r = self.exec_seq(
+            inner,
+            body,
+            &mut |v: &mut Verifier<'e, 'a>, mut out: State| {
+                // Leaving the loop by running past its body: the frame comes back.
+                let inner_loops = v.label_loops.split_off(depth - 1);
+                for c in &frame_heap.chunks {
+                    v.readd_chunk(&mut out, c, head.span)?;
+                }
+                let r = v.exec_seq(out, after, k);
+                v.label_loops.extend(inner_loops);
+                r
+            },
+        );
         self.label_loops.truncate(depth - 1);
         path_end(r)
     }
 
     /// `goto` back to an enclosing loop head: the invariant must hold again; the path ends.
     pub fn goto_loop_head(&mut self, mut st: State, label: &str) -> R<()> {
-        let Some(lp) = self.label_loops.iter().rev().find(|l| l.name == label).cloned() else { return Ok(()) };
-        let preserved = ErrorContext::at_conjunct("invariant.not.preserved", "Loop invariant might not be preserved.");
+        let Some(lp) = self
+            .label_loops
+            .iter()
+            .rev()
+            .find(|l| l.name == label)
+            .cloned()
+        else {
+            return Ok(());
+        };
+        let preserved = ErrorContext::at_conjunct(
+            "invariant.not.preserved",
+            "Loop invariant might not be preserved.",
+        );
         let heap = st.heap.clone();
         self.lenient_reads = true;
         let r = (|| -> R<()> {
@@ -153,9 +208,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let found = match &s.kind {
                     StmtKind::Label(l, invs) if l.name == label => Some(invs.as_slice()),
                     StmtKind::Block(b) | StmtKind::While { body: b, .. } => find(&b.stmts, label),
-                    StmtKind::If { then, otherwise, .. } => {
-                        find(&then.stmts, label).or_else(|| otherwise.as_ref().and_then(|o| find(&o.stmts, label)))
-                    }
+                    StmtKind::If {
+                        then, otherwise, ..
+                    } => find(&then.stmts, label)
+                        .or_else(|| otherwise.as_ref().and_then(|o| find(&o.stmts, label))),
                     _ => None,
                 };
                 if found.is_some() {
@@ -164,6 +220,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             None
         }
-        self.method.and_then(|m| m.body.as_ref()).and_then(|b| find(&b.stmts, label)).unwrap_or(&[])
+        self.method
+            .and_then(|m| m.body.as_ref())
+            .and_then(|b| find(&b.stmts, label))
+            .unwrap_or(&[])
     }
 }

@@ -16,11 +16,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// Where reads need no permission: whether `unfolding acc(P(args), ..) in body` names
     /// an instance that is not held (then the body is read in the heap as it is: in a total
     /// heap, the body's locations have their values whether folded or not).
-    pub fn lenient_unfolding_unheld(&mut self, st: &State, heap: &Heap, access: &germanium_syntax::ast::Expr, ctx: &ErrorContext) -> R<bool> {
+    pub fn lenient_unfolding_unheld(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        access: &germanium_syntax::ast::Expr,
+        ctx: &ErrorContext,
+    ) -> R<bool> {
         if !self.lenient_reads || !self.checking || self.assuming || self.in_axiom {
             return Ok(false);
         }
-        let Some(pa) = self.as_predicate_access(access) else { return Ok(false) };
+        let Some(pa) = self.as_predicate_access(access) else {
+            return Ok(false);
+        };
         let mut args = Vec::new();
         for a in pa.args {
             args.push(self.eval(st, heap, a, ctx)?);
@@ -31,24 +39,52 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// The value of `receiver.field` in a predicate instance of `heap` that directly holds
     /// it (its body unfolded on a copy), if one is found.
-    pub fn folded_value(&mut self, heap: &Heap, field: &str, receiver: &Term, span: Span) -> R<Option<Term>> {
-        let instances: Vec<usize> = (0..heap.chunks.len()).filter(|i| !heap.chunks[*i].is_field()).collect();
+    pub fn folded_value(
+        &mut self,
+        heap: &Heap,
+        field: &str,
+        receiver: &Term,
+        span: Span,
+    ) -> R<Option<Term>> {
+        let instances: Vec<usize> = (0..heap.chunks.len())
+            .filter(|i| !heap.chunks[*i].is_field())
+            .collect();
         for i in instances {
-            let Chunk::Predicate { name, args, snap, perm } = heap.chunks[i].clone() else { continue };
-            let has_body = self.env.predicates.get(&name).is_some_and(|p| p.body.is_some());
+            let Chunk::Predicate {
+                name,
+                args,
+                snap,
+                perm,
+            } = heap.chunks[i].clone()
+            else {
+                continue;
+            };
+            let has_body = self
+                .env
+                .predicates
+                .get(&name)
+                .is_some_and(|p| p.body.is_some());
             if !has_body || !self.prove(perm.is_positive(), span)? {
                 continue;
             }
-            let mut scratch = State { heap: heap.clone(), ..State::default() };
+            let mut scratch = State {
+                heap: heap.clone(),
+                ..State::default()
+            };
             scratch.heap.chunks.remove(i);
             let start = scratch.heap.chunks.len();
             let ctx = ErrorContext::at("unfold.failed", span, "");
-            let saved = (std::mem::replace(&mut self.checking, false), self.perm_scale.take());
+            let saved = (
+                std::mem::replace(&mut self.checking, false),
+                self.perm_scale.take(),
+            );
             self.body_unfold_depth += 1;
             // Not inside any instance being unfolded (no nesting facts for this copy).
             self.nesting.enclosing.push(None);
             let reported = self.errors.len();
-            let produced = self.in_predicate_body(&name, &args, &perm, span, |v, body| v.produce_from(&mut scratch, body, Some(snap), &ctx));
+            let produced = self.in_predicate_body(&name, &args, &perm, span, |v, body| {
+                v.produce_from(&mut scratch, body, Some(snap), &ctx)
+            });
             self.nesting.enclosing.pop();
             self.body_unfold_depth -= 1;
             self.checking = saved.0;
@@ -58,10 +94,22 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.errors.truncate(reported);
                 continue;
             }
-            let produced_chunks: Vec<Chunk> = scratch.heap.chunks[start.min(scratch.heap.chunks.len())..].to_vec();
+            let produced_chunks: Vec<Chunk> =
+                scratch.heap.chunks[start.min(scratch.heap.chunks.len())..].to_vec();
             for c in produced_chunks {
-                if let Chunk::Field { field: f, receiver: r, value, perm } = c {
-                    if f == field && self.prove(Term::and([Term::eq(r, receiver.clone()), perm.is_positive()]), span)? {
+                if let Chunk::Field {
+                    field: f,
+                    receiver: r,
+                    value,
+                    perm,
+                } = c
+                {
+                    if f == field
+                        && self.prove(
+                            Term::and([Term::eq(r, receiver.clone()), perm.is_positive()]),
+                            span,
+                        )?
+                    {
                         return Ok(Some(value));
                     }
                 }

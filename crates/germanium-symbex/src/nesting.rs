@@ -47,7 +47,11 @@ fn inst_sort() -> Sort {
 }
 
 fn inside_decl(snap: &Sort) -> FunDecl {
-    FunDecl::new(Symbol::user("sx.inside"), vec![inst_sort(), snap.clone(), inst_sort(), snap.clone()], Sort::Bool)
+    FunDecl::new(
+        Symbol::user("sx.inside"),
+        vec![inst_sort(), snap.clone(), inst_sort(), snap.clone()],
+        Sort::Bool,
+    )
 }
 
 fn tag_decl() -> FunDecl {
@@ -68,7 +72,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
         }
         let var = |n: &str, s: &Sort| (Symbol::user(n), s.clone());
-        let (p, v, q, w, r, u) = (var("sx.p", &inst_sort()), var("sx.v", &snap), var("sx.q", &inst_sort()), var("sx.w", &snap), var("sx.r", &inst_sort()), var("sx.u", &snap));
+        let (p, v, q, w, r, u) = (
+            var("sx.p", &inst_sort()),
+            var("sx.v", &snap),
+            var("sx.q", &inst_sort()),
+            var("sx.w", &snap),
+            var("sx.r", &inst_sort()),
+            var("sx.u", &snap),
+        );
         let t = |x: &(Symbol, Sort)| Term::var(x.0.clone(), x.1.clone());
         let pq = Term::app(&inside, vec![t(&p), t(&v), t(&q), t(&w)]);
         let qr = Term::app(&inside, vec![t(&q), t(&w), t(&r), t(&u)]);
@@ -92,14 +103,29 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// `sx.inst.P` with its inverses (injectivity) and tag `k`.
-    fn instance_decl(&mut self, name: &str, k: i64) -> Result<Option<FunDecl>, germanium_smt::SolverError> {
+    fn instance_decl(
+        &mut self,
+        name: &str,
+        k: i64,
+    ) -> Result<Option<FunDecl>, germanium_smt::SolverError> {
         // A body with inhale-exhale parts is folded from one reading and unfolded into
         // another: no facts for it.
-        let mixed = self.env.predicates.get(name).and_then(|p| p.body.as_ref()).is_some_and(crate::produce::has_inhale_exhale);
+        let mixed = self
+            .env
+            .predicates
+            .get(name)
+            .and_then(|p| p.body.as_ref())
+            .is_some_and(crate::produce::has_inhale_exhale);
         if mixed {
             return Ok(None);
         }
-        let params = self.env.sem.predicates.get(name).map(|p| p.params.clone()).unwrap_or_default();
+        let params = self
+            .env
+            .sem
+            .predicates
+            .get(name)
+            .map(|p| p.params.clone())
+            .unwrap_or_default();
         let mut sorts = Vec::new();
         for p in &params {
             match self.env.sort_of(&self.env.sem.var(*p).ty) {
@@ -107,18 +133,40 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 Err(_) => return Ok(None),
             }
         }
-        let decl = FunDecl::new(Symbol::user(&format!("sx.inst.{name}")), sorts.clone(), inst_sort());
+        let decl = FunDecl::new(
+            Symbol::user(&format!("sx.inst.{name}")),
+            sorts.clone(),
+            inst_sort(),
+        );
         self.solver.declare_fun(&decl)?;
-        let vars: Vec<(Symbol, Sort)> = sorts.iter().enumerate().map(|(i, s)| (Symbol::user(&format!("sx.a{i}")), s.clone())).collect();
-        let args: Vec<Term> = vars.iter().map(|(n, s)| Term::var(n.clone(), s.clone())).collect();
+        let vars: Vec<(Symbol, Sort)> = sorts
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (Symbol::user(&format!("sx.a{i}")), s.clone()))
+            .collect();
+        let args: Vec<Term> = vars
+            .iter()
+            .map(|(n, s)| Term::var(n.clone(), s.clone()))
+            .collect();
         let inst = Term::app(&decl, args.clone());
-        let mut facts = vec![Term::eq(Term::app(&tag_decl(), vec![inst.clone()]), Term::int(k))];
+        let mut facts = vec![Term::eq(
+            Term::app(&tag_decl(), vec![inst.clone()]),
+            Term::int(k),
+        )];
         for (i, (a, s)) in args.iter().zip(&sorts).enumerate() {
-            let inverse = FunDecl::new(Symbol::user(&format!("sx.inst.{name}.{i}")), vec![inst_sort()], s.clone());
+            let inverse = FunDecl::new(
+                Symbol::user(&format!("sx.inst.{name}.{i}")),
+                vec![inst_sort()],
+                s.clone(),
+            );
             self.solver.declare_fun(&inverse)?;
             facts.push(Term::eq(Term::app(&inverse, vec![inst.clone()]), a.clone()));
         }
-        let axiom = if vars.is_empty() { Term::and(facts) } else { Term::forall(vars, Term::and(facts), vec![vec![inst]]) };
+        let axiom = if vars.is_empty() {
+            Term::and(facts)
+        } else {
+            Term::forall(vars, Term::and(facts), vec![vec![inst]])
+        };
         self.solver.assert(&axiom)?;
         Ok(Some(decl))
     }
@@ -131,7 +179,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// Assumes that `inner` (with snapshot `inner_snap`) is inside `outer` (with
     /// `outer_snap`) when `held` and the current guards hold.
-    pub fn assume_inside(&mut self, outer: (Term, Term), inner: (Term, Term), held: Term, span: Span) -> R<()> {
+    pub fn assume_inside(
+        &mut self,
+        outer: (Term, Term),
+        inner: (Term, Term),
+        held: Term,
+        span: Span,
+    ) -> R<()> {
         let inside = inside_decl(&self.env.snap.sort);
         let fact = Term::app(&inside, vec![outer.0, outer.1, inner.0, inner.1]);
         self.assume_guarded(Term::implies(held, fact), span)
@@ -139,11 +193,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// Inside an unfold's body: records that the produced instance `name(args)` (with
     /// snapshot `snap`, held when `held`) is inside the instance being unfolded.
-    pub fn record_unfolded_nesting(&mut self, name: &str, args: &[Term], snap: &Term, held: Term, span: Span) -> R<()> {
+    pub fn record_unfolded_nesting(
+        &mut self,
+        name: &str,
+        args: &[Term],
+        snap: &Term,
+        held: Term,
+        span: Span,
+    ) -> R<()> {
         if self.in_axiom {
             return Ok(());
         }
-        let (Some(Some(outer)), Some(inner)) = (self.nesting.enclosing.last().cloned(), self.instance(name, args)) else {
+        let (Some(Some(outer)), Some(inner)) = (
+            self.nesting.enclosing.last().cloned(),
+            self.instance(name, args),
+        ) else {
             return Ok(());
         };
         self.assume_inside(outer, (inner, snap.clone()), held, span)

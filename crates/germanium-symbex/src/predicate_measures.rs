@@ -35,8 +35,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// The measure value of `e` if it denotes a predicate instance (`None` otherwise).
-    pub fn predicate_instance_measure(&mut self, st: &State, heap: &Heap, e: &Expr, ctx: &ErrorContext) -> R<Option<(Term, Type)>> {
-        let Some((name, args)) = germanium_semantics::auto_import::predicate_instance_measure(e, self.env.sem) else {
+    pub fn predicate_instance_measure(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        e: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Option<(Term, Type)>> {
+        let Some((name, args)) =
+            germanium_semantics::auto_import::predicate_instance_measure(e, self.env.sem)
+        else {
             return Ok(None);
         };
         let mut values = Vec::new();
@@ -52,19 +60,42 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// As in Viper, only members with predicate-instance measures get these facts (a
     /// predicate that holds itself, never foldable, would otherwise make every unfold of it
     /// inconsistent), and nothing happens without the library's `nestedPredicates`.
-    pub fn assume_nested_instances(&mut self, st: &State, name: &str, args: &[Term], span: Span) -> R<()> {
+    pub fn assume_nested_instances(
+        &mut self,
+        st: &State,
+        name: &str,
+        args: &[Term],
+        span: Span,
+    ) -> R<()> {
         if self.in_axiom || !self.member_has_predicate_measures() {
             return Ok(());
         }
-        let Some(domain) = self.env.sem.domain_functions.get(NESTED).map(|f| f.domain.clone()) else {
+        let Some(domain) = self
+            .env
+            .sem
+            .domain_functions
+            .get(NESTED)
+            .map(|f| f.domain.clone())
+        else {
             return Ok(());
         };
-        let Some(predicate) = self.env.predicates.get(name).copied() else { return Ok(()) };
-        let Some(body) = predicate.body.as_ref() else { return Ok(()) };
+        let Some(predicate) = self.env.predicates.get(name).copied() else {
+            return Ok(());
+        };
+        let Some(body) = predicate.body.as_ref() else {
+            return Ok(());
+        };
         let outer = self.predicate_instance(name, args.to_vec(), span)?;
-        let params = self.env.sem.predicates.get(name).map(|p| p.params.clone()).unwrap_or_default();
+        let params = self
+            .env
+            .sem
+            .predicates
+            .get(name)
+            .map(|p| p.params.clone())
+            .unwrap_or_default();
         let depth = self.bound.len();
-        self.bound.extend(params.into_iter().zip(args.iter().cloned()));
+        self.bound
+            .extend(params.into_iter().zip(args.iter().cloned()));
         let saved = std::mem::replace(&mut self.checking, false);
         let r = self.nested_in(st, body, &outer, &domain);
         self.checking = saved;
@@ -80,7 +111,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if let Some(m) = self.method {
             return has_predicate_measure(method_decreases(m), sem);
         }
-        match self.current_function.as_ref().and_then(|f| self.env.functions.get(f)) {
+        match self
+            .current_function
+            .as_ref()
+            .and_then(|f| self.env.functions.get(f))
+        {
             Some(f) => has_predicate_measure(&f.contract.decreases, sem),
             None => false,
         }
@@ -96,7 +131,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 values.push(self.eval(st, &st.heap, a, &ctx)?);
             }
             let inner = self.predicate_instance(&pa.name, values, e.span)?;
-            let op = TheoryOp::DomainFunction { domain: domain.to_string(), function: NESTED.to_string(), type_args: vec![] };
+            let op = TheoryOp::DomainFunction {
+                domain: domain.to_string(),
+                function: NESTED.to_string(),
+                type_args: vec![],
+            };
             let fact = match &self.env.theories {
                 Some(t) => t.apply(&op, vec![inner, outer.clone()]).map_err(|u| u.0),
                 None => Err("predicate-instance measures need the theory layer".to_string()),

@@ -30,15 +30,28 @@ impl<'e, 'a> Verifier<'e, 'a> {
             ExprKind::Call(..) => (e, None),
             _ => return None,
         };
-        let ExprKind::Call(_, args) = &call.kind else { return None };
+        let ExprKind::Call(_, args) = &call.kind else {
+            return None;
+        };
         match self.env.sem.call(call.id) {
-            Some(CallTarget::Predicate(name)) => Some(PredicateAccess { name: name.clone(), call, args, amount }),
+            Some(CallTarget::Predicate(name)) => Some(PredicateAccess {
+                name: name.clone(),
+                call,
+                args,
+                amount,
+            }),
             _ => None,
         }
     }
 
     /// `P%trigger(snap, args)`: records that an instance was folded or unfolded.
-    pub fn predicate_trigger(&mut self, name: &str, snap: Term, args: Vec<Term>, span: Span) -> R<Term> {
+    pub fn predicate_trigger(
+        &mut self,
+        name: &str,
+        snap: Term,
+        args: Vec<Term>,
+        span: Span,
+    ) -> R<Term> {
         let mut sorts = vec![self.env.snap.sort.clone()];
         sorts.extend(args.iter().map(|a| a.sort().clone()));
         let decl = FunDecl::new(Symbol::user(&format!("sx.ptrig.{name}")), sorts, Sort::Bool);
@@ -49,13 +62,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// Evaluates the arguments and the amount (scaled; `None` for `wildcard`).
-    pub fn eval_predicate_access(&mut self, st: &State, heap: &Heap, pa: &PredicateAccess<'_>, ctx: &ErrorContext) -> R<(Vec<Term>, Option<Permission>)> {
+    pub fn eval_predicate_access(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        pa: &PredicateAccess<'_>,
+        ctx: &ErrorContext,
+    ) -> R<(Vec<Term>, Option<Permission>)> {
         let mut args = Vec::new();
         for a in pa.args {
             args.push(self.eval(st, heap, a, ctx)?);
         }
         let amount = match pa.amount {
-            Some(x) if self.positive_only && matches!(x.kind, ExprKind::NoPerm) => Some(Permission::none()),
+            Some(x) if self.positive_only && matches!(x.kind, ExprKind::NoPerm) => {
+                Some(Permission::none())
+            }
             _ if self.positive_only => None,
             None => Some(self.scaled(Permission::write())),
             Some(x) if matches!(x.kind, ExprKind::Wildcard) => None,
@@ -76,11 +97,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// extensionally (as `==` does), so `Multiset() union Multiset(x)` names the same
     /// instance as `Multiset(x)`.
     pub(crate) fn args_equal(&self, name: &str, a: &[Term], b: &[Term]) -> Term {
-        let params = self.env.sem.predicates.get(name).map(|p| p.params.clone()).unwrap_or_default();
+        let params = self
+            .env
+            .sem
+            .predicates
+            .get(name)
+            .map(|p| p.params.clone())
+            .unwrap_or_default();
         let parts = a.iter().zip(b).enumerate().map(|(i, (x, y))| {
             let ty = params.get(i).map(|v| self.env.sem.var(*v).ty.clone());
             match (ty, &self.env.theories) {
-                (Some(ty), Some(t)) => t.equal(&ty, x.clone(), y.clone()).unwrap_or_else(|_| Term::eq(x.clone(), y.clone())),
+                (Some(ty), Some(t)) => t
+                    .equal(&ty, x.clone(), y.clone())
+                    .unwrap_or_else(|_| Term::eq(x.clone(), y.clone())),
                 _ => Term::eq(x.clone(), y.clone()),
             }
         });
@@ -88,13 +117,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// The chunk of `name(args)`: syntactic match first, then one the solver proves equal.
-    pub fn find_predicate_chunk(&mut self, heap: &Heap, name: &str, args: &[Term], span: Span) -> R<Option<usize>> {
+    pub fn find_predicate_chunk(
+        &mut self,
+        heap: &Heap,
+        name: &str,
+        args: &[Term],
+        span: Span,
+    ) -> R<Option<usize>> {
         if let Some(i) = heap.find_predicate_syntactic(name, args) {
             return Ok(Some(i));
         }
         let candidates: Vec<usize> = heap.of_predicate(name).collect();
         for i in candidates {
-            let Chunk::Predicate { args: other, .. } = &heap.chunks[i] else { continue };
+            let Chunk::Predicate { args: other, .. } = &heap.chunks[i] else {
+                continue;
+            };
             let same = self.args_equal(name, args, &other.clone());
             if self.prove(same, span)? {
                 return Ok(Some(i));
@@ -107,8 +144,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
     pub fn predicate_perm(&self, heap: &Heap, name: &str, args: &[Term]) -> Permission {
         let mut parts = vec![Permission::none().0];
         for i in heap.of_predicate(name) {
-            if let Chunk::Predicate { args: other, perm, .. } = &heap.chunks[i] {
-                parts.push(Term::ite(Self::same_args(args, other), perm.0.clone(), Permission::none().0));
+            if let Chunk::Predicate {
+                args: other, perm, ..
+            } = &heap.chunks[i]
+            {
+                parts.push(Term::ite(
+                    Self::same_args(args, other),
+                    perm.0.clone(),
+                    Permission::none().0,
+                ));
             }
         }
         Permission(Term::add(parts))
@@ -116,7 +160,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// Adds `amount` of `name(args)` with snapshot `snap` (fresh if none), merging with a
     /// chunk for the same instance; instances that turn out equal have equal snapshots.
-    pub fn produce_predicate(&mut self, st: &mut State, name: &str, args: Vec<Term>, amount: Permission, snap: Option<Term>, span: Span) -> R<()> {
+    pub fn produce_predicate(
+        &mut self,
+        st: &mut State,
+        name: &str,
+        args: Vec<Term>,
+        amount: Permission,
+        snap: Option<Term>,
+        span: Span,
+    ) -> R<()> {
         let snap = match snap {
             Some(s) => s,
             None => self.fresh(&format!("snap.{name}"), self.env.snap.sort.clone(), span)?,
@@ -128,7 +180,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if let Some(i) = self.find_predicate_chunk(&st.heap.clone(), name, &args, span)? {
             let old = st.heap.chunks[i].clone();
             let both = Term::and([old.perm().is_positive(), amount.is_positive()]);
-            self.assume(Term::implies(both, Term::eq(snap.clone(), old.value().clone())), span)?;
+            self.assume(
+                Term::implies(both, Term::eq(snap.clone(), old.value().clone())),
+                span,
+            )?;
             if !self.prove(old.perm().is_positive(), span)? {
                 let merged = Term::ite(old.perm().is_positive(), old.value().clone(), snap);
                 st.heap.chunks[i].set_value(merged);
@@ -136,21 +191,48 @@ impl<'e, 'a> Verifier<'e, 'a> {
             st.heap.chunks[i].set_perm(old.perm().add(&amount));
             return Ok(());
         }
-        let others: Vec<Chunk> = st.heap.of_predicate(name).map(|j| st.heap.chunks[j].clone()).collect();
+        let others: Vec<Chunk> = st
+            .heap
+            .of_predicate(name)
+            .map(|j| st.heap.chunks[j].clone())
+            .collect();
         for other in others {
-            if let Chunk::Predicate { args: o_args, snap: o_snap, perm: o_perm, .. } = other {
-                let both = Term::and([Self::same_args(&args, &o_args), amount.is_positive(), o_perm.is_positive()]);
+            if let Chunk::Predicate {
+                args: o_args,
+                snap: o_snap,
+                perm: o_perm,
+                ..
+            } = other
+            {
+                let both = Term::and([
+                    Self::same_args(&args, &o_args),
+                    amount.is_positive(),
+                    o_perm.is_positive(),
+                ]);
                 self.assume(Term::implies(both, Term::eq(snap.clone(), o_snap)), span)?;
             }
         }
-        st.heap.push(Chunk::Predicate { name: name.to_string(), args, snap, perm: amount });
+        st.heap.push(Chunk::Predicate {
+            name: name.to_string(),
+            args,
+            snap,
+            perm: amount,
+        });
         Ok(())
     }
 
     /// Removes `amount` (`None`: some positive amount, for `wildcard`) of `name(args)` and
     /// returns the instance's snapshot. Missing permission is reported with `ctx` at `at`.
     #[allow(clippy::too_many_arguments)]
-    pub fn consume_predicate(&mut self, st: &mut State, name: &str, args: &[Term], amount: Option<Permission>, at: &Expr, ctx: &ErrorContext) -> R<Term> {
+    pub fn consume_predicate(
+        &mut self,
+        st: &mut State,
+        name: &str,
+        args: &[Term],
+        amount: Option<Permission>,
+        at: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
         let span = at.span;
         if self.assuming {
             return self.assume_predicate_held(st, name, args, amount, span);
@@ -161,8 +243,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let guard = self.guard();
         let found = self.find_predicate_chunk(&st.heap.clone(), name, args, span)?;
         let enough = match (found, &amount) {
-            (Some(i), Some(p)) => !self.checking || self.prove(st.heap.chunks[i].perm().at_least(p), span)?,
-            (Some(i), None) => !self.checking || self.prove(st.heap.chunks[i].perm().is_positive(), span)?,
+            (Some(i), Some(p)) => {
+                !self.checking || self.prove(st.heap.chunks[i].perm().at_least(p), span)?
+            }
+            (Some(i), None) => {
+                !self.checking || self.prove(st.heap.chunks[i].perm().is_positive(), span)?
+            }
             (None, _) => false,
         };
         if let (Some(i), true) = (found, enough) {
@@ -171,7 +257,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 Some(p) => p,
                 None => {
                     let w = Permission(self.fresh("wildcard", Sort::Real, span)?);
-                    let bounds = Term::and([w.is_positive(), Term::lt(w.0.clone(), chunk.perm().0.clone())]);
+                    let bounds = Term::and([
+                        w.is_positive(),
+                        Term::lt(w.0.clone(), chunk.perm().0.clone()),
+                    ]);
                     self.assume(Term::implies(guard.clone(), bounds), span)?;
                     w
                 }
@@ -184,15 +273,29 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if let Some(p) = &amount {
             let total = self.predicate_perm(&st.heap, name, args);
             if self.prove(total.at_least(p), span)? {
-                let mut snap = self.fresh(&format!("snap.{name}"), self.env.snap.sort.clone(), span)?;
+                let mut snap =
+                    self.fresh(&format!("snap.{name}"), self.env.snap.sort.clone(), span)?;
                 let mut remaining = p.when(&guard);
                 let indices: Vec<usize> = st.heap.of_predicate(name).collect();
                 for i in indices {
-                    let Chunk::Predicate { args: o_args, snap: o_snap, perm, .. } = st.heap.chunks[i].clone() else { continue };
+                    let Chunk::Predicate {
+                        args: o_args,
+                        snap: o_snap,
+                        perm,
+                        ..
+                    } = st.heap.chunks[i].clone()
+                    else {
+                        continue;
+                    };
                     let same = Self::same_args(args, &o_args);
                     snap = Term::ite(Term::and([same.clone(), perm.is_positive()]), o_snap, snap);
-                    let available = Permission(Term::ite(same, perm.0.clone(), Permission::none().0));
-                    let taken = Permission(Term::ite(available.at_least(&remaining), remaining.0.clone(), available.0.clone()));
+                    let available =
+                        Permission(Term::ite(same, perm.0.clone(), Permission::none().0));
+                    let taken = Permission(Term::ite(
+                        available.at_least(&remaining),
+                        remaining.0.clone(),
+                        available.0.clone(),
+                    ));
                     st.heap.chunks[i].set_perm(perm.sub(&taken));
                     remaining = remaining.sub(&taken);
                 }
@@ -205,14 +308,28 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if amount.is_none() {
             let total = self.predicate_perm(&st.heap, name, args);
             if self.prove(total.is_positive(), span)? {
-                let mut snap = self.fresh(&format!("snap.{name}"), self.env.snap.sort.clone(), span)?;
+                let mut snap =
+                    self.fresh(&format!("snap.{name}"), self.env.snap.sort.clone(), span)?;
                 let indices: Vec<usize> = st.heap.of_predicate(name).collect();
                 for i in indices {
-                    let Chunk::Predicate { args: o_args, snap: o_snap, perm, .. } = st.heap.chunks[i].clone() else { continue };
-                    let this_one = Term::and([guard.clone(), Self::same_args(args, &o_args), perm.is_positive()]);
+                    let Chunk::Predicate {
+                        args: o_args,
+                        snap: o_snap,
+                        perm,
+                        ..
+                    } = st.heap.chunks[i].clone()
+                    else {
+                        continue;
+                    };
+                    let this_one = Term::and([
+                        guard.clone(),
+                        Self::same_args(args, &o_args),
+                        perm.is_positive(),
+                    ]);
                     snap = Term::ite(this_one.clone(), o_snap, snap);
                     let w = Permission(self.fresh("wildcard", Sort::Real, span)?);
-                    let bounds = Term::and([w.is_positive(), Term::lt(w.0.clone(), perm.0.clone())]);
+                    let bounds =
+                        Term::and([w.is_positive(), Term::lt(w.0.clone(), perm.0.clone())]);
                     self.assume(Term::implies(this_one.clone(), bounds), span)?;
                     let taken = Permission(Term::ite(this_one, w.0, Permission::none().0));
                     st.heap.chunks[i].set_perm(perm.sub(&taken));
@@ -230,16 +347,30 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// Binds the predicate's parameters to `args` while `f` runs, with amounts scaled by
     /// `amount`.
-    pub(crate) fn in_predicate_body<T>(&mut self, name: &str, args: &[Term], amount: &Permission, span: Span, f: impl FnOnce(&mut Self, &'a Expr) -> R<T>) -> R<T> {
+    pub(crate) fn in_predicate_body<T>(
+        &mut self,
+        name: &str,
+        args: &[Term],
+        amount: &Permission,
+        span: Span,
+        f: impl FnOnce(&mut Self, &'a Expr) -> R<T>,
+    ) -> R<T> {
         let Some(predicate) = self.env.predicates.get(name).copied() else {
             return Err(self.unsupported(span, "an unknown predicate"));
         };
         let Some(body) = predicate.body.as_ref() else {
             return Err(self.unsupported(span, "folding or unfolding an abstract predicate"));
         };
-        let params = self.env.sem.predicates.get(name).map(|p| p.params.clone()).unwrap_or_default();
+        let params = self
+            .env
+            .sem
+            .predicates
+            .get(name)
+            .map(|p| p.params.clone())
+            .unwrap_or_default();
         let depth = self.bound.len();
-        self.bound.extend(params.into_iter().zip(args.iter().cloned()));
+        self.bound
+            .extend(params.into_iter().zip(args.iter().cloned()));
         let saved_scale = self.perm_scale.replace(amount.clone());
         let r = f(self, body);
         self.perm_scale = saved_scale;
@@ -249,7 +380,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// `unfold acc(P(args), p)`, also used by `unfolding`: the chunk is consumed from `st`
     /// and the body produced into it from the chunk's snapshot.
-    pub fn unfold(&mut self, st: &mut State, eval_heap: &Heap, access: &Expr, ctx: &ErrorContext) -> R<()> {
+    pub fn unfold(
+        &mut self,
+        st: &mut State,
+        eval_heap: &Heap,
+        access: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<()> {
         let Some(pa) = self.as_predicate_access(access) else {
             return Err(self.unsupported(access.span, "this unfold"));
         };
@@ -270,7 +407,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let snap = self.consume_predicate(st, &pa.name, &args, requested, pa.call, ctx)?;
         if self.in_axiom && self.axiom_trigger_unfoldings.contains(&access.id) {
-            self.axiom_unfoldings.push((pa.name.clone(), snap.clone(), args.clone()));
+            self.axiom_unfoldings
+                .push((pa.name.clone(), snap.clone(), args.clone()));
         }
         let trigger = self.predicate_trigger(&pa.name, snap.clone(), args.clone(), access.span)?;
         self.assume_guarded(trigger, access.span)?;
@@ -278,13 +416,20 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // (an `unfolding` inside it may need more than the amount unfolded leaves).
         self.body_unfold_depth += 1;
         let checking = std::mem::replace(&mut self.checking, false);
-        let amounts = std::mem::replace(&mut self.body_amounts_checked, checking && !self.in_axiom && !self.assuming);
+        let amounts = std::mem::replace(
+            &mut self.body_amounts_checked,
+            checking && !self.in_axiom && !self.assuming,
+        );
         // An unfold produces the inhale parts of `[a, b]`, whose layout the snapshot has
         // (also while a contract is read with its exhale parts).
         let exhale_parts = std::mem::replace(&mut self.exhale_parts, false);
-        let enclosing = self.instance(&pa.name, &args).map(|inst| (inst, snap.clone()));
+        let enclosing = self
+            .instance(&pa.name, &args)
+            .map(|inst| (inst, snap.clone()));
         self.nesting.enclosing.push(enclosing);
-        let r = self.in_predicate_body(&pa.name, &args, &amount, access.span, |v, body| v.produce_from(st, body, Some(snap), ctx));
+        let r = self.in_predicate_body(&pa.name, &args, &amount, access.span, |v, body| {
+            v.produce_from(st, body, Some(snap), ctx)
+        });
         self.nesting.enclosing.pop();
         // Instances folded in the body are below this one (for termination measures).
         let r = r.and_then(|()| self.assume_nested_instances(st, &pa.name, &args, access.span));
@@ -296,8 +441,18 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// Folding and unfolding need a positive amount (`permission.not.positive`).
-    fn require_positive(&mut self, amount: &Permission, x: &Expr, access: &Expr, ctx: &ErrorContext) -> R<()> {
-        if !self.checking || self.assuming || self.prove(amount.is_positive(), x.span)? || self.dead_path(x.span)? {
+    fn require_positive(
+        &mut self,
+        amount: &Permission,
+        x: &Expr,
+        access: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<()> {
+        if !self.checking
+            || self.assuming
+            || self.prove(amount.is_positive(), x.span)?
+            || self.dead_path(x.span)?
+        {
             return Ok(());
         }
         let text = crate::errors::text_of(self.env.sources, x.span);
@@ -356,14 +511,26 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // The instances the body held are now inside the new one.
         if let Some(outer) = self.instance(&pa.name, &args) {
             for (inner, inner_snap, held) in nested {
-                self.assume_inside((outer.clone(), snap.clone()), (inner, inner_snap), held, access.span)?;
+                self.assume_inside(
+                    (outer.clone(), snap.clone()),
+                    (inner, inner_snap),
+                    held,
+                    access.span,
+                )?;
             }
         }
         self.produce_predicate(st, &pa.name, args, amount, Some(snap), access.span)
     }
 
     /// `unfolding acc(P(args), p) in body`, evaluated on a copy of the heap.
-    pub fn eval_unfolding(&mut self, st: &State, heap: &Heap, access: &Expr, body: &Expr, ctx: &ErrorContext) -> R<Term> {
+    pub fn eval_unfolding(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        access: &Expr,
+        body: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
         // An `unfolding` inside a predicate body produced by an unfold inside another: a
         // recursive predicate would unfold forever. Its value is left unknown (the body's
         // well-formedness is checked with the predicate).
@@ -375,11 +542,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if self.lenient_unfolding_unheld(st, heap, access, ctx)? {
             return self.eval(st, heap, body, ctx);
         }
-        let mut scratch = State { store: st.store.clone(), heap: heap.clone(), old_heaps: st.old_heaps.clone() };
+        let mut scratch = State {
+            store: st.store.clone(),
+            heap: heap.clone(),
+            old_heaps: st.old_heaps.clone(),
+        };
         // An expression: its amounts are not scaled by an enclosing fold or unfold; inside
         // a function only some positive amount is needed.
         let positive_only = self.current_function.is_some() || self.in_axiom || self.positive_only;
-        let saved = (self.perm_heap.take(), self.perm_scale.take(), std::mem::replace(&mut self.positive_only, positive_only));
+        let saved = (
+            self.perm_heap.take(),
+            self.perm_scale.take(),
+            std::mem::replace(&mut self.positive_only, positive_only),
+        );
         let r = self.unfold(&mut scratch, heap, access, ctx);
         self.perm_heap = saved.0;
         self.perm_scale = saved.1;

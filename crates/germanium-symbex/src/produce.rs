@@ -15,7 +15,9 @@ use crate::state::{Chunk, Permission, State};
 pub fn has_inhale_exhale(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::InhaleExhale(..) => true,
-        ExprKind::Binary(BinaryOp::And | BinaryOp::Implies, l, r) => has_inhale_exhale(l) || has_inhale_exhale(r),
+        ExprKind::Binary(BinaryOp::And | BinaryOp::Implies, l, r) => {
+            has_inhale_exhale(l) || has_inhale_exhale(r)
+        }
         ExprKind::Cond(_, a, b) => has_inhale_exhale(a) || has_inhale_exhale(b),
         ExprKind::Let(_, _, body) | ExprKind::Annotated(_, body) => has_inhale_exhale(body),
         _ => false,
@@ -28,11 +30,15 @@ pub fn is_impure(sem: &Semantics, e: &Expr) -> bool {
         ExprKind::Acc(..) | ExprKind::InhaleExhale(..) => true,
         ExprKind::Binary(BinaryOp::Wand, ..) => true,
         ExprKind::Call(..) => matches!(sem.call(e.id), Some(CallTarget::Predicate(_))),
-        ExprKind::Binary(BinaryOp::And | BinaryOp::Implies, l, r) => is_impure(sem, l) || is_impure(sem, r),
+        ExprKind::Binary(BinaryOp::And | BinaryOp::Implies, l, r) => {
+            is_impure(sem, l) || is_impure(sem, r)
+        }
         ExprKind::Cond(_, a, b) => is_impure(sem, a) || is_impure(sem, b),
         ExprKind::Let(_, _, body) | ExprKind::Annotated(_, body) => is_impure(sem, body),
         ExprKind::Quantifier { body, .. } => is_impure(sem, body),
-        ExprKind::Unfolding(_, body) | ExprKind::Applying(_, body) | ExprKind::Asserting(_, body) => is_impure(sem, body),
+        ExprKind::Unfolding(_, body)
+        | ExprKind::Applying(_, body)
+        | ExprKind::Asserting(_, body) => is_impure(sem, body),
         _ => false,
     }
 }
@@ -42,7 +48,10 @@ pub fn is_impure(sem: &Semantics, e: &Expr) -> bool {
 /// does not make the axioms' premises mention a symbol of their own. A definition or
 /// postcondition that mentions it (`perm` of a wildcard) is not used.
 pub fn axiom_wildcard() -> germanium_smt::FunDecl {
-    germanium_smt::FunDecl::constant(germanium_smt::Symbol::user("sx.axiom_wildcard"), germanium_smt::Sort::Real)
+    germanium_smt::FunDecl::constant(
+        germanium_smt::Symbol::user("sx.axiom_wildcard"),
+        germanium_smt::Sort::Real,
+    )
 }
 
 impl<'e, 'a> Verifier<'e, 'a> {
@@ -62,7 +71,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// Produces `a` from snapshot `snap` (its shape as in `state::snapshot`): chunk values
     /// and instance snapshots are parts of it. Without one, they are fresh.
-    pub fn produce_from(&mut self, st: &mut State, a: &Expr, snap: Option<Term>, ctx: &ErrorContext) -> R<()> {
+    pub fn produce_from(
+        &mut self,
+        st: &mut State,
+        a: &Expr,
+        snap: Option<Term>,
+        ctx: &ErrorContext,
+    ) -> R<()> {
         if let Some(pa) = self.as_predicate_access(a) {
             let heap = st.heap.clone();
             let positive_only = std::mem::replace(&mut self.positive_only, false);
@@ -76,7 +91,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     }
                     if self.positive_only && !p.is_literally_none() {
                         // Some positive amount when p is positive (function semantics).
-                        let w = Permission(self.fresh("wildcard", germanium_smt::Sort::Real, a.span)?);
+                        let w = Permission(self.fresh(
+                            "wildcard",
+                            germanium_smt::Sort::Real,
+                            a.span,
+                        )?);
                         self.assume(Term::implies(p.is_positive(), w.is_positive()), a.span)?;
                         Permission(Term::ite(p.is_positive(), w.0, Permission::none().0))
                     } else {
@@ -92,8 +111,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         match &a.kind {
             ExprKind::Binary(BinaryOp::And, l, r) if is_impure(self.env.sem, a) => {
-                let (ls, rs) = match (&snap, is_impure(self.env.sem, l), is_impure(self.env.sem, r)) {
-                    (Some(s), true, true) => (Some(self.env.snap.first(s)), Some(self.env.snap.second(s))),
+                let (ls, rs) = match (
+                    &snap,
+                    is_impure(self.env.sem, l),
+                    is_impure(self.env.sem, r),
+                ) {
+                    (Some(s), true, true) => {
+                        (Some(self.env.snap.first(s)), Some(self.env.snap.second(s)))
+                    }
                     (s, _, _) => (s.clone(), s.clone()),
                 };
                 if let (Some(s), Some(l_snap), Some(r_snap)) = (&snap, &ls, &rs) {
@@ -128,7 +153,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 r
             }
             // `@reveal()` changes how its application is evaluated: left to `eval`.
-            ExprKind::Annotated(a, x) if a.name.name != "reveal" => self.produce_from(st, x, snap, ctx),
+            ExprKind::Annotated(a, x) if a.name.name != "reveal" => {
+                self.produce_from(st, x, snap, ctx)
+            }
             ExprKind::InhaleExhale(x, y) => {
                 let part = if self.exhale_parts { y } else { x };
                 self.produce_from(st, part, snap, ctx)
@@ -137,7 +164,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
             _ if is_impure(self.env.sem, a) => Err(self.unsupported_assertion(a)),
             // `[a, b]` under pure operators (`[a, b] || c`): read the whole expression.
             _ if crate::inhale_exhale::contains_inhale_exhale(a) => {
-                let part = if self.exhale_parts { crate::inhale_exhale::Part::Exhale } else { crate::inhale_exhale::Part::Inhale };
+                let part = if self.exhale_parts {
+                    crate::inhale_exhale::Part::Exhale
+                } else {
+                    crate::inhale_exhale::Part::Inhale
+                };
                 let read = crate::inhale_exhale::reading(a, part).into_owned();
                 self.produce_from(st, &read, snap, ctx)
             }
@@ -206,7 +237,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
     }
 
-    fn produce_acc(&mut self, st: &mut State, loc: &Expr, amount: Option<&Expr>, snap: Option<Term>, ctx: &ErrorContext) -> R<()> {
+    fn produce_acc(
+        &mut self,
+        st: &mut State,
+        loc: &Expr,
+        amount: Option<&Expr>,
+        snap: Option<Term>,
+        ctx: &ErrorContext,
+    ) -> R<()> {
         let (field, rcv) = self.field_location(loc)?;
         let heap = st.heap.clone();
         let r = self.eval(st, &heap, rcv, ctx)?;
@@ -229,11 +267,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
         };
         let guard = self.guard();
         let not_null = Term::not(Term::eq(r.clone(), self.env.null()));
-        self.assume(Term::implies(Term::and([guard.clone(), p.is_positive()]), not_null), loc.span)?;
+        self.assume(
+            Term::implies(Term::and([guard.clone(), p.is_positive()]), not_null),
+            loc.span,
+        )?;
         let value = match snap {
             Some(s) => {
                 let ty = self.env.sem.fields.get(&field).map(|f| f.ty.clone());
-                let Some(ty) = ty else { return Err(self.unsupported(loc.span, "an unknown field")) };
+                let Some(ty) = ty else {
+                    return Err(self.unsupported(loc.span, "an unknown field"));
+                };
                 let sort = self.sort_of(&ty, loc.span)?;
                 let value = self.unwrap(s.clone(), &sort, loc.span)?;
                 let wrapped = self.wrap(value.clone(), loc.span)?;
@@ -246,14 +289,29 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// Adds `amount` to `receiver.field`, merging with a chunk for the same location.
-    pub fn add_field_chunk(&mut self, st: &mut State, field: &str, receiver: Term, amount: Permission, loc: &Expr) -> R<()> {
+    pub fn add_field_chunk(
+        &mut self,
+        st: &mut State,
+        field: &str,
+        receiver: Term,
+        amount: Permission,
+        loc: &Expr,
+    ) -> R<()> {
         self.add_chunk(st, field, receiver, amount, None, loc.span)
     }
 
     /// Adds a chunk (with `value`, or a fresh one), merging with a chunk for the same
     /// location, and records what the permission bound implies: at most full permission per
     /// location, hence distinct receivers for chunks whose amounts add up to more.
-    pub fn add_chunk(&mut self, st: &mut State, field: &str, receiver: Term, amount: Permission, value: Option<Term>, span: Span) -> R<()> {
+    pub fn add_chunk(
+        &mut self,
+        st: &mut State,
+        field: &str,
+        receiver: Term,
+        amount: Permission,
+        value: Option<Term>,
+        span: Span,
+    ) -> R<()> {
         if amount.is_literally_none() {
             return Ok(());
         }
@@ -263,7 +321,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let old = st.heap.chunks[i].clone();
                 if let Some(v) = &value {
                     let agree = Term::and([old.perm().is_positive(), amount.is_positive()]);
-                    self.assume(Term::implies(agree, Term::eq(v.clone(), old.value().clone())), span)?;
+                    self.assume(
+                        Term::implies(agree, Term::eq(v.clone(), old.value().clone())),
+                        span,
+                    )?;
                 }
                 if !self.prove(old.perm().is_positive(), span)? {
                     let v = match value {
@@ -273,7 +334,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     // The old value where the old chunk held something (both agree where both
                     // do), the new one elsewhere: nothing is assumed of a value whose amount
                     // is none (e.g. the other branch of a conditional assertion's snapshot).
-                    st.heap.chunks[i].set_value(Term::ite(old.perm().is_positive(), old.value().clone(), v));
+                    st.heap.chunks[i].set_value(Term::ite(
+                        old.perm().is_positive(),
+                        old.value().clone(),
+                        v,
+                    ));
                 }
                 let total = old.perm().add(&amount);
                 self.assume(total.at_most(&Permission::write()), span)?;
@@ -284,21 +349,35 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     Some(v) => v,
                     None => {
                         let ty = self.env.sem.fields.get(field).map(|f| f.ty.clone());
-                        let Some(ty) = ty else { return Err(self.unsupported(span, "an unknown field")) };
+                        let Some(ty) = ty else {
+                            return Err(self.unsupported(span, "an unknown field"));
+                        };
                         let sort = self.sort_of(&ty, span)?;
                         self.fresh(field, sort, span)?
                     }
                 };
                 self.assume(amount.at_most(&Permission::write()), span)?;
-                let others: Vec<Chunk> = st.heap.of_field(field).map(|j| st.heap.chunks[j].clone()).collect();
+                let others: Vec<Chunk> = st
+                    .heap
+                    .of_field(field)
+                    .map(|j| st.heap.chunks[j].clone())
+                    .collect();
                 for other in others {
                     let same = Term::eq(receiver.clone(), other.receiver().clone());
                     let too_much = Term::gt(amount.add(other.perm()).0, Permission::write().0);
                     self.assume(Term::implies(too_much, Term::not(same.clone())), span)?;
                     let both = Term::and([same, amount.is_positive(), other.perm().is_positive()]);
-                    self.assume(Term::implies(both, Term::eq(value.clone(), other.value().clone())), span)?;
+                    self.assume(
+                        Term::implies(both, Term::eq(value.clone(), other.value().clone())),
+                        span,
+                    )?;
                 }
-                st.heap.push(Chunk::Field { field: field.to_string(), receiver, value, perm: amount });
+                st.heap.push(Chunk::Field {
+                    field: field.to_string(),
+                    receiver,
+                    value,
+                    perm: amount,
+                });
             }
         }
         Ok(())

@@ -18,7 +18,10 @@ fn function_applications(t: &Term, out: &mut Vec<Term>) {
         TermKind::Quantifier(_) => {}
         TermKind::App(decl, args) => {
             let viper_function = !args.is_empty()
-                && decl.name().user_name().is_some_and(|n| n.starts_with("sx.fn.") || n.starts_with("sx.fnl."));
+                && decl
+                    .name()
+                    .user_name()
+                    .is_some_and(|n| n.starts_with("sx.fn.") || n.starts_with("sx.fnl."));
             if viper_function && !out.contains(t) {
                 out.push(t.clone());
             }
@@ -38,7 +41,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// For a goal `∀x. body` that applies Viper functions: the facts whose joint
     /// unsatisfiability proves it (`¬body(k)` and the relevance atoms). `None` otherwise.
     pub fn skolemized_goal(&mut self, goal: &Term, span: Span) -> R<Option<Vec<Term>>> {
-        let TermKind::Quantifier(q) = goal.kind() else { return Ok(None) };
+        let TermKind::Quantifier(q) = goal.kind() else {
+            return Ok(None);
+        };
         if q.kind != QuantifierKind::Forall {
             return Ok(None);
         }
@@ -64,7 +69,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     fn relevance_predicate(&mut self, sort: &Sort, span: Span) -> R<FunDecl> {
-        let decl = FunDecl::new(Symbol::user(&format!("sx.relevant.{sort}")), vec![sort.clone()], Sort::Bool);
+        let decl = FunDecl::new(
+            Symbol::user(&format!("sx.relevant.{sort}")),
+            vec![sort.clone()],
+            Sort::Bool,
+        );
         self.ensure_declared(&decl, span)?;
         Ok(decl)
     }
@@ -80,8 +89,15 @@ mod tests {
         let d = FunDecl::new(Symbol::user("dom"), vec![Sort::Int], Sort::Int);
         let x = Term::int(1);
         let fx = Term::app(&f, vec![Term::app(&d, vec![x.clone()])]);
-        let inner = Term::forall(vec![(Symbol::user("y"), Sort::Int)], Term::app(&f, vec![Term::var(Symbol::user("y"), Sort::Int)]), vec![]);
-        let t = Term::and([Term::or([fx.clone(), Term::bool(false)]), Term::implies(inner, fx.clone())]);
+        let inner = Term::forall(
+            vec![(Symbol::user("y"), Sort::Int)],
+            Term::app(&f, vec![Term::var(Symbol::user("y"), Sort::Int)]),
+            vec![],
+        );
+        let t = Term::and([
+            Term::or([fx.clone(), Term::bool(false)]),
+            Term::implies(inner, fx.clone()),
+        ]);
         let mut out = Vec::new();
         function_applications(&t, &mut out);
         assert_eq!(out, vec![fx]);

@@ -21,13 +21,24 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// The snapshot of a predicate body `a` a fold reads, with the instances found in it:
     /// their `sx.Inst` terms, snapshots and the conditions under which they are held (for
     /// `nesting`).
-    pub fn fold_snapshot(&mut self, st: &State, heap: &Heap, a: &Expr) -> R<crate::nesting::FoldSnapshot> {
+    pub fn fold_snapshot(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        a: &Expr,
+    ) -> R<crate::nesting::FoldSnapshot> {
         self.snapshot_collecting(st, heap, a, true)
     }
 
     /// Reads the snapshot; collects the instances found only if `collect` (a function
     /// application while the arguments are evaluated reads its own snapshot, not collected).
-    fn snapshot_collecting(&mut self, st: &State, heap: &Heap, a: &Expr, collect: bool) -> R<crate::nesting::FoldSnapshot> {
+    fn snapshot_collecting(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        a: &Expr,
+        collect: bool,
+    ) -> R<crate::nesting::FoldSnapshot> {
         let saved = std::mem::replace(&mut self.nesting.found, collect.then(Vec::new));
         let r = self.snapshot_reading(st, heap, a);
         let found = std::mem::replace(&mut self.nesting.found, saved).unwrap_or_default();
@@ -45,7 +56,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         match result {
             Ok(t) => Ok(t),
             // Could not read it: an unknown snapshot is always sound.
-            Err(Abort::Failed) => Ok(Some(self.fresh("snap", self.env.snap.sort.clone(), a.span)?)),
+            Err(Abort::Failed) => Ok(Some(self.fresh(
+                "snap",
+                self.env.snap.sort.clone(),
+                a.span,
+            )?)),
             Err(other) => Err(other),
         }
     }
@@ -53,14 +68,27 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// The snapshot of `a` where `cond` holds. On a branch the path rules out (e.g. the
     /// instance `P(x.next)` of `x.next != null ==> P(x.next)` when `x.next` is null) nothing
     /// is held: the snapshot is the unit (`None`), which is what the guarded part reads as.
-    fn snapshot_under(&mut self, st: &State, heap: &Heap, cond: Term, a: &Expr, ctx: &ErrorContext) -> R<Option<Term>> {
+    fn snapshot_under(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        cond: Term,
+        a: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Option<Term>> {
         self.under(cond, |v| match v.snapshot_of(st, heap, a, ctx) {
             Err(Abort::Failed) if v.dead_path(a.span)? => Ok(None),
             other => other,
         })
     }
 
-    fn snapshot_of(&mut self, st: &State, heap: &Heap, a: &Expr, ctx: &ErrorContext) -> R<Option<Term>> {
+    fn snapshot_of(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        a: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Option<Term>> {
         if !is_impure(self.env.sem, a) {
             return Ok(None);
         }
@@ -75,7 +103,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
             if self.nesting.found.is_some() {
                 if let Some(inst) = self.instance(&pa.name, &args) {
                     let when = Term::and([self.guard(), held.clone()]);
-                    self.nesting.found.get_or_insert_with(Vec::new).push((inst, snap.clone(), when));
+                    self.nesting.found.get_or_insert_with(Vec::new).push((
+                        inst,
+                        snap.clone(),
+                        when,
+                    ));
                 }
             }
             return Ok(Some(Term::ite(held, snap, unit)));
@@ -96,11 +128,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let c = self.eval(st, heap, c, ctx)?;
                 let x = self.snapshot_under(st, heap, c.clone(), x, ctx)?;
                 let y = self.snapshot_under(st, heap, Term::not(c.clone()), y, ctx)?;
-                Ok(Some(Term::ite(c, x.unwrap_or(unit.clone()), y.unwrap_or(unit))))
+                Ok(Some(Term::ite(
+                    c,
+                    x.unwrap_or(unit.clone()),
+                    y.unwrap_or(unit),
+                )))
             }
             ExprKind::Let(_, value, body) => {
                 let v = self.eval(st, heap, value, ctx)?;
-                let Some(var) = self.env.sem.binders.get(&(a.id, 0)).copied() else { return Err(Abort::Failed) };
+                let Some(var) = self.env.sem.binders.get(&(a.id, 0)).copied() else {
+                    return Err(Abort::Failed);
+                };
                 self.bound.push((var, v));
                 let r = self.snapshot_of(st, heap, body, ctx);
                 self.bound.pop();
@@ -108,7 +146,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             // The layout of the part an unfold produces and a function's definition is
             // translated from (see `inhale_exhale`).
-            ExprKind::Annotated(_, x) | ExprKind::InhaleExhale(x, _) => self.snapshot_of(st, heap, x, ctx),
+            ExprKind::Annotated(_, x) | ExprKind::InhaleExhale(x, _) => {
+                self.snapshot_of(st, heap, x, ctx)
+            }
             ExprKind::Acc(loc, amount) => {
                 let (field, rcv) = self.field_location(loc)?;
                 let r = self.eval(st, heap, rcv, ctx)?;
@@ -123,7 +163,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     Some(i) => heap.chunks[i].value().clone(),
                     None => {
                         let ty = self.env.sem.fields.get(&field).map(|f| f.ty.clone());
-                        let Some(ty) = ty else { return Err(Abort::Failed) };
+                        let Some(ty) = ty else {
+                            return Err(Abort::Failed);
+                        };
                         let sort = self.sort_of(&ty, loc.span)?;
                         self.aliased_value(heap, &field, &r, sort, loc.span)?
                     }

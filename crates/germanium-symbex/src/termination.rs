@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use germanium_semantics::{CallTarget, Type};
 use germanium_smt::Term;
-use germanium_syntax::ast::{Decreases, DecreasesKind, Expr, Program, Stmt, StmtKind, ItemKind};
+use germanium_syntax::ast::{Decreases, DecreasesKind, Expr, ItemKind, Program, Stmt, StmtKind};
 use germanium_syntax::{Diagnostic, Span};
 
 use crate::context::{Verifier, R};
@@ -26,7 +26,10 @@ pub struct Measure {
 }
 
 /// Which methods each method calls (for recursion clusters).
-pub fn call_graph(program: &Program, sem: &germanium_semantics::Semantics) -> HashMap<String, HashSet<String>> {
+pub fn call_graph(
+    program: &Program,
+    sem: &germanium_semantics::Semantics,
+) -> HashMap<String, HashSet<String>> {
     fn walk(stmts: &[Stmt], sem: &germanium_semantics::Semantics, out: &mut HashSet<String>) {
         for s in stmts {
             match &s.kind {
@@ -41,7 +44,9 @@ pub fn call_graph(program: &Program, sem: &germanium_semantics::Semantics) -> Ha
                     }
                 }
                 StmtKind::Block(b) | StmtKind::While { body: b, .. } => walk(&b.stmts, sem, out),
-                StmtKind::If { then, otherwise, .. } => {
+                StmtKind::If {
+                    then, otherwise, ..
+                } => {
                     walk(&then.stmts, sem, out);
                     if let Some(o) = otherwise {
                         walk(&o.stmts, sem, out);
@@ -85,7 +90,9 @@ pub fn reaches(graph: &HashMap<String, HashSet<String>>, from: &str, to: &str) -
 
 /// Whether the clauses ask for a termination proof (a measure, not only `*`).
 pub fn has_measure(clauses: &[Decreases]) -> bool {
-    clauses.iter().any(|d| !matches!(d.kind, DecreasesKind::Star))
+    clauses
+        .iter()
+        .any(|d| !matches!(d.kind, DecreasesKind::Star))
 }
 
 impl<'e, 'a> Verifier<'e, 'a> {
@@ -105,13 +112,20 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     Some(c) => self.eval(st, heap, c, &ctx)?,
                     None => Term::tt(),
                 };
-                let guard = Term::and(earlier.iter().map(|c: &Term| Term::not(c.clone())).chain([cond.clone()]));
+                let guard = Term::and(
+                    earlier
+                        .iter()
+                        .map(|c: &Term| Term::not(c.clone()))
+                        .chain([cond.clone()]),
+                );
                 earlier.push(cond);
                 let tuple = match &d.kind {
                     DecreasesKind::Tuple(exprs) => {
                         let mut values = Vec::new();
                         for e in exprs {
-                            if let Some(instance) = self.predicate_instance_measure(st, heap, e, &ctx)? {
+                            if let Some(instance) =
+                                self.predicate_instance_measure(st, heap, e, &ctx)?
+                            {
                                 values.push(instance);
                                 continue;
                             }
@@ -122,7 +136,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     }
                     _ => None,
                 };
-                out.push(Measure { guard, tuple, span: d.span });
+                out.push(Measure {
+                    guard,
+                    tuple,
+                    span: d.span,
+                });
             }
             Ok(out)
         })();
@@ -131,11 +149,22 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     fn order(&mut self, function: &str, ty: &Type, args: Vec<Term>, span: Span) -> R<Term> {
-        let domain = self.env.sem.domain_functions.get(function).map(|f| f.domain.clone());
+        let domain = self
+            .env
+            .sem
+            .domain_functions
+            .get(function)
+            .map(|f| f.domain.clone());
         let Some(domain) = domain else {
-            return Err(self.unsupported(span, "termination measures without the `decreases` library"));
+            return Err(
+                self.unsupported(span, "termination measures without the `decreases` library")
+            );
         };
-        let op = TheoryOp::DomainFunction { domain, function: function.to_string(), type_args: vec![ty.clone()] };
+        let op = TheoryOp::DomainFunction {
+            domain,
+            function: function.to_string(),
+            type_args: vec![ty.clone()],
+        };
         let result = match &self.env.theories {
             Some(t) => t.apply(&op, args).map_err(|u| u.0),
             None => Err("termination measures need the theory layer".to_string()),
@@ -147,7 +176,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// extended by a top element: a prefix of the larger tuple followed by more elements is
     /// smaller, and a tuple is never smaller than its own extension. Elements of different
     /// types do not compare.
-    pub fn lex_less(&mut self, smaller: &[(Term, Type)], larger: &[(Term, Type)], span: Span) -> R<Term> {
+    pub fn lex_less(
+        &mut self,
+        smaller: &[(Term, Type)],
+        larger: &[(Term, Type)],
+        span: Span,
+    ) -> R<Term> {
         let mut options = Vec::new();
         let mut equal_so_far = Vec::new();
         for i in 0..smaller.len().max(larger.len()) {
@@ -162,14 +196,20 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             let decreasing = self.order("decreasing", ta, vec![a.clone(), b.clone()], span)?;
             let bounded = self.order("bounded", tb, vec![b.clone()], span)?;
-            options.push(Term::and(equal_so_far.iter().cloned().chain([decreasing, bounded])));
+            options.push(Term::and(
+                equal_so_far.iter().cloned().chain([decreasing, bounded]),
+            ));
             equal_so_far.push(Term::eq(a.clone(), b.clone()));
         }
         Ok(Term::or(options))
     }
 
     fn termination_error(&mut self, reason: &str, span: Span, what: &str) {
-        let d = Diagnostic::new(format!("termination.failed:{reason}"), span, format!("Termination of {what} might fail."));
+        let d = Diagnostic::new(
+            format!("termination.failed:{reason}"),
+            span,
+            format!("Termination of {what} might fail."),
+        );
         self.add_error(d);
     }
 
@@ -183,7 +223,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// The checks at a call of `callee` (parameters already bound to the arguments).
-    pub fn check_call_terminates(&mut self, st: &State, heap: &Heap, callee: &'a germanium_syntax::ast::Method, call: &Stmt) -> R<()> {
+    pub fn check_call_terminates(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        callee: &'a germanium_syntax::ast::Method,
+        call: &Stmt,
+    ) -> R<()> {
         let caller_measures = self.method_measures.clone();
         if caller_measures.iter().all(|m| m.tuple.is_none()) {
             return Ok(()); // no measure, or `decreases _`: nothing to prove
@@ -193,7 +239,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let recursive = reaches(&self.env.call_graph, &name, &caller);
         let callee_measures = self.measures(st, heap, &callee.contract.decreases)?;
         let what = format!("the call of {name}");
-        self.compare_measures(&caller_measures, &callee_measures, recursive, true, call.span, &what)
+        self.compare_measures(
+            &caller_measures,
+            &callee_measures,
+            recursive,
+            true,
+            call.span,
+            &what,
+        )
     }
 
     /// The termination obligations of one call or application: under each caller measure, a
@@ -212,7 +265,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
         for m in caller_measures.iter().filter(|m| m.tuple.is_some()) {
             let caller_tuple = m.tuple.clone().unwrap_or_default();
             self.under(m.guard.clone(), |v| {
-                let applies = Term::or(callee_measures.iter().filter(|c| !recursive || c.tuple.is_some()).map(|c| c.guard.clone()));
+                let applies = Term::or(
+                    callee_measures
+                        .iter()
+                        .filter(|c| !recursive || c.tuple.is_some())
+                        .map(|c| c.guard.clone()),
+                );
                 if !recursive {
                     if !check_nonrecursive {
                         return Ok(());
@@ -223,7 +281,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 for c in callee_measures.iter().filter(|c| c.tuple.is_some()) {
                     let tuple = c.tuple.clone().unwrap_or_default();
                     let less = v.lex_less(&tuple, &caller_tuple, span)?;
-                    v.under(c.guard.clone(), |w| w.termination_check(less, "tuple.false", span, what))?;
+                    v.under(c.guard.clone(), |w| {
+                        w.termination_check(less, "tuple.false", span, what)
+                    })?;
                 }
                 Ok(())
             })?;
@@ -232,21 +292,37 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// At the start of a loop iteration: the loop's measure applies (some clause's condition).
-    pub fn loop_measures_at_start(&mut self, st: &State, clauses: &[Decreases], while_span: Span) -> R<Vec<Measure>> {
+    pub fn loop_measures_at_start(
+        &mut self,
+        st: &State,
+        clauses: &[Decreases],
+        while_span: Span,
+    ) -> R<Vec<Measure>> {
         let heap = st.heap.clone();
         let measures = self.measures(st, &heap, clauses)?;
         // Only a method that must terminate needs its loops to (their measures still must
         // decrease).
         if !measures.is_empty() && !self.method_measures.is_empty() {
             let applies = Term::or(measures.iter().map(|m| m.guard.clone()));
-            self.termination_check(applies, "termination.condition.false", while_span, "the loop")?;
+            self.termination_check(
+                applies,
+                "termination.condition.false",
+                while_span,
+                "the loop",
+            )?;
         }
         Ok(measures)
     }
 
     /// At the end of an iteration: if the loop goes on, a clause applies again and the
     /// measure decreased.
-    pub fn loop_measures_at_end(&mut self, st: &State, clauses: &[Decreases], cond: &Expr, start: &[Measure]) -> R<()> {
+    pub fn loop_measures_at_end(
+        &mut self,
+        st: &State,
+        clauses: &[Decreases],
+        cond: &Expr,
+        start: &[Measure],
+    ) -> R<()> {
         let heap = st.heap.clone();
         let ctx = ErrorContext::at("termination.failed", cond.span, "");
         let saved = std::mem::replace(&mut self.checking, false);
@@ -255,12 +331,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let again = again?;
         let end = self.measures(st, &heap, clauses)?;
         for (m_start, m_end) in start.iter().zip(&end) {
-            let (Some(before), Some(after)) = (&m_start.tuple, &m_end.tuple) else { continue };
+            let (Some(before), Some(after)) = (&m_start.tuple, &m_end.tuple) else {
+                continue;
+            };
             let (before, after) = (before.clone(), after.clone());
             let span = m_start.span;
             // Only an iteration after which the loop goes on must decrease the measure.
             self.under(Term::and([m_start.guard.clone(), again.clone()]), |v| {
-                v.termination_check(m_end.guard.clone(), "tuple.condition.false", span, "the loop")?;
+                v.termination_check(
+                    m_end.guard.clone(),
+                    "tuple.condition.false",
+                    span,
+                    "the loop",
+                )?;
                 let less = v.lex_less(&after, &before, span)?;
                 v.termination_check(less, "tuple.false", span, "the loop")
             })?;

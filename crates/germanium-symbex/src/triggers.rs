@@ -4,9 +4,9 @@
 
 use std::collections::HashMap;
 
-use germanium_smt::{Op, Quantifier, Symbol, Term, TermKind};
 #[cfg(test)]
 use germanium_smt::Sort;
+use germanium_smt::{Op, Quantifier, Symbol, Term, TermKind};
 
 /// Replaces every occurrence of a key of `map` in `term` by its value.
 pub fn substitute(term: &Term, map: &HashMap<Term, Term>) -> Term {
@@ -21,20 +21,31 @@ pub fn substitute(term: &Term, map: &HashMap<Term, Term>) -> Term {
             }
             Term::app(decl, args.iter().map(|a| substitute(a, map)).collect())
         }
-        TermKind::Builtin(head, args) => {
-            Term::builtin(head, args.iter().map(|a| substitute(a, map)).collect(), term.sort().clone())
+        TermKind::Builtin(head, args) => Term::builtin(
+            head,
+            args.iter().map(|a| substitute(a, map)).collect(),
+            term.sort().clone(),
+        ),
+        TermKind::Op(op, args) => {
+            rebuild_op(*op, args.iter().map(|a| substitute(a, map)).collect())
         }
-        TermKind::Op(op, args) => rebuild_op(*op, args.iter().map(|a| substitute(a, map)).collect()),
         TermKind::Quantifier(q) => Term::quantifier(Quantifier {
             kind: q.kind,
             vars: q.vars.clone(),
             body: substitute(&q.body, map),
-            triggers: q.triggers.iter().map(|t| t.iter().map(|x| substitute(x, map)).collect()).collect(),
+            triggers: q
+                .triggers
+                .iter()
+                .map(|t| t.iter().map(|x| substitute(x, map)).collect())
+                .collect(),
             qid: q.qid.clone(),
             weight: q.weight,
         }),
         TermKind::Let(bindings, body) => Term::let_in(
-            bindings.iter().map(|(s, t)| (s.clone(), substitute(t, map))).collect(),
+            bindings
+                .iter()
+                .map(|(s, t)| (s.clone(), substitute(t, map)))
+                .collect(),
             substitute(body, map),
         ),
     }
@@ -148,7 +159,9 @@ pub fn pattern_safe(term: &Term) -> bool {
     match term.kind() {
         TermKind::Var(_) | TermKind::Bool(_) | TermKind::Int(_) | TermKind::Real(_) => true,
         TermKind::App(_, args) => args.iter().all(pattern_safe),
-        TermKind::Op(Op::Add | Op::Sub | Op::Mul | Op::Neg | Op::ToReal, args) => args.iter().all(pattern_safe),
+        TermKind::Op(Op::Add | Op::Sub | Op::Mul | Op::Neg | Op::ToReal, args) => {
+            args.iter().all(pattern_safe)
+        }
         _ => false,
     }
 }
@@ -252,7 +265,10 @@ mod tests {
         let f = FunDecl::new(Symbol::user("f"), vec![Sort::Int], Sort::Int);
         let i = Symbol::user("i");
         let x = Term::var(i.clone(), Sort::Int);
-        let body = Term::gt(Term::app(&f, vec![x.clone()]), Term::add(vec![x, Term::int(1)]));
+        let body = Term::gt(
+            Term::app(&f, vec![x.clone()]),
+            Term::add(vec![x, Term::int(1)]),
+        );
         let triggers = infer(&[i], &body);
         assert_eq!(triggers.len(), 1);
         assert_eq!(triggers[0].len(), 1);

@@ -13,7 +13,11 @@ use germanium_syntax::ast::{Expr, ExprKind, Function, NodeId};
 use crate::termination::reaches;
 
 /// The ids of the predicate-access expressions of those unfoldings in `f`'s body.
-pub fn recursive_unfoldings(f: &Function, sem: &Semantics, call_graph: &HashMap<String, HashSet<String>>) -> HashSet<NodeId> {
+pub fn recursive_unfoldings(
+    f: &Function,
+    sem: &Semantics,
+    call_graph: &HashMap<String, HashSet<String>>,
+) -> HashSet<NodeId> {
     let mut out = HashSet::new();
     if let Some(body) = &f.body {
         collect(body, &f.name.name, sem, call_graph, None, &mut out);
@@ -22,12 +26,22 @@ pub fn recursive_unfoldings(f: &Function, sem: &Semantics, call_graph: &HashMap<
 }
 
 /// `outermost`: the access of the outermost unfolding around `e`, if any.
-fn collect(e: &Expr, caller: &str, sem: &Semantics, graph: &HashMap<String, HashSet<String>>, outermost: Option<NodeId>, out: &mut HashSet<NodeId>) {
+fn collect(
+    e: &Expr,
+    caller: &str,
+    sem: &Semantics,
+    graph: &HashMap<String, HashSet<String>>,
+    outermost: Option<NodeId>,
+    out: &mut HashSet<NodeId>,
+) {
     match &e.kind {
         // The unfolded access itself is not looked into (as in Silicon).
-        ExprKind::Unfolding(access, body) => collect(body, caller, sem, graph, outermost.or(Some(access.id)), out),
+        ExprKind::Unfolding(access, body) => {
+            collect(body, caller, sem, graph, outermost.or(Some(access.id)), out)
+        }
         _ => {
-            if let (Some(CallTarget::Function(callee)), Some(access)) = (sem.call(e.id), outermost) {
+            if let (Some(CallTarget::Function(callee)), Some(access)) = (sem.call(e.id), outermost)
+            {
                 if reaches(graph, callee, caller) {
                     out.insert(access);
                 }

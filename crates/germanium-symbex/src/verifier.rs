@@ -33,7 +33,12 @@ pub struct VerifyOptions {
 
 impl Default for VerifyOptions {
     fn default() -> Self {
-        VerifyOptions { z3: None, timeout: None, smt_log: None, jobs: 1 }
+        VerifyOptions {
+            z3: None,
+            timeout: None,
+            smt_log: None,
+            jobs: 1,
+        }
     }
 }
 
@@ -52,7 +57,10 @@ fn members(program: &Program) -> Vec<Member<'_>> {
                 out.push(Member::Method(m));
             }
             ItemKind::Function(f) => {
-                let has_obligations = f.body.is_some() || !f.contract.requires.is_empty() || !f.contract.ensures.is_empty() || !f.contract.decreases.is_empty();
+                let has_obligations = f.body.is_some()
+                    || !f.contract.requires.is_empty()
+                    || !f.contract.ensures.is_empty()
+                    || !f.contract.decreases.is_empty();
                 if has_obligations {
                     out.push(Member::Function(f));
                 }
@@ -67,7 +75,10 @@ fn members(program: &Program) -> Vec<Member<'_>> {
 }
 
 fn log_path(base: &std::path::Path, worker: usize, workers: usize, phase: Option<&str>) -> PathBuf {
-    let stem = base.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "smt".into());
+    let stem = base
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "smt".into());
     match (phase, workers) {
         (None, 0 | 1) => base.to_path_buf(),
         (None, _) => base.with_file_name(format!("{stem}.w{worker}.smt2")),
@@ -81,7 +92,12 @@ fn log_path(base: &std::path::Path, worker: usize, workers: usize, phase: Option
 pub const DEFAULT_QUERY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Verifies every member of a well-typed program; returns the errors (empty: verified).
-pub fn verify_program(program: &Program, sem: &Semantics, sources: &SourceMap, options: &VerifyOptions) -> Vec<Diagnostic> {
+pub fn verify_program(
+    program: &Program,
+    sem: &Semantics,
+    sources: &SourceMap,
+    options: &VerifyOptions,
+) -> Vec<Diagnostic> {
     let timeout = options.timeout.unwrap_or(DEFAULT_QUERY_TIMEOUT);
     let env = Env::new(program, sem, sources, timeout);
     let todo = members(program);
@@ -90,12 +106,22 @@ pub fn verify_program(program: &Program, sem: &Semantics, sources: &SourceMap, o
     }
     // Functions first: a function with a body has its postcondition as an axiom afterwards
     // only if the body was verified against it (an unverified one could be false).
-    let (functions, others): (Vec<usize>, Vec<usize>) = (0..todo.len()).partition(|i| matches!(todo[*i], Member::Function(_)));
+    let (functions, others): (Vec<usize>, Vec<usize>) =
+        (0..todo.len()).partition(|i| matches!(todo[*i], Member::Function(_)));
     let mut results = Vec::new();
     let mut failed = HashSet::new();
     if !functions.is_empty() {
-        let phase = if others.is_empty() { None } else { Some("functions") };
-        let trusted: HashSet<String> = env.functions.iter().filter(|(_, f)| f.body.is_none()).map(|(name, _)| name.clone()).collect();
+        let phase = if others.is_empty() {
+            None
+        } else {
+            Some("functions")
+        };
+        let trusted: HashSet<String> = env
+            .functions
+            .iter()
+            .filter(|(_, f)| f.body.is_none())
+            .map(|(name, _)| name.clone())
+            .collect();
         let found = run_members(&env, &todo, &functions, options, &trusted, phase);
         for (i, ds) in &found {
             if let (false, Some(Member::Function(f))) = (ds.is_empty(), todo.get(*i)) {
@@ -110,7 +136,12 @@ pub fn verify_program(program: &Program, sem: &Semantics, sources: &SourceMap, o
     if !others.is_empty() {
         // An abstract function's postcondition is trusted (as in Viper); one with a body
         // only once the body was verified against it.
-        let verified: HashSet<String> = env.functions.keys().filter(|name| !failed.contains(*name)).cloned().collect();
+        let verified: HashSet<String> = env
+            .functions
+            .keys()
+            .filter(|name| !failed.contains(*name))
+            .cloned()
+            .collect();
         results.extend(run_members(&env, &todo, &others, options, &verified, None));
     }
     results.sort_by_key(|(i, _)| *i);
@@ -142,27 +173,46 @@ fn run_members<'a>(
     std::thread::scope(|scope| {
         for w in 0..workers {
             let (todo, next, results) = (&todo, &next, &results);
-            let builder = std::thread::Builder::new().name(format!("germanium-verify-{w}")).stack_size(256 * 1024 * 1024);
+            let builder = std::thread::Builder::new()
+                .name(format!("germanium-verify-{w}"))
+                .stack_size(256 * 1024 * 1024);
             let spawned = builder.spawn_scoped(scope, move || {
-                let mut config = SolverConfig { z3: options.z3.clone(), ..SolverConfig::default() };
-                config.log = options.smt_log.as_ref().map(|b| log_path(b, w, workers, phase));
+                let mut config = SolverConfig {
+                    z3: options.z3.clone(),
+                    ..SolverConfig::default()
+                };
+                config.log = options
+                    .smt_log
+                    .as_ref()
+                    .map(|b| log_path(b, w, workers, phase));
                 let mut verifier = match start_worker(env, config, posts) {
                     Ok(v) => Some(v),
                     Err(message) => {
                         let span = Span::default();
-                        results.lock().unwrap().push((usize::MAX, vec![Diagnostic::new(ids::INTERNAL, span, message)]));
+                        results.lock().unwrap().push((
+                            usize::MAX,
+                            vec![Diagnostic::new(ids::INTERNAL, span, message)],
+                        ));
                         None
                     }
                 };
                 loop {
                     let k = next.fetch_add(1, Ordering::SeqCst);
                     let Some(&i) = which.get(k) else { break };
-                    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match (&todo[i], verifier.as_mut()) {
-                        // No solver: the worker already reported why (an internal error).
-                        (_, None) => None,
-                        (Member::Method(m), Some(v)) => Some(v.run_member(m.name.span, |v| v.verify_method(m))),
-                        (Member::Function(f), Some(v)) => Some(v.run_member(f.name.span, |v| v.verify_function(f))),
-                        (Member::Predicate(p), Some(v)) => Some(v.run_member(p.name.span, |v| v.verify_predicate(p))),
+                    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        match (&todo[i], verifier.as_mut()) {
+                            // No solver: the worker already reported why (an internal error).
+                            (_, None) => None,
+                            (Member::Method(m), Some(v)) => {
+                                Some(v.run_member(m.name.span, |v| v.verify_method(m)))
+                            }
+                            (Member::Function(f), Some(v)) => {
+                                Some(v.run_member(f.name.span, |v| v.verify_function(f)))
+                            }
+                            (Member::Predicate(p), Some(v)) => {
+                                Some(v.run_member(p.name.span, |v| v.verify_predicate(p)))
+                            }
+                        }
                     }));
                     let found = match run {
                         Ok(Some(found)) => found,
@@ -176,21 +226,35 @@ fn run_members<'a>(
                                 Member::Function(f) => f.name.span,
                                 Member::Predicate(p) => p.name.span,
                             };
-                            vec![Diagnostic::new(ids::INTERNAL, span, "internal error in the verifier (please report it)")]
+                            vec![Diagnostic::new(
+                                ids::INTERNAL,
+                                span,
+                                "internal error in the verifier (please report it)",
+                            )]
                         }
                     };
                     results.lock().unwrap().push((i, found));
                 }
             });
             if let Err(err) = spawned {
-                results.lock().unwrap().push((usize::MAX, vec![Diagnostic::new(ids::INTERNAL, Span::default(), format!("could not start a verification thread: {err}"))]));
+                results.lock().unwrap().push((
+                    usize::MAX,
+                    vec![Diagnostic::new(
+                        ids::INTERNAL,
+                        Span::default(),
+                        format!("could not start a verification thread: {err}"),
+                    )],
+                ));
             }
         }
     });
     results.into_inner().unwrap_or_default()
 }
 /// Sends preamble commands.
-fn send(solver: &mut Solver, commands: &[germanium_smt::Command]) -> Result<(), germanium_smt::SolverError> {
+fn send(
+    solver: &mut Solver,
+    commands: &[germanium_smt::Command],
+) -> Result<(), germanium_smt::SolverError> {
     use germanium_smt::Command;
     for command in commands {
         match command {
@@ -198,23 +262,35 @@ fn send(solver: &mut Solver, commands: &[germanium_smt::Command]) -> Result<(), 
             Command::DeclareFun(decl) => solver.declare_fun(decl)?,
             Command::Assert { term, .. } => solver.assert(term)?,
             Command::Raw(text) => solver.raw(text)?,
-            Command::DefineFun { name, params, result, body } => {
-                solver.define_fun(name, params.clone(), result.clone(), body.clone())?
-            }
+            Command::DefineFun {
+                name,
+                params,
+                result,
+                body,
+            } => solver.define_fun(name, params.clone(), result.clone(), body.clone())?,
             _ => {}
         }
     }
     Ok(())
 }
 
-fn start_worker<'e, 'a>(env: &'e Env<'a>, config: SolverConfig, posts: &HashSet<String>) -> Result<Verifier<'e, 'a>, String> {
+fn start_worker<'e, 'a>(
+    env: &'e Env<'a>,
+    config: SolverConfig,
+    posts: &HashSet<String>,
+) -> Result<Verifier<'e, 'a>, String> {
     let solver = Solver::new(config).map_err(|e| format!("could not start the SMT solver: {e}"))?;
     let mut v = Verifier::new(env, solver);
-    v.preamble().map_err(|e| format!("the SMT solver rejected the preamble: {e}"))?;
+    v.preamble()
+        .map_err(|e| format!("the SMT solver rejected the preamble: {e}"))?;
     if v.function_axioms(posts).is_err() {
         let errors = std::mem::take(&mut v.errors);
-        let why = errors.first().map_or(String::from("unknown reason"), |d| d.message.clone());
-        return Err(format!("could not axiomatise the program's functions: {why}"));
+        let why = errors
+            .first()
+            .map_or(String::from("unknown reason"), |d| d.message.clone());
+        return Err(format!(
+            "could not axiomatise the program's functions: {why}"
+        ));
     }
     Ok(v)
 }
@@ -234,7 +310,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if let Some(null) = &self.env.null_decl {
             self.solver.declare_fun(null)?;
         }
-        for decl in [&self.env.snap.unit, &self.env.snap.pair, &self.env.snap.first, &self.env.snap.second] {
+        for decl in [
+            &self.env.snap.unit,
+            &self.env.snap.pair,
+            &self.env.snap.first,
+            &self.env.snap.second,
+        ] {
             self.solver.declare_fun(decl)?;
         }
         for axiom in self.env.snap.axioms() {
@@ -255,7 +336,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.declared.insert(wildcard.name().clone());
         let w = germanium_smt::Term::constant(&wildcard);
         // Small, so that what a precondition's wildcards add up to stays at most `write`.
-        let bounds = germanium_smt::Term::and([crate::state::Permission(w.clone()).is_positive(), germanium_smt::Term::le(w, germanium_smt::Term::real(1, 1000))]);
+        let bounds = germanium_smt::Term::and([
+            crate::state::Permission(w.clone()).is_positive(),
+            germanium_smt::Term::le(w, germanium_smt::Term::real(1, 1000)),
+        ]);
         self.solver.assert(&bounds)?;
         // Field values in snapshots, with their axioms at this outermost level.
         let mut field_types: Vec<_> = self.env.sem.fields.values().map(|f| f.ty.clone()).collect();
@@ -321,7 +405,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
         std::mem::take(&mut self.errors)
     }
 
-    fn fresh_store(&mut self, st: &mut State, vars: &[germanium_semantics::VarId], span: Span) -> R<()> {
+    fn fresh_store(
+        &mut self,
+        st: &mut State,
+        vars: &[germanium_semantics::VarId],
+        span: Span,
+    ) -> R<()> {
         for var in vars {
             let info = self.env.sem.var(*var).clone();
             let sort = self.sort_of(&info.ty, span)?;
@@ -338,8 +427,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut st = State::default();
         self.fresh_store(&mut st, &info.params, m.name.span)?;
         self.fresh_store(&mut st, &info.returns, m.name.span)?;
-        let wellformed = ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
-        self.check_exhale_parts(&st, &m.contract.requires, true, false, &wellformed, m.name.span)?;
+        let wellformed =
+            ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
+        self.check_exhale_parts(
+            &st,
+            &m.contract.requires,
+            true,
+            false,
+            &wellformed,
+            m.name.span,
+        )?;
         let produced = (|| -> R<()> {
             for pre in &m.contract.requires {
                 self.produce(&mut st, pre, &wellformed.for_clause(pre))?;
@@ -352,7 +449,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         st.old_heaps.insert(PRE_STATE.to_string(), st.heap.clone());
         // The postcondition must be well-formed in any state reachable from the pre-state.
         self.push(m.name.span)?;
-        let mut post_state = State { heap: Default::default(), ..st.clone() };
+        let mut post_state = State {
+            heap: Default::default(),
+            ..st.clone()
+        };
         let post_wf = (|| -> R<()> {
             for post in &m.contract.ensures {
                 self.produce(&mut post_state, post, &wellformed.for_clause(post))?;
@@ -361,13 +461,24 @@ impl<'e, 'a> Verifier<'e, 'a> {
         })();
         self.pop(m.name.span)?;
         path_end(post_wf)?;
-        self.check_exhale_parts(&st, &m.contract.ensures, false, false, &wellformed, m.name.span)?;
+        self.check_exhale_parts(
+            &st,
+            &m.contract.ensures,
+            false,
+            false,
+            &wellformed,
+            m.name.span,
+        )?;
         let Some(body) = &m.body else { return Ok(()) };
         self.method = self.env.methods.get(&m.name.name).copied();
         self.loop_heads = crate::label_loops::loop_heads(&body.stmts);
         let heap = st.heap.clone();
         self.method_measures = self.measures(&st, &heap, &m.contract.decreases)?;
-        let r = self.exec_seq(st, &body.stmts, &mut |v: &mut Verifier<'e, 'a>, end: State| v.method_end(end));
+        let r = self.exec_seq(
+            st,
+            &body.stmts,
+            &mut |v: &mut Verifier<'e, 'a>, end: State| v.method_end(end),
+        );
         path_end(r)?;
         self.report_refutations(&body.stmts);
         Ok(())
@@ -378,12 +489,27 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// (postconditions: of a method in any heap, of a function in the precondition's,
     /// `keep_heap`).
     #[allow(clippy::too_many_arguments)]
-    fn check_exhale_parts(&mut self, st: &State, clauses: &[germanium_syntax::ast::Expr], from_scratch: bool, keep_heap: bool, ctx: &ErrorContext, span: Span) -> R<()> {
+    fn check_exhale_parts(
+        &mut self,
+        st: &State,
+        clauses: &[germanium_syntax::ast::Expr],
+        from_scratch: bool,
+        keep_heap: bool,
+        ctx: &ErrorContext,
+        span: Span,
+    ) -> R<()> {
         if !clauses.iter().any(crate::produce::has_inhale_exhale) {
             return Ok(());
         }
         self.push(span)?;
-        let mut scratch = if keep_heap { st.clone() } else { State { heap: Default::default(), ..st.clone() } };
+        let mut scratch = if keep_heap {
+            st.clone()
+        } else {
+            State {
+                heap: Default::default(),
+                ..st.clone()
+            }
+        };
         if from_scratch {
             scratch.old_heaps.clear();
         }
@@ -402,7 +528,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// The end of the method body: the postcondition must hold.
     pub fn method_end(&mut self, mut end: State) -> R<()> {
         let Some(m) = self.method else { return Ok(()) };
-        let violated = ErrorContext::at_conjunct("postcondition.violated", format!("Postcondition of {} might not hold.", m.name.name));
+        let violated = ErrorContext::at_conjunct(
+            "postcondition.violated",
+            format!("Postcondition of {} might not hold.", m.name.name),
+        );
         let heap = end.heap.clone();
         // Well-definedness of the postcondition is checked on its own; reads here need no
         // permission of their own (as in Carbon).
@@ -423,18 +552,31 @@ impl<'e, 'a> Verifier<'e, 'a> {
         };
         let mut st = State::default();
         self.fresh_store(&mut st, &info.params, f.name.span)?;
-        let wellformed = ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
+        let wellformed =
+            ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
         let r = (|| -> R<()> {
-            self.check_exhale_parts(&st, &f.contract.requires, true, false, &wellformed, f.name.span)?;
+            self.check_exhale_parts(
+                &st,
+                &f.contract.requires,
+                true,
+                false,
+                &wellformed,
+                f.name.span,
+            )?;
             // In a function, a permission is only ever some positive amount (Viper's
             // function semantics): `acc(x.f) && acc(y.f)` does not make x and y differ.
             self.positive_only = true;
             // Calls in the contract must terminate too (Viper's termination plugin): those
             // in the precondition against the measure of the initial state, those in the
             // postcondition against the measure after the precondition.
-            let calls = |clauses: &[germanium_syntax::ast::Expr]| clauses.iter().any(|c| calls_function(self.env.sem, c));
+            let calls = |clauses: &[germanium_syntax::ast::Expr]| {
+                clauses.iter().any(|c| calls_function(self.env.sem, c))
+            };
             let terminating = crate::termination::has_measure(&f.contract.decreases);
-            let (check_pres, check_posts) = (terminating && calls(&f.contract.requires), terminating && calls(&f.contract.ensures));
+            let (check_pres, check_posts) = (
+                terminating && calls(&f.contract.requires),
+                terminating && calls(&f.contract.ensures),
+            );
             if check_pres {
                 self.current_function = Some(f.name.name.clone());
                 let heap = st.heap.clone();
@@ -475,7 +617,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
             self.pop(f.name.span)?;
             self.function_measures.clear();
             path_end(posts)?;
-            self.check_exhale_parts(&st, &f.contract.ensures, false, true, &wellformed, f.name.span)?;
+            self.check_exhale_parts(
+                &st,
+                &f.contract.ensures,
+                false,
+                true,
+                &wellformed,
+                f.name.span,
+            )?;
             self.result = None;
             self.verify_function_body(f, &st)
         })();

@@ -34,15 +34,27 @@ fn check(path: &Path) -> Result<(), String> {
     if reported == wanted {
         Ok(())
     } else {
-        let messages: Vec<String> = report.diagnostics.iter().map(|d| format!("{} {}", d.id, d.message)).collect();
-        Err(format!("{}: expected {wanted:?}, reported {reported:?}\n{}", path.display(), messages.join("\n")))
+        let messages: Vec<String> = report
+            .diagnostics
+            .iter()
+            .map(|d| format!("{} {}", d.id, d.message))
+            .collect();
+        Err(format!(
+            "{}: expected {wanted:?}, reported {reported:?}\n{}",
+            path.display(),
+            messages.join("\n")
+        ))
     }
 }
 
 #[test]
 fn annotated_programs() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     files.retain(|p| p.extension().is_some_and(|e| e == "vpr"));
     files.sort();
     assert!(!files.is_empty());
@@ -53,10 +65,18 @@ fn annotated_programs() {
 /// Runs the file named by `GERMANIUM_SYMBEX_FILE` and prints its diagnostics (debugging aid).
 #[test]
 fn one_file_from_the_environment() {
-    let Ok(path) = std::env::var("GERMANIUM_SYMBEX_FILE") else { return };
+    let Ok(path) = std::env::var("GERMANIUM_SYMBEX_FILE") else {
+        return;
+    };
     let report = run_file(Path::new(&path), &Options::new(Mode::Verify));
     for d in &report.diagnostics {
-        println!("{}:{} {} {}", path, report.sources.start(d.span).line, d.id, d.message);
+        println!(
+            "{}:{} {} {}",
+            path,
+            report.sources.start(d.span).line,
+            d.id,
+            d.message
+        );
     }
 }
 
@@ -66,14 +86,19 @@ fn parallel_workers_agree_and_log_separately() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
     let file = dir.join("basic.vpr");
     let single = run_file(&file, &Options::new(Mode::Verify));
-    let log_dir = std::env::temp_dir().join(format!("germanium-symbex-logs-{}", std::process::id()));
+    let log_dir =
+        std::env::temp_dir().join(format!("germanium-symbex-logs-{}", std::process::id()));
     std::fs::create_dir_all(&log_dir).unwrap();
     let mut options = Options::new(Mode::Verify);
     options.jobs = 2;
     options.smt_log = Some(log_dir.join("run.smt2"));
     let parallel = run_file(&file, &options);
     let ids = |r: &germanium_driver::FileReport| {
-        let mut v: Vec<(u32, String)> = r.diagnostics.iter().map(|d| (r.sources.start(d.span).line, d.id.clone())).collect();
+        let mut v: Vec<(u32, String)> = r
+            .diagnostics
+            .iter()
+            .map(|d| (r.sources.start(d.span).line, d.id.clone()))
+            .collect();
         v.sort();
         v
     };
@@ -83,7 +108,11 @@ fn parallel_workers_agree_and_log_separately() {
         let log = log_dir.join(format!("run.w{worker}.smt2"));
         let text = std::fs::read_to_string(&log).unwrap_or_default();
         // Each worker's solver got the preamble; which worker verified what may vary.
-        assert!(text.contains("declare-sort"), "{} has no preamble", log.display());
+        assert!(
+            text.contains("declare-sort"),
+            "{} has no preamble",
+            log.display()
+        );
         queries += text.matches("(check-sat)").count();
     }
     assert!(queries > 0);
@@ -107,6 +136,10 @@ fn recursive_definitions_fail_without_exhausting_the_solver() {
         .collect();
     assert_eq!(reported, expected(&text), "{:#?}", report.diagnostics);
     for d in &report.diagnostics {
-        assert!(!d.message.contains("solver gave up"), "a query ran out of time: {}", d.message);
+        assert!(
+            !d.message.contains("solver gave up"),
+            "a query ran out of time: {}",
+            d.message
+        );
     }
 }

@@ -33,12 +33,20 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(id: impl Into<String>, span: Span, message: impl Into<String>) -> Self {
-        Diagnostic { id: id.into(), span, message: message.into(), severity: Severity::Error }
+        Diagnostic {
+            id: id.into(),
+            span,
+            message: message.into(),
+            severity: Severity::Error,
+        }
     }
 
     /// A warning (e.g. `parser.warning`): reported, but the program is still processed.
     pub fn warning(id: impl Into<String>, span: Span, message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Warning, ..Self::new(id, span, message) }
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Self::new(id, span, message)
+        }
     }
 
     pub fn is_error(&self) -> bool {

@@ -89,14 +89,28 @@ pub fn lex(file: FileId, text: &str) -> (Vec<Token>, Vec<Diagnostic>) {
             let len = text[i..].chars().next().map_or(1, char::len_utf8);
             i += len;
             let shown = &text[start..i];
-            diags.push(err(start, i, &format!("unexpected character `{}`", shown.escape_debug())));
+            diags.push(err(
+                start,
+                i,
+                &format!("unexpected character `{}`", shown.escape_debug()),
+            ));
             TokenKind::Unknown
         };
-        tokens.push(Token { kind, start: start as u32, end: i as u32, spaces_before: spaces_only });
+        tokens.push(Token {
+            kind,
+            start: start as u32,
+            end: i as u32,
+            spaces_before: spaces_only,
+        });
         spaces_only = true;
     }
     let end = bytes.len() as u32;
-    tokens.push(Token { kind: TokenKind::Eof, start: end, end, spaces_before: spaces_only });
+    tokens.push(Token {
+        kind: TokenKind::Eof,
+        start: end,
+        end,
+        spaces_before: spaces_only,
+    });
     (tokens, diags)
 }
 
@@ -163,16 +177,23 @@ mod tests {
     fn syms(text: &str) -> Vec<Sym> {
         kinds(text)
             .into_iter()
-            .filter_map(|k| if let TokenKind::Sym(s) = k { Some(s) } else { None })
+            .filter_map(|k| {
+                if let TokenKind::Sym(s) = k {
+                    Some(s)
+                } else {
+                    None
+                }
+            })
             .collect()
     }
 
     #[test]
     fn operators_take_the_longest_match() {
         use Sym::*;
-        assert_eq!(syms("<==> ==> --* <= < == := :: : .. ."), vec![
-            Iff, Implies, Wand, Le, Lt, EqEq, Assign, ColonColon, Colon, DotDot, Dot
-        ]);
+        assert_eq!(
+            syms("<==> ==> --* <= < == := :: : .. ."),
+            vec![Iff, Implies, Wand, Le, Lt, EqEq, Assign, ColonColon, Colon, DotDot, Dot]
+        );
         assert_eq!(syms("a--b"), vec![Minus, Minus]);
         assert_eq!(syms("|s| || ++ +"), vec![Bar, Bar, OrOr, PlusPlus, Plus]);
     }
@@ -180,10 +201,14 @@ mod tests {
     #[test]
     fn words_numbers_strings_and_comments() {
         use TokenKind::*;
-        assert_eq!(kinds("x$1 _y 12 \"a b\" // c\n /* d \n e */ z"), vec![
-            Ident, Ident, Int, Str, Ident, Eof
-        ]);
-        assert_eq!(kinds("1..2"), vec![Int, Sym(crate::token::Sym::DotDot), Int, Eof]);
+        assert_eq!(
+            kinds("x$1 _y 12 \"a b\" // c\n /* d \n e */ z"),
+            vec![Ident, Ident, Int, Str, Ident, Eof]
+        );
+        assert_eq!(
+            kinds("1..2"),
+            vec![Int, Sym(crate::token::Sym::DotDot), Int, Eof]
+        );
     }
 
     #[test]

@@ -21,7 +21,11 @@ impl Span {
 
     /// The smallest span covering both (which must be in the same file).
     pub fn to(self, other: Span) -> Span {
-        Span { file: self.file, start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            file: self.file,
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 
     pub fn is_empty(self) -> bool {
@@ -49,7 +53,11 @@ impl SourceFile {
     pub fn new(path: PathBuf, text: String) -> Self {
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i as u32 + 1));
-        SourceFile { path, text, line_starts }
+        SourceFile {
+            path,
+            text,
+            line_starts,
+        }
     }
 
     /// Line and column of a byte offset (clamped to the file's end).
@@ -65,7 +73,10 @@ impl SourceFile {
             end -= 1;
         }
         let column = self.text[start..end].chars().count() as u32 + 1;
-        LineCol { line: line as u32 + 1, column }
+        LineCol {
+            line: line as u32 + 1,
+            column,
+        }
     }
 }
 
@@ -90,11 +101,17 @@ impl SourceMap {
     }
 
     pub fn find(&self, path: &Path) -> Option<FileId> {
-        self.files.iter().position(|f| f.path == path).map(|i| FileId(i as u32))
+        self.files
+            .iter()
+            .position(|f| f.path == path)
+            .map(|i| FileId(i as u32))
     }
 
     pub fn files(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
-        self.files.iter().enumerate().map(|(i, f)| (FileId(i as u32), f))
+        self.files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (FileId(i as u32), f))
     }
 
     /// Start position of a span as 1-based line and column.

@@ -28,12 +28,17 @@ fn corpus_root() -> PathBuf {
 }
 
 fn vpr_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
     entries.sort();
     for p in entries {
         if p.is_dir() {
-            if !SKIPPED_DIRS.iter().any(|s| p.file_name().is_some_and(|n| n == *s)) {
+            if !SKIPPED_DIRS
+                .iter()
+                .any(|s| p.file_name().is_some_and(|n| n == *s))
+            {
                 vpr_files(&p, out);
             }
         } else if p.extension().is_some_and(|e| e == "vpr") {
@@ -76,12 +81,17 @@ fn corpus_parses_as_annotated() {
     let mut parse_time = std::time::Duration::ZERO;
     let mut warnings = Vec::new();
     for path in &files {
-        let Ok(bytes) = std::fs::read(path) else { continue };
+        let Ok(bytes) = std::fs::read(path) else {
+            continue;
+        };
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let t0 = Instant::now();
         let mut ids = NodeIdGen::default();
         let (items, mut diags) = parse_file(FileId(0), &text, &mut ids);
-        let mut program = Program { items, macros_expanded: false };
+        let mut program = Program {
+            items,
+            macros_expanded: false,
+        };
         diags.extend(expand_macros(&mut program, &mut ids));
         parse_time += t0.elapsed();
 
@@ -93,11 +103,23 @@ fn corpus_parses_as_annotated() {
             .collect();
         let expected = expected_parser_errors(&text);
         for d in diags.iter().filter(|d| d.id == "parser.warning") {
-            warnings.push(format!("{}:{}: {}", path.display(), file.line_col(d.span.start).line, d.message));
+            warnings.push(format!(
+                "{}:{}: {}",
+                path.display(),
+                file.line_col(d.span.start).line,
+                d.message
+            ));
         }
-        let name = path.strip_prefix(&root).unwrap_or(path).display().to_string();
+        let name = path
+            .strip_prefix(&root)
+            .unwrap_or(path)
+            .display()
+            .to_string();
         if KNOWN_INVALID.iter().any(|(f, _)| name == *f) {
-            assert!(!reported.is_empty(), "{name} is listed as invalid but parses");
+            assert!(
+                !reported.is_empty(),
+                "{name} is listed as invalid but parses"
+            );
             continue;
         }
         if expected.is_empty() {
@@ -117,15 +139,28 @@ fn corpus_parses_as_annotated() {
             continue;
         }
         with_errors += 1;
-        let wanted: BTreeSet<u32> = expected.iter().filter(|(_, i)| !*i).map(|(l, _)| *l).collect();
+        let wanted: BTreeSet<u32> = expected
+            .iter()
+            .filter(|(_, i)| !*i)
+            .map(|(l, _)| *l)
+            .collect();
         let extra: Vec<u32> = reported.difference(&wanted).copied().collect();
         let missing: Vec<u32> = wanted.difference(&reported).copied().collect();
         if !extra.is_empty() || !missing.is_empty() {
             let msgs: Vec<String> = diags
                 .iter()
-                .map(|d| format!("{} {}: {}", d.id, file.line_col(d.span.start).line, d.message))
+                .map(|d| {
+                    format!(
+                        "{} {}: {}",
+                        d.id,
+                        file.line_col(d.span.start).line,
+                        d.message
+                    )
+                })
                 .collect();
-            failures.push(format!("{name}: missing errors on lines {missing:?}, extra on {extra:?}: {msgs:?}"));
+            failures.push(format!(
+                "{name}: missing errors on lines {missing:?}, extra on {extra:?}: {msgs:?}"
+            ));
         }
     }
     println!(
@@ -141,5 +176,9 @@ fn corpus_parses_as_annotated() {
     for f in &failures {
         println!("FAIL {f}");
     }
-    assert!(failures.is_empty(), "{} corpus files parse differently from their annotations", failures.len());
+    assert!(
+        failures.is_empty(),
+        "{} corpus files parse differently from their annotations",
+        failures.len()
+    );
 }

@@ -24,12 +24,12 @@ pub fn write_report(out: &mut dyn WriteColor, report: &FileReport) -> io::Result
             Severity::Error => Rendered::error(),
             Severity::Warning => Rendered::warning(),
         }
-            .with_code(diagnostic.id.clone())
-            .with_message(&diagnostic.message)
-            .with_labels(vec![Label::primary(
-                diagnostic.span.file.0 as usize,
-                start..end,
-            )]);
+        .with_code(diagnostic.id.clone())
+        .with_message(&diagnostic.message)
+        .with_labels(vec![Label::primary(
+            diagnostic.span.file.0 as usize,
+            start..end,
+        )]);
         term::emit(out, &config, &files, &rendered)
             .map_err(|err| io::Error::other(err.to_string()))?;
     }

@@ -10,8 +10,18 @@ use super::permission::Permission;
 /// snapshot `snap` stands for the values folded inside it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Chunk {
-    Field { field: String, receiver: Term, value: Term, perm: Permission },
-    Predicate { name: String, args: Vec<Term>, snap: Term, perm: Permission },
+    Field {
+        field: String,
+        receiver: Term,
+        value: Term,
+        perm: Permission,
+    },
+    Predicate {
+        name: String,
+        args: Vec<Term>,
+        snap: Term,
+        perm: Permission,
+    },
 }
 
 impl Chunk {
@@ -76,7 +86,11 @@ impl Heap {
 
     /// Indices of the chunks for `field`.
     pub fn of_field<'a>(&'a self, field: &'a str) -> impl Iterator<Item = usize> + 'a {
-        self.chunks.iter().enumerate().filter(move |(_, c)| c.is_field() && c.field() == field).map(|(i, _)| i)
+        self.chunks
+            .iter()
+            .enumerate()
+            .filter(move |(_, c)| c.is_field() && c.field() == field)
+            .map(|(i, _)| i)
     }
 
     /// Indices of the chunks of predicate `name`.
@@ -95,7 +109,8 @@ impl Heap {
 
     /// The chunk for `field` whose receiver is syntactically `receiver`.
     pub fn find_syntactic(&self, field: &str, receiver: &Term) -> Option<usize> {
-        self.of_field(field).find(|&i| self.chunks[i].receiver() == receiver)
+        self.of_field(field)
+            .find(|&i| self.chunks[i].receiver() == receiver)
     }
 
     pub fn push(&mut self, chunk: Chunk) -> usize {
@@ -132,8 +147,18 @@ mod tests {
     #[test]
     fn syntactic_lookup_by_field_and_receiver() {
         let mut heap = Heap::new();
-        heap.push(Chunk::Field { field: "f".into(), receiver: r("x"), value: Term::int(1), perm: Permission::write() });
-        heap.push(Chunk::Field { field: "g".into(), receiver: r("x"), value: Term::int(2), perm: Permission::write() });
+        heap.push(Chunk::Field {
+            field: "f".into(),
+            receiver: r("x"),
+            value: Term::int(1),
+            perm: Permission::write(),
+        });
+        heap.push(Chunk::Field {
+            field: "g".into(),
+            receiver: r("x"),
+            value: Term::int(2),
+            perm: Permission::write(),
+        });
         assert_eq!(heap.find_syntactic("g", &r("x")), Some(1));
         assert_eq!(heap.find_syntactic("f", &r("y")), None);
         assert_eq!(heap.of_field("f").count(), 1);
@@ -142,8 +167,18 @@ mod tests {
     #[test]
     fn empty_chunks_are_dropped() {
         let mut heap = Heap::new();
-        heap.push(Chunk::Field { field: "f".into(), receiver: r("x"), value: Term::int(1), perm: Permission::none() });
-        heap.push(Chunk::Field { field: "f".into(), receiver: r("y"), value: Term::int(1), perm: Permission::write() });
+        heap.push(Chunk::Field {
+            field: "f".into(),
+            receiver: r("x"),
+            value: Term::int(1),
+            perm: Permission::none(),
+        });
+        heap.push(Chunk::Field {
+            field: "f".into(),
+            receiver: r("y"),
+            value: Term::int(1),
+            perm: Permission::write(),
+        });
         heap.drop_empty();
         assert_eq!(heap.chunks.len(), 1);
         assert_eq!(heap.receivers(), vec![r("y")]);

@@ -10,7 +10,9 @@ pub struct PathConditions {
 
 impl Default for PathConditions {
     fn default() -> Self {
-        PathConditions { frames: vec![Vec::new()] }
+        PathConditions {
+            frames: vec![Vec::new()],
+        }
     }
 }
 

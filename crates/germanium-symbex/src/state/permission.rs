@@ -46,7 +46,11 @@ impl Permission {
 
     /// `self` when `cond` holds, none otherwise (a guarded amount).
     pub fn when(&self, cond: &Term) -> Permission {
-        Permission(Term::ite(cond.clone(), self.0.clone(), Permission::none().0))
+        Permission(Term::ite(
+            cond.clone(),
+            self.0.clone(),
+            Permission::none().0,
+        ))
     }
 
     pub fn is_positive(&self) -> Term {
@@ -79,7 +83,9 @@ mod tests {
     fn literal_arithmetic_folds() {
         let half = Permission::fraction(1, 2);
         assert_eq!(half.add(&half), Permission::write());
-        assert!(Permission::write().sub(&Permission::write()).is_literally_none());
+        assert!(Permission::write()
+            .sub(&Permission::write())
+            .is_literally_none());
         assert!(Permission::write().is_positive().is_true());
         assert!(Permission::none().is_positive().is_false());
         assert!(Permission::write().at_least(&half).is_true());

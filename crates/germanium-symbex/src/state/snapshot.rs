@@ -24,7 +24,11 @@ impl SnapDecls {
         let sort = Sort::Uninterpreted(Symbol::user("sx.Snap"));
         SnapDecls {
             unit: FunDecl::constant(Symbol::user("sx.unit"), sort.clone()),
-            pair: FunDecl::new(Symbol::user("sx.pair"), vec![sort.clone(), sort.clone()], sort.clone()),
+            pair: FunDecl::new(
+                Symbol::user("sx.pair"),
+                vec![sort.clone(), sort.clone()],
+                sort.clone(),
+            ),
             first: FunDecl::new(Symbol::user("sx.first"), vec![sort.clone()], sort.clone()),
             second: FunDecl::new(Symbol::user("sx.second"), vec![sort.clone()], sort.clone()),
             sort,
@@ -90,7 +94,11 @@ impl SnapDecls {
         let p = Term::app(&self.pair, vec![va.clone(), vb.clone()]);
         let vars = vec![(a, self.sort.clone()), (b, self.sort.clone())];
         vec![
-            Term::forall(vars.clone(), Term::eq(self.first(&p), va), vec![vec![p.clone()]]),
+            Term::forall(
+                vars.clone(),
+                Term::eq(self.first(&p), va),
+                vec![vec![p.clone()]],
+            ),
             Term::forall(vars, Term::eq(self.second(&p), vb), vec![vec![p]]),
         ]
     }
@@ -111,7 +119,9 @@ mod tests {
         let d = SnapDecls::new();
         let x = Term::constant(&FunDecl::constant(Symbol::user("x"), d.sort.clone()));
         let y = Term::constant(&FunDecl::constant(Symbol::user("y"), d.sort.clone()));
-        let j = d.join(d.join(None, Some(x.clone())), Some(y.clone())).unwrap();
+        let j = d
+            .join(d.join(None, Some(x.clone())), Some(y.clone()))
+            .unwrap();
         assert_eq!(j, d.combine(x.clone(), y));
         assert_eq!(d.split(&j, 2), vec![d.first(&j), d.second(&j)]);
         assert_eq!(d.join(Some(x.clone()), None), Some(x));

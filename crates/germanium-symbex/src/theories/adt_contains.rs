@@ -27,7 +27,11 @@ const CONTAINS: &str = "contains";
 pub(crate) fn contains_domain(sem: &Semantics) -> Option<String> {
     let f = sem.domain_functions.get(CONTAINS)?;
     let info = sem.domains.get(&f.domain)?;
-    let params: Vec<Type> = info.type_params.iter().map(|p| Type::Var(p.clone())).collect();
+    let params: Vec<Type> = info
+        .type_params
+        .iter()
+        .map(|p| Type::Var(p.clone()))
+        .collect();
     (params.len() == 2 && f.params == params && f.result == Type::Bool).then(|| f.domain.clone())
 }
 
@@ -51,7 +55,11 @@ pub(crate) fn constructor_pairs(sem: &Semantics, adt: &Type) -> Vec<(Type, Type)
     };
     let subst = super::instances::substitution(&info.type_params, args);
     let mut out = Vec::new();
-    for c in info.constructors.iter().filter_map(|c| sem.constructors.get(c)) {
+    for c in info
+        .constructors
+        .iter()
+        .filter_map(|c| sem.constructors.get(c))
+    {
         for (field, ty) in &c.fields {
             if !without.contains(field) {
                 out.push((super::instances::apply_subst(ty, &subst), adt.clone()));
@@ -70,14 +78,22 @@ pub(crate) fn transitive_pairs(pairs: &[(Type, Type)]) -> Vec<(Type, Type)> {
     let mut i = 0;
     while i < closure.len() {
         let (a, b) = closure[i].clone();
-        let next: Vec<Type> = closure.iter().filter(|(b2, _)| *b2 == b).map(|(_, c)| c.clone()).collect();
+        let next: Vec<Type> = closure
+            .iter()
+            .filter(|(b2, _)| *b2 == b)
+            .map(|(_, c)| c.clone())
+            .collect();
         for c in next {
             if seen.insert((a.clone(), c.clone())) {
                 closure.push((a.clone(), c));
             }
         }
         // Pairs ending where this one starts compose with it too.
-        let prev: Vec<Type> = closure.iter().filter(|(_, a2)| *a2 == a).map(|(z, _)| z.clone()).collect();
+        let prev: Vec<Type> = closure
+            .iter()
+            .filter(|(_, a2)| *a2 == a)
+            .map(|(z, _)| z.clone())
+            .collect();
         for z in prev {
             if seen.insert((z.clone(), b.clone())) {
                 closure.push((z, b.clone()));
@@ -90,8 +106,14 @@ pub(crate) fn transitive_pairs(pairs: &[(Type, Type)]) -> Vec<(Type, Type)> {
 
 /// The constructor and transitivity axioms (see the module documentation) for the ADT
 /// instances `adts` and the declared `contains` instances in `functions`.
-pub(crate) fn axioms(sem: &Semantics, adts: &HashMap<Type, AdtInstance>, functions: &FnTable) -> Vec<Term> {
-    let instance = |a: &Type, b: &Type| match functions.get(&(CONTAINS.to_string(), vec![a.clone(), b.clone()])) {
+pub(crate) fn axioms(
+    sem: &Semantics,
+    adts: &HashMap<Type, AdtInstance>,
+    functions: &FnTable,
+) -> Vec<Term> {
+    let instance = |a: &Type, b: &Type| match functions
+        .get(&(CONTAINS.to_string(), vec![a.clone(), b.clone()]))
+    {
         Some(DomainFn::Declared(decl)) => Some(decl.clone()),
         _ => None,
     };
@@ -103,11 +125,14 @@ pub(crate) fn axioms(sem: &Semantics, adts: &HashMap<Type, AdtInstance>, functio
         let Some(without) = derived_contains(sem, name) else {
             continue;
         };
-        let Some(info) = sem.adts.get(name) else { continue };
+        let Some(info) = sem.adts.get(name) else {
+            continue;
+        };
         let subst = super::instances::substitution(&info.type_params, args);
         let Some(inst) = adts.get(ty) else { continue };
         for cname in &info.constructors {
-            let (Some(c), Some(ctor)) = (sem.constructors.get(cname), inst.constructor(cname).ok()) else {
+            let (Some(c), Some(ctor)) = (sem.constructors.get(cname), inst.constructor(cname).ok())
+            else {
                 continue;
             };
             let vars: Vec<Term> = ctor
@@ -135,7 +160,12 @@ pub(crate) fn axioms(sem: &Semantics, adts: &HashMap<Type, AdtInstance>, functio
             if !facts.is_empty() {
                 let refs: Vec<&Term> = vars.iter().collect();
                 let qid = format!("{}.{cname}.contains", super::sorts::type_name(ty));
-                out.push(forall(&qid, &refs, vec![vec![built.clone()]], Term::and(facts)));
+                out.push(forall(
+                    &qid,
+                    &refs,
+                    vec![vec![built.clone()]],
+                    Term::and(facts),
+                ));
             }
         }
     }
@@ -163,7 +193,9 @@ fn transitivity(functions: &FnTable) -> Vec<Term> {
             let Some((_, _, ac)) = pairs.iter().find(|(x, y, _)| x == a && y == c) else {
                 continue;
             };
-            let (DomainFn::Declared(ab), DomainFn::Declared(bc), DomainFn::Declared(ac)) = (ab, bc, ac) else {
+            let (DomainFn::Declared(ab), DomainFn::Declared(bc), DomainFn::Declared(ac)) =
+                (ab, bc, ac)
+            else {
                 continue;
             };
             let x = bound("a", &ab.args()[0]);
@@ -178,7 +210,12 @@ fn transitivity(functions: &FnTable) -> Vec<Term> {
                 super::sorts::type_name(b),
                 super::sorts::type_name(c)
             );
-            out.push(forall(&qid, &[&x, &y, &z], vec![vec![xy.clone(), yz.clone()]], Term::implies(Term::and([xy, yz]), xz)));
+            out.push(forall(
+                &qid,
+                &[&x, &y, &z],
+                vec![vec![xy.clone(), yz.clone()]],
+                Term::implies(Term::and([xy, yz]), xz),
+            ));
         }
     }
     out

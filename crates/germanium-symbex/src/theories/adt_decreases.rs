@@ -30,7 +30,11 @@ fn order_function(sem: &Semantics, functions: &FnTable, name: &str, ty: &Type) -
 
 /// The constructor and transitivity axioms for each ADT instance in `adts` whose
 /// `decreasing` and `bounded` are in use.
-pub(crate) fn axioms(sem: &Semantics, adts: &HashMap<Type, AdtInstance>, functions: &FnTable) -> Vec<Term> {
+pub(crate) fn axioms(
+    sem: &Semantics,
+    adts: &HashMap<Type, AdtInstance>,
+    functions: &FnTable,
+) -> Vec<Term> {
     let mut out = Vec::new();
     let mut types: Vec<&Type> = adts.keys().collect();
     types.sort_by_key(|t| type_name(t));
@@ -39,20 +43,37 @@ pub(crate) fn axioms(sem: &Semantics, adts: &HashMap<Type, AdtInstance>, functio
         if sem.domains.contains_key(&format!("{name}{ORDER}")) {
             continue; // the program defines this order itself
         }
-        let (Some(decreasing), Some(bounded)) =
-            (order_function(sem, functions, "decreasing", ty), order_function(sem, functions, "bounded", ty))
-        else {
+        let (Some(decreasing), Some(bounded)) = (
+            order_function(sem, functions, "decreasing", ty),
+            order_function(sem, functions, "bounded", ty),
+        ) else {
             continue;
         };
-        let Some(info) = sem.adts.get(name) else { continue };
+        let Some(info) = sem.adts.get(name) else {
+            continue;
+        };
         let _ = args;
         let bounded_var = bound("x", &decreasing.args()[0]);
         let all_bounded = Term::app(&bounded, vec![bounded_var.clone()]);
-        out.push(forall(&format!("{}.bounded", type_name(ty)), &[&bounded_var], vec![vec![all_bounded.clone()]], all_bounded));
+        out.push(forall(
+            &format!("{}.bounded", type_name(ty)),
+            &[&bounded_var],
+            vec![vec![all_bounded.clone()]],
+            all_bounded,
+        ));
         let mut fresh = 0;
         for cname in &info.constructors {
             let mut visited = vec![ty.clone()];
-            let Some(built) = constructor_values(sem, adts, ty, name_args(ty), cname, ty, &mut visited, &mut fresh) else {
+            let Some(built) = constructor_values(
+                sem,
+                adts,
+                ty,
+                name_args(ty),
+                cname,
+                ty,
+                &mut visited,
+                &mut fresh,
+            ) else {
                 continue;
             };
             for (vars, value, smaller) in built {
@@ -68,7 +89,12 @@ pub(crate) fn axioms(sem: &Semantics, adts: &HashMap<Type, AdtInstance>, functio
         let yz = Term::app(&decreasing, vec![y.clone(), z.clone()]);
         let xz = Term::app(&decreasing, vec![x.clone(), z.clone()]);
         let qid = format!("{}.decreasing.transitive", type_name(ty));
-        out.push(forall(&qid, &[&x, &y, &z], vec![vec![xy.clone(), yz.clone()]], Term::implies(Term::and([xy, yz]), xz)));
+        out.push(forall(
+            &qid,
+            &[&x, &y, &z],
+            vec![vec![xy.clone(), yz.clone()]],
+            Term::implies(Term::and([xy, yz]), xz),
+        ));
     }
     out
 }
@@ -95,7 +121,9 @@ fn constructor_values(
     visited: &mut Vec<Type>,
     fresh: &mut usize,
 ) -> Option<Vec<(Vec<Term>, Term, Term)>> {
-    let Type::Adt(name, _) = owner else { return None };
+    let Type::Adt(name, _) = owner else {
+        return None;
+    };
     let info = sem.adts.get(name)?;
     let inst = adts.get(owner)?;
     let c = sem.constructors.get(cname)?;
@@ -115,11 +143,20 @@ fn constructor_values(
         // The argument itself, or values of its (other) ADT type that contain the target.
         let nested: Vec<(Vec<Term>, Term, Term)> = if field_ty == *target {
             vec![(vec![vars[i].clone()], vars[i].clone(), vars[i].clone())]
-        } else if let (Type::Adt(inner, inner_args), false) = (&field_ty, visited.contains(&field_ty)) {
+        } else if let (Type::Adt(inner, inner_args), false) =
+            (&field_ty, visited.contains(&field_ty))
+        {
             visited.push(field_ty.clone());
             let mut found = Vec::new();
-            for inner_c in sem.adts.get(inner).map(|a| a.constructors.clone()).unwrap_or_default() {
-                if let Some(values) = constructor_values(sem, adts, &field_ty, inner_args, &inner_c, target, visited, fresh) {
+            for inner_c in sem
+                .adts
+                .get(inner)
+                .map(|a| a.constructors.clone())
+                .unwrap_or_default()
+            {
+                if let Some(values) = constructor_values(
+                    sem, adts, &field_ty, inner_args, &inner_c, target, visited, fresh,
+                ) {
                     found.extend(values);
                 }
             }
@@ -131,9 +168,16 @@ fn constructor_values(
         for (inner_vars, value, smaller) in nested {
             let mut args = vars.clone();
             args[i] = value;
-            let Ok(built) = inst.construct(cname, args) else { continue };
-            let bound_vars: Vec<Term> =
-                vars.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, v)| v.clone()).chain(inner_vars).collect();
+            let Ok(built) = inst.construct(cname, args) else {
+                continue;
+            };
+            let bound_vars: Vec<Term> = vars
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, v)| v.clone())
+                .chain(inner_vars)
+                .collect();
             out.push((bound_vars, built, smaller));
         }
     }
@@ -161,7 +205,11 @@ function depth(e: Even): Int decreases e { 0 }
     fn arguments_and_values_nested_through_other_adts_decrease() {
         let mut c = Check::new(ADTS);
         let even = Type::Adt("Even".into(), vec![]);
-        let ctor = |adt: &str, name: &str| TheoryOp::AdtConstructor { adt: adt.into(), constructor: name.into(), type_args: vec![] };
+        let ctor = |adt: &str, name: &str| TheoryOp::AdtConstructor {
+            adt: adt.into(),
+            constructor: name.into(),
+            type_args: vec![],
+        };
         let order = |f: &str| TheoryOp::DomainFunction {
             domain: "WellFoundedOrder".into(),
             function: f.into(),
@@ -173,11 +221,20 @@ function depth(e: Even): Int decreases e { 0 }
         let three = c.op(ctor("Odd", "OddOne"), vec![two.clone()]);
         let four = c.op(ctor("Even", "EvenOne"), vec![int(8), three]);
         // `Zero()` sits inside `EvenOne(7, OddOne(Zero()))` through the other ADT.
-        assert!(c.valid(&[], c.op(order("decreasing"), vec![zero.clone(), two.clone()])));
+        assert!(c.valid(
+            &[],
+            c.op(order("decreasing"), vec![zero.clone(), two.clone()])
+        ));
         // Transitively two levels down.
-        assert!(c.valid(&[], c.op(order("decreasing"), vec![zero.clone(), four.clone()])));
+        assert!(c.valid(
+            &[],
+            c.op(order("decreasing"), vec![zero.clone(), four.clone()])
+        ));
         assert!(c.valid(&[], c.op(order("bounded"), vec![four.clone()])));
-        assert!(!c.valid(&[], c.op(order("decreasing"), vec![two.clone(), zero.clone()])));
+        assert!(!c.valid(
+            &[],
+            c.op(order("decreasing"), vec![two.clone(), zero.clone()])
+        ));
         assert!(!c.valid(&[], c.op(order("decreasing"), vec![two.clone(), two])));
     }
 }

@@ -213,7 +213,9 @@ impl Instances {
         found.extend(sem.fields.values().map(|f| f.ty.clone()));
         found.extend(sem.functions.values().map(|f| f.result.clone()));
         // The orders termination measures are compared in.
-        found.extend(germanium_semantics::auto_import::measure_order_instances(program, sem));
+        found.extend(germanium_semantics::auto_import::measure_order_instances(
+            program, sem,
+        ));
         // Axioms of non-generic domains hold whether or not the domain is used (as in Viper).
         let mut names: Vec<&String> = sem.domains.keys().collect();
         names.sort();
@@ -247,7 +249,9 @@ impl Instances {
                 .types
                 .iter()
                 .filter_map(|t| match t {
-                    Type::Domain(n, a) if *n == domain && a.len() == 2 && out.level(t) >= Level::Declared => {
+                    Type::Domain(n, a)
+                        if *n == domain && a.len() == 2 && out.level(t) >= Level::Declared =>
+                    {
                         Some((a[0].clone(), a[1].clone()))
                     }
                     _ => None,
@@ -401,7 +405,10 @@ impl Instances {
         if let Some(domain) = adt_contains::contains_domain(sem) {
             let adt = Type::Adt(name.to_string(), args.to_vec());
             for (field, owner) in adt_contains::constructor_pairs(sem, &adt) {
-                self.add(&Type::Domain(domain.clone(), vec![field, owner]), Origin::Program);
+                self.add(
+                    &Type::Domain(domain.clone(), vec![field, owner]),
+                    Origin::Program,
+                );
             }
         }
     }

@@ -367,8 +367,16 @@ impl Theories {
             }
         }
         axioms.extend(domains::uniqueness(&unique));
-        axioms.extend(adt_contains::axioms(sem, &self.adts, &self.domain_functions));
-        axioms.extend(adt_decreases::axioms(sem, &self.adts, &self.domain_functions));
+        axioms.extend(adt_contains::axioms(
+            sem,
+            &self.adts,
+            &self.domain_functions,
+        ));
+        axioms.extend(adt_decreases::axioms(
+            sem,
+            &self.adts,
+            &self.domain_functions,
+        ));
         let syntax = instances::domains_by_name(program);
         let mut problems = Vec::new();
         for ty in domain_types

@@ -297,7 +297,10 @@ fn maps() {
         &[has(&c, &m, key.clone())],
         Term::not(c.op(SetEqual(v.clone()), vec![range.clone(), no_values.clone()]))
     ));
-    assert!(!c.valid(&[], Term::not(c.op(SetEqual(v.clone()), vec![range, no_values]))));
+    assert!(!c.valid(
+        &[],
+        Term::not(c.op(SetEqual(v.clone()), vec![range, no_values]))
+    ));
 
     let empty = c.op(MapEmpty(k.clone(), v.clone()), vec![]);
     assert!(c.valid(&[], Term::eq(card(&c, &empty), int(0))));

@@ -349,17 +349,42 @@ fn derived_contains_holds_for_arguments_transitively() {
     let nil = c.op(list("Nil"), vec![]);
     let l2 = c.op(list("Cons"), vec![int(2), nil.clone()]);
     let l12 = c.op(list("Cons"), vec![int(1), l2.clone()]);
-    assert!(c.valid(&[], c.op(contains(Type::Int, li.clone()), vec![int(1), l12.clone()])));
-    assert!(c.valid(&[], c.op(contains(li.clone(), li.clone()), vec![nil.clone(), l12.clone()])));
-    assert!(c.valid(&[], c.op(contains(Type::Int, li.clone()), vec![int(2), l12.clone()])));
-    assert!(!c.valid(&[], c.op(contains(Type::Int, li.clone()), vec![int(3), l12.clone()])));
-    assert!(!c.valid(&[], c.op(contains(li.clone(), li.clone()), vec![l12.clone(), l2])));
+    assert!(c.valid(
+        &[],
+        c.op(contains(Type::Int, li.clone()), vec![int(1), l12.clone()])
+    ));
+    assert!(c.valid(
+        &[],
+        c.op(
+            contains(li.clone(), li.clone()),
+            vec![nil.clone(), l12.clone()]
+        )
+    ));
+    assert!(c.valid(
+        &[],
+        c.op(contains(Type::Int, li.clone()), vec![int(2), l12.clone()])
+    ));
+    assert!(!c.valid(
+        &[],
+        c.op(contains(Type::Int, li.clone()), vec![int(3), l12.clone()])
+    ));
+    assert!(!c.valid(
+        &[],
+        c.op(contains(li.clone(), li.clone()), vec![l12.clone(), l2])
+    ));
     // `without k`: only `n` is contained.
     let bx = Type::Adt("Box".into(), vec![]);
     let b = c.op(
-        TheoryOp::AdtConstructor { adt: "Box".into(), constructor: "B".into(), type_args: vec![] },
+        TheoryOp::AdtConstructor {
+            adt: "Box".into(),
+            constructor: "B".into(),
+            type_args: vec![],
+        },
         vec![int(4), int(5)],
     );
-    assert!(c.valid(&[], c.op(contains(Type::Int, bx.clone()), vec![int(4), b.clone()])));
+    assert!(c.valid(
+        &[],
+        c.op(contains(Type::Int, bx.clone()), vec![int(4), b.clone()])
+    ));
     assert!(!c.valid(&[], c.op(contains(Type::Int, bx), vec![int(5), b])));
 }

@@ -38,7 +38,11 @@ pub fn load_program(
 /// Reads and parses the standard-library files `names` (e.g. `decreases/int.vpr`) and,
 /// transitively, what they import; for imports a verifier adds on its own. Unknown names are
 /// skipped (the caller only asks for files of the library).
-pub fn load_library_files(names: &[&str], sources: &mut SourceMap, ids: &mut NodeIdGen) -> (Vec<Item>, Vec<Diagnostic>) {
+pub fn load_library_files(
+    names: &[&str],
+    sources: &mut SourceMap,
+    ids: &mut NodeIdGen,
+) -> (Vec<Item>, Vec<Diagnostic>) {
     let mut loader = Loader {
         import_paths: &[],
         sources,
@@ -81,7 +85,10 @@ where
     };
     loader.add_main(main);
     loader.run();
-    let program = Program { items: loader.items, macros_expanded: false };
+    let program = Program {
+        items: loader.items,
+        macros_expanded: false,
+    };
     (program, loader.diagnostics)
 }
 
@@ -209,7 +216,9 @@ where
         match target {
             ImportTarget::Local(name) => match library_path(importer) {
                 Some(importer_in_library) => {
-                    let dir = importer_in_library.rsplit_once('/').map_or("", |(dir, _)| dir);
+                    let dir = importer_in_library
+                        .rsplit_once('/')
+                        .map_or("", |(dir, _)| dir);
                     if dir.is_empty() {
                         library(name)
                     } else {

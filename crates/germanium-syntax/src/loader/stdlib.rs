@@ -9,30 +9,72 @@ pub const STD_PREFIX: &str = "<std>";
 
 /// `(path below the library root, text)` of every library file.
 const FILES: &[(&str, &str)] = &[
-    ("adt/contains.vpr", include_str!("../../stdlib/adt/contains.vpr")),
-    ("adt/derives.vpr", include_str!("../../stdlib/adt/derives.vpr")),
-    ("decreases/all.vpr", include_str!("../../stdlib/decreases/all.vpr")),
-    ("decreases/bool.vpr", include_str!("../../stdlib/decreases/bool.vpr")),
-    ("decreases/declaration.vpr", include_str!("../../stdlib/decreases/declaration.vpr")),
-    ("decreases/int.vpr", include_str!("../../stdlib/decreases/int.vpr")),
-    ("decreases/multiset.vpr", include_str!("../../stdlib/decreases/multiset.vpr")),
-    ("decreases/perm.vpr", include_str!("../../stdlib/decreases/perm.vpr")),
+    (
+        "adt/contains.vpr",
+        include_str!("../../stdlib/adt/contains.vpr"),
+    ),
+    (
+        "adt/derives.vpr",
+        include_str!("../../stdlib/adt/derives.vpr"),
+    ),
+    (
+        "decreases/all.vpr",
+        include_str!("../../stdlib/decreases/all.vpr"),
+    ),
+    (
+        "decreases/bool.vpr",
+        include_str!("../../stdlib/decreases/bool.vpr"),
+    ),
+    (
+        "decreases/declaration.vpr",
+        include_str!("../../stdlib/decreases/declaration.vpr"),
+    ),
+    (
+        "decreases/int.vpr",
+        include_str!("../../stdlib/decreases/int.vpr"),
+    ),
+    (
+        "decreases/multiset.vpr",
+        include_str!("../../stdlib/decreases/multiset.vpr"),
+    ),
+    (
+        "decreases/perm.vpr",
+        include_str!("../../stdlib/decreases/perm.vpr"),
+    ),
     (
         "decreases/predicate_instance.vpr",
         include_str!("../../stdlib/decreases/predicate_instance.vpr"),
     ),
-    ("decreases/rational.vpr", include_str!("../../stdlib/decreases/rational.vpr")),
-    ("decreases/ref.vpr", include_str!("../../stdlib/decreases/ref.vpr")),
-    ("decreases/seq.vpr", include_str!("../../stdlib/decreases/seq.vpr")),
-    ("decreases/set.vpr", include_str!("../../stdlib/decreases/set.vpr")),
-    ("predicateinstance/pi.vpr", include_str!("../../stdlib/predicateinstance/pi.vpr")),
+    (
+        "decreases/rational.vpr",
+        include_str!("../../stdlib/decreases/rational.vpr"),
+    ),
+    (
+        "decreases/ref.vpr",
+        include_str!("../../stdlib/decreases/ref.vpr"),
+    ),
+    (
+        "decreases/seq.vpr",
+        include_str!("../../stdlib/decreases/seq.vpr"),
+    ),
+    (
+        "decreases/set.vpr",
+        include_str!("../../stdlib/decreases/set.vpr"),
+    ),
+    (
+        "predicateinstance/pi.vpr",
+        include_str!("../../stdlib/predicateinstance/pi.vpr"),
+    ),
 ];
 
 /// The text of library file `path` (e.g. `decreases/int.vpr`), after normalising `.` and `..`
 /// components; `None` when there is no such file or the path leaves the library root.
 pub fn lookup(path: &str) -> Option<(String, &'static str)> {
     let normal = normalise(path)?;
-    FILES.iter().find(|(name, _)| *name == normal).map(|(name, text)| (name.to_string(), *text))
+    FILES
+        .iter()
+        .find(|(name, _)| *name == normal)
+        .map(|(name, text)| (name.to_string(), *text))
 }
 
 /// All library paths, for documentation and tests.
@@ -66,7 +108,10 @@ mod tests {
     #[test]
     fn finds_files_and_normalises_paths() {
         assert!(lookup("decreases/int.vpr").is_some());
-        assert_eq!(lookup("decreases/../adt/derives.vpr").unwrap().0, "adt/derives.vpr");
+        assert_eq!(
+            lookup("decreases/../adt/derives.vpr").unwrap().0,
+            "adt/derives.vpr"
+        );
         assert!(lookup("../decreases/int.vpr").is_none());
         assert!(lookup("/decreases/int.vpr").is_none());
         assert!(lookup("decreases/nat.vpr").is_none());

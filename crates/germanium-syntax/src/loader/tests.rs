@@ -48,7 +48,8 @@ fn write(dir: &Path, name: &str, text: &[u8]) -> PathBuf {
 fn load(main: &Path, import_paths: &[PathBuf]) -> (SourceMap, Program, Vec<Diagnostic>) {
     let mut sources = SourceMap::new();
     let mut ids = NodeIdGen::default();
-    let (program, diagnostics) = load_with(main, import_paths, &mut sources, &mut ids, import_lines);
+    let (program, diagnostics) =
+        load_with(main, import_paths, &mut sources, &mut ids, import_lines);
     (sources, program, diagnostics)
 }
 
@@ -62,9 +63,21 @@ fn loaded_names(sources: &SourceMap) -> Vec<String> {
 #[test]
 fn follows_relative_imports_once_even_in_cycles() {
     let dir = scratch_dir("cycle");
-    let main = write(&dir, "main.vpr", b"import \"a.vpr\"\nimport \"sub/b.vpr\"\n");
-    write(&dir, "a.vpr", b"import \"sub/b.vpr\"\nimport \"main.vpr\"\n");
-    write(&dir, "sub/b.vpr", b"import \"../a.vpr\"\nimport \"../sub/../main.vpr\"\n");
+    let main = write(
+        &dir,
+        "main.vpr",
+        b"import \"a.vpr\"\nimport \"sub/b.vpr\"\n",
+    );
+    write(
+        &dir,
+        "a.vpr",
+        b"import \"sub/b.vpr\"\nimport \"main.vpr\"\n",
+    );
+    write(
+        &dir,
+        "sub/b.vpr",
+        b"import \"../a.vpr\"\nimport \"../sub/../main.vpr\"\n",
+    );
     let (sources, program, diagnostics) = load(&main, &[]);
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
     assert_eq!(loaded_names(&sources), ["main.vpr", "a.vpr", "b.vpr"]);
@@ -75,7 +88,11 @@ fn follows_relative_imports_once_even_in_cycles() {
 #[test]
 fn missing_import_is_a_parser_error_at_the_import() {
     let dir = scratch_dir("missing");
-    let main = write(&dir, "main.vpr", b"// header\nimport \"nowhere.vpr\"\nimport <no/where.vpr>\n");
+    let main = write(
+        &dir,
+        "main.vpr",
+        b"// header\nimport \"nowhere.vpr\"\nimport <no/where.vpr>\n",
+    );
     let (sources, _, diagnostics) = load(&main, &[]);
     assert_eq!(diagnostics.len(), 2);
     for (diagnostic, line) in diagnostics.iter().zip([2, 3]) {
@@ -116,7 +133,11 @@ fn standard_imports_use_the_library_then_import_paths_in_order() {
     write(&second, "lib/y.vpr", b"");
     // A file shadowing a library file is not used: the library comes first.
     write(&first, "decreases/int.vpr", b"");
-    let main = write(&dir, "main.vpr", b"import <lib/x.vpr>\nimport <decreases/int.vpr>\n");
+    let main = write(
+        &dir,
+        "main.vpr",
+        b"import <lib/x.vpr>\nimport <decreases/int.vpr>\n",
+    );
     let (sources, _, diagnostics) = load(&main, &[first.clone(), second.clone()]);
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
     let paths: Vec<PathBuf> = sources.files().map(|(_, f)| f.path.clone()).collect();
@@ -135,11 +156,17 @@ fn standard_imports_use_the_library_then_import_paths_in_order() {
 #[test]
 fn library_files_import_each_other_relatively() {
     let dir = scratch_dir("library");
-    let main = write(&dir, "main.vpr", b"import <decreases/all.vpr>\nimport <decreases/int.vpr>\n");
+    let main = write(
+        &dir,
+        "main.vpr",
+        b"import <decreases/all.vpr>\nimport <decreases/int.vpr>\n",
+    );
     let (sources, _, diagnostics) = load(&main, &[]);
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
-    let library: HashSet<String> =
-        sources.files().filter_map(|(_, f)| library_path(&f.path)).collect();
+    let library: HashSet<String> = sources
+        .files()
+        .filter_map(|(_, f)| library_path(&f.path))
+        .collect();
     // all.vpr, the nine orders it imports, declaration.vpr and pi.vpr, each once.
     assert_eq!(library.len(), 12, "{library:?}");
     assert_eq!(sources.files().count(), 13);
@@ -161,11 +188,21 @@ fn every_library_file_loads_without_errors_with_the_real_parser() {
 fn loads_library_files_with_their_imports_once() {
     let mut sources = SourceMap::new();
     let mut ids = NodeIdGen::default();
-    let (items, diagnostics) =
-        load_library_files(&["decreases/int.vpr", "decreases/ref.vpr", "no/such.vpr"], &mut sources, &mut ids);
+    let (items, diagnostics) = load_library_files(
+        &["decreases/int.vpr", "decreases/ref.vpr", "no/such.vpr"],
+        &mut sources,
+        &mut ids,
+    );
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
     let names = loaded_names(&sources);
-    assert_eq!(names.iter().filter(|n| n.ends_with("declaration.vpr")).count(), 1, "{names:?}");
+    assert_eq!(
+        names
+            .iter()
+            .filter(|n| n.ends_with("declaration.vpr"))
+            .count(),
+        1,
+        "{names:?}"
+    );
     let domains: Vec<&str> = items
         .iter()
         .filter_map(|i| match &i.kind {
@@ -173,7 +210,11 @@ fn loads_library_files_with_their_imports_once() {
             _ => None,
         })
         .collect();
-    for d in ["IntWellFoundedOrder", "RefWellFoundedOrder", "WellFoundedOrder"] {
+    for d in [
+        "IntWellFoundedOrder",
+        "RefWellFoundedOrder",
+        "WellFoundedOrder",
+    ] {
         assert!(domains.contains(&d), "{domains:?}");
     }
 }

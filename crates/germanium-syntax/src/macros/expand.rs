@@ -10,7 +10,10 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use super::instantiate::{Instantiator, Nesting, Renames};
-use crate::ast::{Block, Expr, ExprKind, Ident, MacroBody, MacroDef, NodeId, NodeIdGen, Stmt, StmtKind, TypeExpr, TypeExprKind};
+use crate::ast::{
+    Block, Expr, ExprKind, Ident, MacroBody, MacroDef, NodeId, NodeIdGen, Stmt, StmtKind, TypeExpr,
+    TypeExprKind,
+};
 use crate::macros::walk::{expr_children_mut, stmt_children_mut, ChildMut};
 use crate::span::Span;
 use crate::Diagnostic;
@@ -44,7 +47,16 @@ impl<'a> Expander<'a> {
         globals: &'a HashSet<String>,
         scope: HashSet<String>,
     ) -> Self {
-        Expander { macros, ids, globals, scope, counters: HashMap::new(), error: None, depth: 0, pending: HashMap::new() }
+        Expander {
+            macros,
+            ids,
+            globals,
+            scope,
+            counters: HashMap::new(),
+            error: None,
+            depth: 0,
+            pending: HashMap::new(),
+        }
     }
 
     fn fail(&mut self, span: Span, msg: impl Into<String>) -> R {
@@ -59,7 +71,13 @@ impl<'a> Expander<'a> {
     }
 
     /// Copies `def`'s body for the use `use_id` at `span` with `args`.
-    fn instantiate(&mut self, def: &'a MacroDef, args: &[Expr], span: Span, use_id: NodeId) -> Result<MacroBody, ()> {
+    fn instantiate(
+        &mut self,
+        def: &'a MacroDef,
+        args: &[Expr],
+        span: Span,
+        use_id: NodeId,
+    ) -> Result<MacroBody, ()> {
         if def.params.as_ref().map_or(0, Vec::len) != args.len() {
             self.fail(span, "Number of macro arguments does not match")?;
         }
@@ -78,9 +96,20 @@ impl<'a> Expander<'a> {
             .zip(args.iter())
             .collect();
         let inherited = self.pending.remove(&use_id).unwrap_or_default();
-        let nesting = Nesting { macros: self.macros, pending: &mut self.pending, inherited };
-        let mut inst =
-            Instantiator::new(self.ids, self.globals, &mut self.scope, &mut self.counters, params, span, nesting);
+        let nesting = Nesting {
+            macros: self.macros,
+            pending: &mut self.pending,
+            inherited,
+        };
+        let mut inst = Instantiator::new(
+            self.ids,
+            self.globals,
+            &mut self.scope,
+            &mut self.counters,
+            params,
+            span,
+            nesting,
+        );
         let body = inst.body(&def.body);
         if let Some(e) = inst.error {
             if self.error.is_none() {
@@ -104,9 +133,22 @@ impl<'a> Expander<'a> {
                 return self.fail(id.span, with_params_msg(&def.name.name, ps));
             }
             match &def.body {
-                MacroBody::Expr(Expr { kind: ExprKind::Ident(target), .. }) => id.name = target.name.clone(),
-                MacroBody::Expr(_) => return self.fail(id.span, format!("Expression macro used in {position} position")),
-                MacroBody::Stmts(_) => return self.fail(id.span, format!("Statement macro used in {position} position")),
+                MacroBody::Expr(Expr {
+                    kind: ExprKind::Ident(target),
+                    ..
+                }) => id.name = target.name.clone(),
+                MacroBody::Expr(_) => {
+                    return self.fail(
+                        id.span,
+                        format!("Expression macro used in {position} position"),
+                    )
+                }
+                MacroBody::Stmts(_) => {
+                    return self.fail(
+                        id.span,
+                        format!("Statement macro used in {position} position"),
+                    )
+                }
             }
         }
         Ok(())
@@ -121,7 +163,11 @@ impl<'a> Expander<'a> {
             }
             TypeExprKind::Named(name, args) => {
                 if let Some(def) = self.lookup(&name.name) {
-                    let kind = if matches!(def.body, MacroBody::Expr(_)) { "Expression" } else { "Statement" };
+                    let kind = if matches!(def.body, MacroBody::Expr(_)) {
+                        "Expression"
+                    } else {
+                        "Statement"
+                    };
                     return self.fail(name.span, format!("{kind} macro used in type position"));
                 }
                 args.iter_mut().try_for_each(|a| self.ty(a))
@@ -138,7 +184,9 @@ impl<'a> Expander<'a> {
                 ExprKind::Call(id, args) => (id.name.as_str(), args.as_slice(), e.span),
                 _ => break 'root,
             };
-            let Some(def) = self.lookup(name) else { break 'root };
+            let Some(def) = self.lookup(name) else {
+                break 'root;
+            };
             let is_call = matches!(e.kind, ExprKind::Call(..));
             if is_call && def.params.is_none() {
                 break 'root; // `b()` with `define b ...`: the name alone is the use (below).
@@ -152,7 +200,9 @@ impl<'a> Expander<'a> {
             let body = self.instantiate(def, &args, span, e.id)?;
             match body {
                 MacroBody::Expr(b) => *e = b,
-                MacroBody::Stmts(_) => return self.fail(span, "Statement macro used in expression position"),
+                MacroBody::Stmts(_) => {
+                    return self.fail(span, "Statement macro used in expression position")
+                }
             }
             self.depth += 1;
             let r = self.expr(e);
@@ -160,8 +210,12 @@ impl<'a> Expander<'a> {
             return r;
         }
         match &mut e.kind {
-            ExprKind::Call(name, _) | ExprKind::FieldAccess(_, name) => self.ident_use(name, "identifier")?,
-            ExprKind::Old(Some(label), _) if label.name != "lhs" => self.ident_use(label, "identifier")?,
+            ExprKind::Call(name, _) | ExprKind::FieldAccess(_, name) => {
+                self.ident_use(name, "identifier")?
+            }
+            ExprKind::Old(Some(label), _) if label.name != "lhs" => {
+                self.ident_use(label, "identifier")?
+            }
             ExprKind::Ascribed(_, t) | ExprKind::Collection(_, Some(t), _) => self.ty(t)?,
             ExprKind::MapLit(Some((k, v)), _) => {
                 self.ty(k)?;
@@ -183,7 +237,9 @@ impl<'a> Expander<'a> {
         match &e.kind {
             ExprKind::Acc(loc, _) => self.check_location(loc, false),
             ExprKind::Perm(loc) => self.check_location(loc, true),
-            ExprKind::Forperm { resources, .. } => resources.iter().try_for_each(|r| self.check_location(r, true)),
+            ExprKind::Forperm { resources, .. } => resources
+                .iter()
+                .try_for_each(|r| self.check_location(r, true)),
             ExprKind::Unfolding(p, _) => self.check_predicate_access(p),
             _ => Ok(()),
         }
@@ -243,7 +299,9 @@ impl<'a> Expander<'a> {
             StmtKind::Call(id, args) => (id, args.as_slice()),
             _ => return Ok(None),
         };
-        let Some(def) = self.lookup(&name.name) else { return Ok(None) };
+        let Some(def) = self.lookup(&name.name) else {
+            return Ok(None);
+        };
         if matches!(s.kind, StmtKind::Call(..)) && def.params.is_none() {
             return Ok(None); // the name alone is a use, handled in `stmt`
         }
@@ -286,9 +344,9 @@ impl<'a> Expander<'a> {
                 }
             }
             StmtKind::Call(name, _) | StmtKind::Goto(name) => self.ident_use(name, "identifier")?,
-            StmtKind::New(_, crate::ast::NewFields::Fields(fs)) => {
-                fs.iter_mut().try_for_each(|f| self.ident_use(f, "identifier"))?
-            }
+            StmtKind::New(_, crate::ast::NewFields::Fields(fs)) => fs
+                .iter_mut()
+                .try_for_each(|f| self.ident_use(f, "identifier"))?,
             StmtKind::VarDecl(vars, _) | StmtKind::Quasihavocall(vars, ..) => {
                 vars.iter_mut().try_for_each(|v| self.ty(&mut v.ty))?
             }
@@ -313,8 +371,13 @@ impl<'a> Expander<'a> {
                 }
                 Ok(())
             }
-            StmtKind::New(t, _) if !matches!(t.kind, ExprKind::Ident(_) | ExprKind::FieldAccess(..)) => {
-                self.fail(t.span, "Macro expansion would result in invalid code: not an assignment target")
+            StmtKind::New(t, _)
+                if !matches!(t.kind, ExprKind::Ident(_) | ExprKind::FieldAccess(..)) =>
+            {
+                self.fail(
+                    t.span,
+                    "Macro expansion would result in invalid code: not an assignment target",
+                )
             }
             StmtKind::Fold(p) | StmtKind::Unfold(p) => self.check_predicate_access(p),
             _ => Ok(()),
@@ -324,7 +387,10 @@ impl<'a> Expander<'a> {
 
 fn with_params_msg(name: &str, params: &[Ident]) -> String {
     let ps: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
-    format!("macro `{name}` is defined with parameters but referenced without, try adding `({})`", ps.join(", "))
+    format!(
+        "macro `{name}` is defined with parameters but referenced without, try adding `({})`",
+        ps.join(", ")
+    )
 }
 
 /// Adds the names bound inside `e` (quantified and let variables).

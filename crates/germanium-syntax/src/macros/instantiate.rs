@@ -6,7 +6,10 @@
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use crate::ast::{Block, Expr, ExprKind, Ident, MacroBody, MacroDef, NodeId, NodeIdGen, Stmt, StmtKind, TypeExpr, TypeExprKind, VarDecl};
+use crate::ast::{
+    Block, Expr, ExprKind, Ident, MacroBody, MacroDef, NodeId, NodeIdGen, Stmt, StmtKind, TypeExpr,
+    TypeExprKind, VarDecl,
+};
 use crate::macros::walk::{expr_children_mut, stmt_children_mut, Child, ChildMut};
 use crate::span::Span;
 use crate::Diagnostic;
@@ -57,7 +60,11 @@ impl<'a> Instantiator<'a> {
         span: Span,
         nesting: Nesting<'a>,
     ) -> Self {
-        let Nesting { macros, pending, inherited } = nesting;
+        let Nesting {
+            macros,
+            pending,
+            inherited,
+        } = nesting;
         Instantiator {
             ids,
             globals,
@@ -81,7 +88,11 @@ impl<'a> Instantiator<'a> {
             return;
         }
         let mut renames = (*self.inherited).clone();
-        renames.extend(self.flat_renames.iter().map(|(k, v)| (k.clone(), v.clone())));
+        renames.extend(
+            self.flat_renames
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone())),
+        );
         renames.extend(self.binders.iter().cloned());
         renames.retain(|old, new| old != new);
         if !renames.is_empty() {
@@ -147,7 +158,11 @@ impl<'a> Instantiator<'a> {
         if let Some(arg) = self.params.get(name) {
             return Lookup::Arg(arg);
         }
-        if let Some(new) = self.flat_renames.get(name).or_else(|| self.inherited.get(name)) {
+        if let Some(new) = self
+            .flat_renames
+            .get(name)
+            .or_else(|| self.inherited.get(name))
+        {
             return Lookup::Renamed(new.clone());
         }
         Lookup::Keep
@@ -162,7 +177,10 @@ impl<'a> Instantiator<'a> {
                 ExprKind::Ident(a) => id.name = a.name.clone(),
                 _ => self.fail(
                     arg.span,
-                    format!("macro expansion cannot substitute an expression for the identifier `{}`", id.name),
+                    format!(
+                        "macro expansion cannot substitute an expression for the identifier `{}`",
+                        id.name
+                    ),
                 ),
             },
             Lookup::Keep => {}
@@ -239,7 +257,9 @@ impl<'a> Instantiator<'a> {
             }
             _ => {
                 match &mut e.kind {
-                    ExprKind::Call(name, _) | ExprKind::FieldAccess(_, name) => self.ident_use(name),
+                    ExprKind::Call(name, _) | ExprKind::FieldAccess(_, name) => {
+                        self.ident_use(name)
+                    }
                     ExprKind::Old(Some(label), _) if label.name != "lhs" => self.ident_use(label),
                     ExprKind::Ascribed(_, t) => self.ty(t),
                     ExprKind::Collection(_, Some(t), _) => self.ty(t),
@@ -306,7 +326,9 @@ impl<'a> Instantiator<'a> {
                 let name = name.name.clone();
                 self.mark_nested_use(s.id, &name);
             }
-            StmtKind::New(_, crate::ast::NewFields::Fields(fs)) => fs.iter_mut().for_each(|f| self.ident_use(f)),
+            StmtKind::New(_, crate::ast::NewFields::Fields(fs)) => {
+                fs.iter_mut().for_each(|f| self.ident_use(f))
+            }
             StmtKind::Quasihavocall(vars, c, r) => {
                 let n = self.bind(vars);
                 if let Some(c) = c {

@@ -42,7 +42,13 @@ pub fn expand_macros(program: &mut Program, ids: &mut NodeIdGen) -> Vec<Diagnost
     let globals: Vec<MacroDef> = program
         .items
         .iter()
-        .filter_map(|i| if let ItemKind::Macro(m) = &i.kind { Some(m.clone()) } else { None })
+        .filter_map(|i| {
+            if let ItemKind::Macro(m) = &i.kind {
+                Some(m.clone())
+            } else {
+                None
+            }
+        })
         .collect();
     check_global_macros(&program.items, &globals, &mut diags);
     for m in &globals {
@@ -50,8 +56,11 @@ pub fn expand_macros(program: &mut Program, ids: &mut NodeIdGen) -> Vec<Diagnost
     }
     let global_names = global_names(&program.items);
     // The first definition of a name wins (duplicates are reported above).
-    let global_table: HashMap<&str, &MacroDef> =
-        globals.iter().rev().map(|m| (m.name.name.as_str(), m)).collect();
+    let global_table: HashMap<&str, &MacroDef> = globals
+        .iter()
+        .rev()
+        .map(|m| (m.name.name.as_str(), m))
+        .collect();
 
     let mut stopped = false;
     for item in program.items.iter_mut() {
@@ -94,7 +103,9 @@ pub fn expand_macros(program: &mut Program, ids: &mut NodeIdGen) -> Vec<Diagnost
             strip_defines(item);
         }
     }
-    program.items.retain(|i| !matches!(i.kind, ItemKind::Macro(_)));
+    program
+        .items
+        .retain(|i| !matches!(i.kind, ItemKind::Macro(_)));
     readperm::resolve_read_perms(program, ids);
     program.macros_expanded = true;
     diags
@@ -177,7 +188,10 @@ fn check_global_macros(items: &[Item], globals: &[MacroDef], diags: &mut Vec<Dia
     for m in globals {
         if let Some(prev) = first.get(m.name.name.as_str()) {
             let _ = prev;
-            diags.push(Diagnostic::parser(m.span, format!("another macro named `{}` already exists", m.name.name)));
+            diags.push(Diagnostic::parser(
+                m.span,
+                format!("another macro named `{}` already exists", m.name.name),
+            ));
         } else {
             first.insert(&m.name.name, m);
         }
@@ -219,7 +233,11 @@ fn warn_unused_params(m: &MacroDef, diags: &mut Vec<Diagnostic>) {
             used.extend(declared);
         }
     }
-    let unused: Vec<&str> = params.iter().map(|p| p.name.as_str()).filter(|p| !used.contains(*p)).collect();
+    let unused: Vec<&str> = params
+        .iter()
+        .map(|p| p.name.as_str())
+        .filter(|p| !used.contains(*p))
+        .collect();
     if !unused.is_empty() {
         diags.push(Diagnostic::warning(
             PARSER_WARNING,
@@ -314,7 +332,9 @@ fn detect_cycles(item: &Item, table: &HashMap<&str, &MacroDef>) -> Option<Diagno
             if self.error.is_some() || self.acyclic.contains(name) {
                 return;
             }
-            let Some(def) = self.table.get(name).copied() else { return };
+            let Some(def) = self.table.get(name).copied() else {
+                return;
+            };
             if self.path.iter().any(|p| p == name) {
                 self.error = Some(Diagnostic::parser(
                     def.span,
@@ -339,7 +359,12 @@ fn detect_cycles(item: &Item, table: &HashMap<&str, &MacroDef>) -> Option<Diagno
     }
     let mut names = Vec::new();
     uses_in_item(item, &mut |n| names.push(n.to_string()));
-    let mut c = Cycles { table, path: Vec::new(), acyclic: HashSet::new(), error: None };
+    let mut c = Cycles {
+        table,
+        path: Vec::new(),
+        acyclic: HashSet::new(),
+        error: None,
+    };
     for n in names {
         c.visit(&n);
         if c.error.is_some() {
@@ -357,7 +382,9 @@ fn uses_in_expr(e: &Expr, f: &mut dyn FnMut(&str)) {
         ExprKind::Ident(id) | ExprKind::Call(id, _) | ExprKind::FieldAccess(_, id) => f(&id.name),
         ExprKind::Old(Some(l), _) => f(&l.name),
         ExprKind::Ascribed(_, t) | ExprKind::Collection(_, Some(t), _) => uses_in_type(t, f),
-        ExprKind::Quantifier { vars, .. } | ExprKind::Forperm { vars, .. } => vars.iter().for_each(|v| uses_in_type(&v.ty, f)),
+        ExprKind::Quantifier { vars, .. } | ExprKind::Forperm { vars, .. } => {
+            vars.iter().for_each(|v| uses_in_type(&v.ty, f))
+        }
         _ => {}
     }
     expr_children(e, &mut |c| uses_in_expr(c, f));
@@ -365,7 +392,9 @@ fn uses_in_expr(e: &Expr, f: &mut dyn FnMut(&str)) {
 
 fn uses_in_type(t: &TypeExpr, f: &mut dyn FnMut(&str)) {
     match &t.kind {
-        TypeExprKind::Seq(a) | TypeExprKind::Set(a) | TypeExprKind::Multiset(a) => uses_in_type(a, f),
+        TypeExprKind::Seq(a) | TypeExprKind::Set(a) | TypeExprKind::Multiset(a) => {
+            uses_in_type(a, f)
+        }
         TypeExprKind::Map(a, b) => {
             uses_in_type(a, f);
             uses_in_type(b, f)
@@ -382,7 +411,9 @@ fn uses_in_stmt(s: &Stmt, f: &mut dyn FnMut(&str)) {
     match &s.kind {
         StmtKind::Call(id, _) | StmtKind::MacroRef(id) | StmtKind::Goto(id) => f(&id.name),
         StmtKind::New(_, crate::ast::NewFields::Fields(fs)) => fs.iter().for_each(|x| f(&x.name)),
-        StmtKind::VarDecl(vars, _) | StmtKind::Quasihavocall(vars, ..) => vars.iter().for_each(|v| uses_in_type(&v.ty, f)),
+        StmtKind::VarDecl(vars, _) | StmtKind::Quasihavocall(vars, ..) => {
+            vars.iter().for_each(|v| uses_in_type(&v.ty, f))
+        }
         StmtKind::Define(_) => return,
         _ => {}
     }
@@ -399,7 +430,10 @@ fn uses_in_block(b: &Block, f: &mut dyn FnMut(&str)) {
 fn uses_in_item(item: &Item, f: &mut dyn FnMut(&str)) {
     match &item.kind {
         ItemKind::Method(m) => {
-            m.params.iter().chain(&m.returns).for_each(|p| uses_in_type(&p.ty, f));
+            m.params
+                .iter()
+                .chain(&m.returns)
+                .for_each(|p| uses_in_type(&p.ty, f));
             contract_exprs(&m.contract, &mut |e| uses_in_expr(e, f));
             if let Some(b) = &m.body {
                 uses_in_block(b, f);
@@ -477,7 +511,12 @@ pub(crate) fn collect_item_decls(item: &Item, out: &mut HashSet<String>) {
     let on_expr = |e: &Expr, out: &mut HashSet<String>| expand::collect_expr_decls(e, out);
     match &item.kind {
         ItemKind::Method(m) => {
-            out.extend(m.params.iter().chain(&m.returns).map(|p| p.name.name.clone()));
+            out.extend(
+                m.params
+                    .iter()
+                    .chain(&m.returns)
+                    .map(|p| p.name.name.clone()),
+            );
             contract_exprs(&m.contract, &mut |e| on_expr(e, out));
             if let Some(b) = &m.body {
                 block_decls(b, out);
@@ -498,7 +537,11 @@ pub(crate) fn collect_item_decls(item: &Item, out: &mut HashSet<String>) {
         }
         ItemKind::Domain(d) => {
             for f in &d.functions {
-                out.extend(f.params.iter().filter_map(|p| p.name.as_ref().map(|n| n.name.clone())));
+                out.extend(
+                    f.params
+                        .iter()
+                        .filter_map(|p| p.name.as_ref().map(|n| n.name.clone())),
+                );
             }
             d.axioms.iter().for_each(|a| on_expr(&a.body, out));
         }

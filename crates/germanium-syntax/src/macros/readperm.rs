@@ -14,7 +14,11 @@ pub(super) fn resolve_read_perms(program: &mut Program, _ids: &mut NodeIdGen) {
     for item in &program.items {
         super::collect_item_decls(item, &mut declared);
     }
-    let free: HashSet<&str> = NAMES.iter().copied().filter(|n| !declared.contains(*n)).collect();
+    let free: HashSet<&str> = NAMES
+        .iter()
+        .copied()
+        .filter(|n| !declared.contains(*n))
+        .collect();
     if free.is_empty() {
         return;
     }
@@ -22,13 +26,21 @@ pub(super) fn resolve_read_perms(program: &mut Program, _ids: &mut NodeIdGen) {
     for item in &mut program.items {
         match &mut item.kind {
             ItemKind::Method(m) => {
-                m.contract.requires.iter_mut().chain(m.contract.ensures.iter_mut()).for_each(&mut on_expr);
+                m.contract
+                    .requires
+                    .iter_mut()
+                    .chain(m.contract.ensures.iter_mut())
+                    .for_each(&mut on_expr);
                 if let Some(b) = &mut m.body {
                     rewrite_block(b, &free);
                 }
             }
             ItemKind::Function(f) => {
-                f.contract.requires.iter_mut().chain(f.contract.ensures.iter_mut()).for_each(&mut on_expr);
+                f.contract
+                    .requires
+                    .iter_mut()
+                    .chain(f.contract.ensures.iter_mut())
+                    .for_each(&mut on_expr);
                 if let Some(b) = &mut f.body {
                     on_expr(b);
                 }

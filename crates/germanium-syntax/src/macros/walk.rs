@@ -1,16 +1,33 @@
 //! Child iteration over the syntax tree, shared by the macro expander and the parser.
 
-use crate::ast::{Block, Decreases, DecreasesKind, Expr, ExprKind, NodeIdGen, ReadPermKind, Stmt, StmtKind};
+use crate::ast::{
+    Block, Decreases, DecreasesKind, Expr, ExprKind, NodeIdGen, ReadPermKind, Stmt, StmtKind,
+};
 
 /// Calls `f` on each direct sub-expression of `e`, in source order.
 pub fn expr_children_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
     use ExprKind::*;
     match &mut e.kind {
-        IntLit(_) | BoolLit(_) | Null | Result | Ident(_) | Write | NoPerm | Wildcard | Epsilon => {}
-        Unary(_, a) | FieldAccess(a, _) | Ascribed(a, _) | Old(_, a) | Lhs(a) | Perm(a) | Length(a)
-        | MapDomain(a) | MapRange(a) | Annotated(_, a) => f(a),
-        Binary(_, a, b) | Let(_, a, b) | Unfolding(a, b) | Applying(a, b) | Asserting(a, b) | Range(a, b)
-        | Index(a, b) | InhaleExhale(a, b) => {
+        IntLit(_) | BoolLit(_) | Null | Result | Ident(_) | Write | NoPerm | Wildcard | Epsilon => {
+        }
+        Unary(_, a)
+        | FieldAccess(a, _)
+        | Ascribed(a, _)
+        | Old(_, a)
+        | Lhs(a)
+        | Perm(a)
+        | Length(a)
+        | MapDomain(a)
+        | MapRange(a)
+        | Annotated(_, a) => f(a),
+        Binary(_, a, b)
+        | Let(_, a, b)
+        | Unfolding(a, b)
+        | Applying(a, b)
+        | Asserting(a, b)
+        | Range(a, b)
+        | Index(a, b)
+        | InhaleExhale(a, b) => {
             f(a);
             f(b)
         }
@@ -26,7 +43,9 @@ pub fn expr_children_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
             }
             f(body)
         }
-        Forperm { resources, body, .. } => {
+        Forperm {
+            resources, body, ..
+        } => {
             resources.iter_mut().for_each(&mut *f);
             f(body)
         }
@@ -64,11 +83,26 @@ pub fn expr_children(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     // possible safely, so the shapes are listed again.
     use ExprKind::*;
     match &e.kind {
-        IntLit(_) | BoolLit(_) | Null | Result | Ident(_) | Write | NoPerm | Wildcard | Epsilon => {}
-        Unary(_, a) | FieldAccess(a, _) | Ascribed(a, _) | Old(_, a) | Lhs(a) | Perm(a) | Length(a)
-        | MapDomain(a) | MapRange(a) | Annotated(_, a) => f(a),
-        Binary(_, a, b) | Let(_, a, b) | Unfolding(a, b) | Applying(a, b) | Asserting(a, b) | Range(a, b)
-        | Index(a, b) | InhaleExhale(a, b) => {
+        IntLit(_) | BoolLit(_) | Null | Result | Ident(_) | Write | NoPerm | Wildcard | Epsilon => {
+        }
+        Unary(_, a)
+        | FieldAccess(a, _)
+        | Ascribed(a, _)
+        | Old(_, a)
+        | Lhs(a)
+        | Perm(a)
+        | Length(a)
+        | MapDomain(a)
+        | MapRange(a)
+        | Annotated(_, a) => f(a),
+        Binary(_, a, b)
+        | Let(_, a, b)
+        | Unfolding(a, b)
+        | Applying(a, b)
+        | Asserting(a, b)
+        | Range(a, b)
+        | Index(a, b)
+        | InhaleExhale(a, b) => {
             f(a);
             f(b)
         }
@@ -84,7 +118,9 @@ pub fn expr_children(e: &Expr, f: &mut dyn FnMut(&Expr)) {
             }
             f(body)
         }
-        Forperm { resources, body, .. } => {
+        Forperm {
+            resources, body, ..
+        } => {
             resources.iter().for_each(&mut *f);
             f(body)
         }
@@ -161,14 +197,23 @@ pub fn stmt_children_mut(s: &mut Stmt, f: &mut dyn FnMut(ChildMut<'_>)) {
         }
         Call(_, args) => args.iter_mut().for_each(|a| f(ChildMut::Expr(a))),
         New(t, _) => f(ChildMut::Expr(t)),
-        If { cond, then, otherwise } => {
+        If {
+            cond,
+            then,
+            otherwise,
+        } => {
             f(ChildMut::Expr(cond));
             f(ChildMut::Block(then));
             if let Some(b) = otherwise {
                 f(ChildMut::Block(b))
             }
         }
-        While { cond, invariants, decreases, body } => {
+        While {
+            cond,
+            invariants,
+            decreases,
+            body,
+        } => {
             f(ChildMut::Expr(cond));
             invariants.iter_mut().for_each(|a| f(ChildMut::Expr(a)));
             for d in decreases {
@@ -178,7 +223,8 @@ pub fn stmt_children_mut(s: &mut Stmt, f: &mut dyn FnMut(ChildMut<'_>)) {
         }
         Label(_, invs) => invs.iter_mut().for_each(|a| f(ChildMut::Expr(a))),
         Goto(_) | MacroRef(_) | Define(_) => {}
-        Fold(e) | Unfold(e) | Apply(e) | Inhale(e) | Exhale(e) | Assert(e) | Assume(e) | Refute(e) => f(ChildMut::Expr(e)),
+        Fold(e) | Unfold(e) | Apply(e) | Inhale(e) | Exhale(e) | Assert(e) | Assume(e)
+        | Refute(e) => f(ChildMut::Expr(e)),
         Package(e, proof) => {
             f(ChildMut::Expr(e));
             if let Some(b) = proof {
@@ -210,14 +256,23 @@ pub fn stmt_children(s: &Stmt, f: &mut dyn FnMut(Child<'_>)) {
         }
         Call(_, args) => args.iter().for_each(|a| f(Child::Expr(a))),
         New(t, _) => f(Child::Expr(t)),
-        If { cond, then, otherwise } => {
+        If {
+            cond,
+            then,
+            otherwise,
+        } => {
             f(Child::Expr(cond));
             f(Child::Block(then));
             if let Some(b) = otherwise {
                 f(Child::Block(b))
             }
         }
-        While { cond, invariants, decreases, body } => {
+        While {
+            cond,
+            invariants,
+            decreases,
+            body,
+        } => {
             f(Child::Expr(cond));
             invariants.iter().for_each(|a| f(Child::Expr(a)));
             for d in decreases {
@@ -227,7 +282,8 @@ pub fn stmt_children(s: &Stmt, f: &mut dyn FnMut(Child<'_>)) {
         }
         Label(_, invs) => invs.iter().for_each(|a| f(Child::Expr(a))),
         Goto(_) | MacroRef(_) | Define(_) => {}
-        Fold(e) | Unfold(e) | Apply(e) | Inhale(e) | Exhale(e) | Assert(e) | Assume(e) | Refute(e) => f(Child::Expr(e)),
+        Fold(e) | Unfold(e) | Apply(e) | Inhale(e) | Exhale(e) | Assert(e) | Assume(e)
+        | Refute(e) => f(Child::Expr(e)),
         Package(e, proof) => {
             f(Child::Expr(e));
             if let Some(b) = proof {

@@ -8,7 +8,16 @@ use crate::ast::{
 use crate::token::{Sym, TokenKind};
 
 /// Words that start a top-level declaration (recovery resumes at them).
-const MEMBER_KEYWORDS: &[&str] = &["import", "define", "field", "method", "domain", "function", "predicate", "adt"];
+const MEMBER_KEYWORDS: &[&str] = &[
+    "import",
+    "define",
+    "field",
+    "method",
+    "domain",
+    "function",
+    "predicate",
+    "adt",
+];
 
 impl Parser<'_> {
     pub(super) fn parse_items(&mut self) -> Vec<Item> {
@@ -48,7 +57,8 @@ impl Parser<'_> {
                 TokenKind::Sym(Sym::LBrace) => depth += 1,
                 TokenKind::Sym(Sym::RBrace) => depth -= 1,
                 TokenKind::Ident if MEMBER_KEYWORDS.contains(&self.tok_text(t)) => {
-                    let line_start = t.start == 0 || self.text.as_bytes().get(t.start as usize - 1) == Some(&b'\n');
+                    let line_start = t.start == 0
+                        || self.text.as_bytes().get(t.start as usize - 1) == Some(&b'\n');
                     if depth <= 0 || line_start {
                         return;
                     }
@@ -63,7 +73,11 @@ impl Parser<'_> {
         let start = self.peek().start;
         let annotations = self.parse_annotations()?;
         let t = self.peek();
-        let word = if t.kind == TokenKind::Ident { self.tok_text(t) } else { "" };
+        let word = if t.kind == TokenKind::Ident {
+            self.tok_text(t)
+        } else {
+            ""
+        };
         let kind = match word {
             "import" => ItemKind::Import(self.parse_import()?),
             "define" => ItemKind::Macro(self.parse_define()?),
@@ -72,7 +86,11 @@ impl Parser<'_> {
                 let mut fields = Vec::new();
                 loop {
                     let b = self.binding()?;
-                    fields.push(FieldDecl { name: b.name, ty: b.ty, span: b.span });
+                    fields.push(FieldDecl {
+                        name: b.name,
+                        ty: b.ty,
+                        span: b.span,
+                    });
                     if !self.eat_sym(Sym::Comma) {
                         break;
                     }
@@ -86,14 +104,22 @@ impl Parser<'_> {
                 self.bump();
                 let name = self.ident()?;
                 let params = self.formal_args()?;
-                let body = if self.at_sym(Sym::LBrace) { Some(self.braced_exp()?) } else { None };
+                let body = if self.at_sym(Sym::LBrace) {
+                    Some(self.braced_exp()?)
+                } else {
+                    None
+                };
                 ItemKind::Predicate(Predicate { name, params, body })
             }
             "domain" => ItemKind::Domain(self.parse_domain()?),
             "adt" => ItemKind::Adt(self.parse_adt()?),
             _ => return Err(self.error_expected("declaration")),
         };
-        Ok(Item { annotations, kind, span: self.span_from(start) })
+        Ok(Item {
+            annotations,
+            kind,
+            span: self.span_from(start),
+        })
     }
 
     /// `import "path"` or `import <path>`.
@@ -124,7 +150,10 @@ impl Parser<'_> {
             }
             _ => return Err(self.error_expected("`\"` or `<`")),
         };
-        Ok(Import { target, span: self.span_from(start) })
+        Ok(Import {
+            target,
+            span: self.span_from(start),
+        })
     }
 
     /// `define name[(params)] body` where body is a block or an expression.
@@ -152,7 +181,12 @@ impl Parser<'_> {
         } else {
             MacroBody::Expr(self.parse_exp()?)
         };
-        Ok(MacroDef { name, params, body, span: self.span_from(start) })
+        Ok(MacroDef {
+            name,
+            params,
+            body,
+            span: self.span_from(start),
+        })
     }
 
     /// Whether `( ident, ... )` follows: otherwise a `(` after a macro's name starts its body,
@@ -223,10 +257,24 @@ impl Parser<'_> {
         self.bump();
         let name = self.ident()?;
         let params = self.formal_args()?;
-        let returns = if self.eat_kw("returns") { self.formal_args()? } else { Vec::new() };
+        let returns = if self.eat_kw("returns") {
+            self.formal_args()?
+        } else {
+            Vec::new()
+        };
         let contract = self.parse_contract()?;
-        let body = if self.at_sym(Sym::LBrace) { Some(self.parse_block(true)?) } else { None };
-        Ok(Method { name, params, returns, contract, body })
+        let body = if self.at_sym(Sym::LBrace) {
+            Some(self.parse_block(true)?)
+        } else {
+            None
+        };
+        Ok(Method {
+            name,
+            params,
+            returns,
+            contract,
+            body,
+        })
     }
 
     fn parse_function(&mut self) -> PResult<Function> {
@@ -236,8 +284,18 @@ impl Parser<'_> {
         self.expect_sym(Sym::Colon)?;
         let result = self.parse_type()?;
         let contract = self.parse_contract()?;
-        let body = if self.at_sym(Sym::LBrace) { Some(self.braced_exp()?) } else { None };
-        Ok(Function { name, params, result, contract, body })
+        let body = if self.at_sym(Sym::LBrace) {
+            Some(self.braced_exp()?)
+        } else {
+            None
+        };
+        Ok(Function {
+            name,
+            params,
+            result,
+            contract,
+            body,
+        })
     }
 
     /// `[A, B]` type parameters of a domain or ADT (optional).
@@ -292,10 +350,19 @@ impl Parser<'_> {
             let annotations = self.parse_annotations()?;
             if self.at_kw("axiom") {
                 self.bump();
-                let aname = if self.at_sym(Sym::LBrace) { None } else { Some(self.ident()?) };
+                let aname = if self.at_sym(Sym::LBrace) {
+                    None
+                } else {
+                    Some(self.ident()?)
+                };
                 let body = self.braced_exp()?;
                 self.eat_sym(Sym::Semi);
-                axioms.push(Axiom { annotations, name: aname, body, span: self.span_from(mstart) });
+                axioms.push(Axiom {
+                    annotations,
+                    name: aname,
+                    body,
+                    span: self.span_from(mstart),
+                });
             } else if self.at_kw("function") || self.at_kw("unique") {
                 let unique = self.eat_kw("unique");
                 self.expect_kw("function")?;
@@ -337,7 +404,14 @@ impl Parser<'_> {
                 return Err(self.error_expected("`function`, `axiom` or `}`"));
             }
         }
-        Ok(Domain { name, type_params, interpretation, functions, axioms, span: self.span_from(start) })
+        Ok(Domain {
+            name,
+            type_params,
+            interpretation,
+            functions,
+            axioms,
+            span: self.span_from(start),
+        })
     }
 
     /// `x: T` or just `T`.
@@ -345,10 +419,18 @@ impl Parser<'_> {
         let start = self.peek().start;
         if self.at_ident() && self.at_sym_n(1, Sym::Colon) {
             let b = self.binding()?;
-            return Ok(DomainParam { name: Some(b.name), ty: b.ty, span: b.span });
+            return Ok(DomainParam {
+                name: Some(b.name),
+                ty: b.ty,
+                span: b.span,
+            });
         }
         let ty = self.parse_type()?;
-        Ok(DomainParam { name: None, ty, span: self.span_from(start) })
+        Ok(DomainParam {
+            name: None,
+            ty,
+            span: self.span_from(start),
+        })
     }
 
     /// `adt Name[T] { Ctor(f: T) ... } [derives { contains [without a, b] ... }]`.
@@ -364,7 +446,12 @@ impl Parser<'_> {
             let cname = self.ident()?;
             let fields = self.formal_args()?;
             self.eat_sym(Sym::Semi);
-            constructors.push(AdtConstructor { annotations, name: cname, fields, span: self.span_from(cstart) });
+            constructors.push(AdtConstructor {
+                annotations,
+                name: cname,
+                fields,
+                span: self.span_from(cstart),
+            });
         }
         let mut derives = Vec::new();
         if self.eat_kw("derives") {
@@ -388,9 +475,19 @@ impl Parser<'_> {
                         }
                     }
                 }
-                derives.push(Derive { name: dname, type_arg, without, span: self.span_from(dstart) });
+                derives.push(Derive {
+                    name: dname,
+                    type_arg,
+                    without,
+                    span: self.span_from(dstart),
+                });
             }
         }
-        Ok(Adt { name, type_params, constructors, derives })
+        Ok(Adt {
+            name,
+            type_params,
+            constructors,
+            derives,
+        })
     }
 }

@@ -19,8 +19,8 @@
 
 use super::{PResult, Parser, MAX_CHAIN};
 use crate::ast::{
-    Annotation, BinaryOp, CollectionKind, Expr, ExprKind, Ident, QuantifierKind, Trigger,
-    UnaryOp, VarDecl,
+    Annotation, BinaryOp, CollectionKind, Expr, ExprKind, Ident, QuantifierKind, Trigger, UnaryOp,
+    VarDecl,
 };
 use crate::token::{Sym, TokenKind};
 
@@ -72,7 +72,10 @@ impl Parser<'_> {
         let mut acc = otherwise;
         while let Some((c, t)) = branches.pop() {
             let span = c.span.to(acc.span);
-            acc = self.mk_expr(ExprKind::Cond(Box::new(c), Box::new(t), Box::new(acc)), span);
+            acc = self.mk_expr(
+                ExprKind::Cond(Box::new(c), Box::new(t), Box::new(acc)),
+                span,
+            );
         }
         Ok(acc)
     }
@@ -120,17 +123,27 @@ impl Parser<'_> {
     #[inline(never)]
     fn parse_binary(&mut self) -> PResult<Expr> {
         let first = self.parse_unary()?;
-        let mut operands = vec![Operand { expr: first, chained: false }];
+        let mut operands = vec![Operand {
+            expr: first,
+            chained: false,
+        }];
         let mut ops: Vec<(BinaryOp, u8)> = Vec::new();
         let mut count = 0u32;
         while let Some((op, prec, right_assoc)) = self.peek_binop() {
             count += 1;
             if count > MAX_CHAIN {
                 let t = self.peek();
-                return Err(self.error_at(t, format!("expression too long (more than {MAX_CHAIN} operators in a row)")));
+                return Err(self.error_at(
+                    t,
+                    format!("expression too long (more than {MAX_CHAIN} operators in a row)"),
+                ));
             }
             while let Some(&(_, top)) = ops.last() {
-                let reduce = if op == BinaryOp::Wand { top > PREC_WAND } else { top > prec || (top == prec && !right_assoc) };
+                let reduce = if op == BinaryOp::Wand {
+                    top > PREC_WAND
+                } else {
+                    top > prec || (top == prec && !right_assoc)
+                };
                 if !reduce {
                     break;
                 }
@@ -143,14 +156,23 @@ impl Parser<'_> {
                 let lhs = operands.pop().map(|o| o.expr);
                 if let Some(lhs) = lhs {
                     let span = lhs.span.to(rhs.span);
-                    let e = self.mk_expr(ExprKind::Binary(BinaryOp::Wand, Box::new(lhs), Box::new(rhs)), span);
-                    operands.push(Operand { expr: e, chained: false });
+                    let e = self.mk_expr(
+                        ExprKind::Binary(BinaryOp::Wand, Box::new(lhs), Box::new(rhs)),
+                        span,
+                    );
+                    operands.push(Operand {
+                        expr: e,
+                        chained: false,
+                    });
                 }
                 continue;
             }
             ops.push((op, prec));
             let rhs = self.parse_unary()?;
-            operands.push(Operand { expr: rhs, chained: false });
+            operands.push(Operand {
+                expr: rhs,
+                chained: false,
+            });
         }
         while !ops.is_empty() {
             self.reduce(&mut operands, &mut ops);
@@ -163,7 +185,9 @@ impl Parser<'_> {
 
     #[inline(never)]
     fn reduce(&mut self, operands: &mut Vec<Operand>, ops: &mut Vec<(BinaryOp, u8)>) {
-        let (Some((op, prec)), Some(right), Some(left)) = (ops.pop(), operands.pop(), operands.pop()) else {
+        let (Some((op, prec)), Some(right), Some(left)) =
+            (ops.pop(), operands.pop(), operands.pop())
+        else {
             return;
         };
         let span = left.expr.span.to(right.expr.span);
@@ -180,14 +204,29 @@ impl Parser<'_> {
             if let Some(mut middle) = middle {
                 self.refresh_ids(&mut middle);
                 let cmp_span = middle.span.to(right.expr.span);
-                let cmp = self.mk_expr(ExprKind::Binary(op, Box::new(middle), Box::new(right.expr)), cmp_span);
-                let and = self.mk_expr(ExprKind::Binary(BinaryOp::And, Box::new(left.expr), Box::new(cmp)), span);
-                operands.push(Operand { expr: and, chained: true });
+                let cmp = self.mk_expr(
+                    ExprKind::Binary(op, Box::new(middle), Box::new(right.expr)),
+                    cmp_span,
+                );
+                let and = self.mk_expr(
+                    ExprKind::Binary(BinaryOp::And, Box::new(left.expr), Box::new(cmp)),
+                    span,
+                );
+                operands.push(Operand {
+                    expr: and,
+                    chained: true,
+                });
                 return;
             }
         }
-        let e = self.mk_expr(ExprKind::Binary(op, Box::new(left.expr), Box::new(right.expr)), span);
-        operands.push(Operand { expr: e, chained: prec == PREC_CMP });
+        let e = self.mk_expr(
+            ExprKind::Binary(op, Box::new(left.expr), Box::new(right.expr)),
+            span,
+        );
+        operands.push(Operand {
+            expr: e,
+            chained: prec == PREC_CMP,
+        });
     }
 
     /// Gives every node of a copied expression a fresh id.
@@ -257,7 +296,11 @@ impl Parser<'_> {
                 let v = self.parse_exp()?;
                 ExprKind::Update(Box::new(e), Box::new(i), Box::new(v))
             } else if self.eat_sym(Sym::DotDot) {
-                let hi = if self.at_sym(Sym::RBracket) { None } else { Some(Box::new(self.parse_exp()?)) };
+                let hi = if self.at_sym(Sym::RBracket) {
+                    None
+                } else {
+                    Some(Box::new(self.parse_exp()?))
+                };
                 ExprKind::Slice(Box::new(e), Some(Box::new(i)), hi)
             } else {
                 ExprKind::Index(Box::new(e), Box::new(i))
@@ -265,7 +308,9 @@ impl Parser<'_> {
         };
         let close = self.expect_sym(Sym::RBracket)?;
         let start = match &kind {
-            ExprKind::Slice(b, ..) | ExprKind::Update(b, ..) | ExprKind::Index(b, _) => b.span.start,
+            ExprKind::Slice(b, ..) | ExprKind::Update(b, ..) | ExprKind::Index(b, _) => {
+                b.span.start
+            }
             _ => close.start,
         };
         let span = self.span(start, close.end);
@@ -321,11 +366,17 @@ impl Parser<'_> {
         if self.eat_sym(Sym::Comma) {
             let b = self.parse_exp()?;
             self.expect_sym(Sym::RBracket)?;
-            Ok(self.mk_expr(ExprKind::InhaleExhale(Box::new(a), Box::new(b)), self.span_from(start)))
+            Ok(self.mk_expr(
+                ExprKind::InhaleExhale(Box::new(a), Box::new(b)),
+                self.span_from(start),
+            ))
         } else if self.eat_sym(Sym::DotDot) {
             let b = self.parse_exp()?;
             self.expect_sym(Sym::RParen)?;
-            Ok(self.mk_expr(ExprKind::Range(Box::new(a), Box::new(b)), self.span_from(start)))
+            Ok(self.mk_expr(
+                ExprKind::Range(Box::new(a), Box::new(b)),
+                self.span_from(start),
+            ))
         } else {
             Err(self.error_expected("`,` or `..`"))
         }
@@ -341,7 +392,10 @@ impl Parser<'_> {
             let call = self.mk_expr(ExprKind::Call(name, args), self.span_from(start));
             if bracketed && self.eat_sym(Sym::Colon) {
                 let ty = self.parse_type()?;
-                return Ok(self.mk_expr(ExprKind::Ascribed(Box::new(call), ty), self.span_from(start)));
+                return Ok(self.mk_expr(
+                    ExprKind::Ascribed(Box::new(call), ty),
+                    self.span_from(start),
+                ));
             }
             return Ok(call);
         }
@@ -416,7 +470,10 @@ impl Parser<'_> {
                     let l = self.peek();
                     label = Some(if self.at_kw("lhs") {
                         self.bump();
-                        Ident { name: "lhs".to_string(), span: self.tok_span(l) }
+                        Ident {
+                            name: "lhs".to_string(),
+                            span: self.tok_span(l),
+                        }
                     } else {
                         self.ident()?
                     });
@@ -457,11 +514,23 @@ impl Parser<'_> {
                         }
                     }
                     self.expect_sym(Sym::RBrace)?;
-                    triggers.push(Trigger { exprs, span: self.span_from(open.start) });
+                    triggers.push(Trigger {
+                        exprs,
+                        span: self.span_from(open.start),
+                    });
                 }
                 let body = Box::new(self.parse_exp()?);
-                let kind = if word == "forall" { QuantifierKind::Forall } else { QuantifierKind::Exists };
-                ExprKind::Quantifier { kind, vars, triggers, body }
+                let kind = if word == "forall" {
+                    QuantifierKind::Forall
+                } else {
+                    QuantifierKind::Exists
+                };
+                ExprKind::Quantifier {
+                    kind,
+                    vars,
+                    triggers,
+                    body,
+                }
             }
             "forperm" => {
                 self.bump();
@@ -472,7 +541,11 @@ impl Parser<'_> {
                 self.expect_sym(Sym::RBracket)?;
                 self.expect_sym(Sym::ColonColon)?;
                 let body = Box::new(self.parse_exp()?);
-                ExprKind::Forperm { vars, resources: vec![res], body }
+                ExprKind::Forperm {
+                    vars,
+                    resources: vec![res],
+                    body,
+                }
             }
             "unfolding" => {
                 self.bump();
@@ -505,7 +578,10 @@ impl Parser<'_> {
                 let paren = self.peek();
                 let args = self.arg_list()?;
                 if ty.is_some() && !args.is_empty() {
-                    return Err(self.error_at(paren, "a collection with a type argument must be empty".to_string()));
+                    return Err(self.error_at(
+                        paren,
+                        "a collection with a type argument must be empty".to_string(),
+                    ));
                 }
                 let kind = match word {
                     "Seq" => CollectionKind::Seq,
@@ -541,7 +617,9 @@ impl Parser<'_> {
                 }
                 self.expect_sym(Sym::RParen)?;
                 if tys.is_some() && !pairs.is_empty() {
-                    return Err(self.error_at(paren, "a map with type arguments must be empty".to_string()));
+                    return Err(
+                        self.error_at(paren, "a map with type arguments must be empty".to_string())
+                    );
                 }
                 ExprKind::MapLit(tys, pairs)
             }
@@ -555,7 +633,10 @@ impl Parser<'_> {
                 }
             }
             "new" => {
-                return Err(self.error_at(t, "`new` can only be the right-hand side of an assignment".to_string()));
+                return Err(self.error_at(
+                    t,
+                    "`new` can only be the right-hand side of an assignment".to_string(),
+                ));
             }
             _ => return Err(self.error_expected("expression")),
         };
@@ -569,7 +650,11 @@ impl Parser<'_> {
         self.expect_sym(Sym::LParen)?;
         let loc = self.parse_suffixed(false)?;
         self.check_resource(&loc, false)?;
-        let amount = if self.eat_sym(Sym::Comma) { Some(Box::new(self.parse_exp()?)) } else { None };
+        let amount = if self.eat_sym(Sym::Comma) {
+            Some(Box::new(self.parse_exp()?))
+        } else {
+            None
+        };
         self.expect_sym(Sym::RParen)?;
         Ok(self.mk_expr(ExprKind::Acc(Box::new(loc), amount), self.span_from(start)))
     }
@@ -595,7 +680,11 @@ impl Parser<'_> {
             ExprKind::FieldAccess(..) | ExprKind::Call(..) => Ok(()),
             ExprKind::Binary(BinaryOp::Wand, ..) if allow_wand => Ok(()),
             _ => {
-                let what = if allow_wand { "a field access, predicate access or magic wand" } else { "a field access or predicate access" };
+                let what = if allow_wand {
+                    "a field access, predicate access or magic wand"
+                } else {
+                    "a field access or predicate access"
+                };
                 Err(self.error_span(e.span, format!("expected {what}")))
             }
         }
@@ -632,11 +721,22 @@ impl Parser<'_> {
         self.bump();
         let mut end = first.end;
         // Dotted names: `@a.b`, all glued together.
-        while self.at_sym(Sym::Dot) && self.peek().start == end && self.peek_at(1).kind == TokenKind::Ident && self.peek_at(1).start == self.peek().end {
+        while self.at_sym(Sym::Dot)
+            && self.peek().start == end
+            && self.peek_at(1).kind == TokenKind::Ident
+            && self.peek_at(1).start == self.peek().end
+        {
             self.bump();
             end = self.bump().end;
         }
-        let name = Ident { name: self.text.get(first.start as usize..end as usize).unwrap_or("").to_string(), span: self.span(first.start, end) };
+        let name = Ident {
+            name: self
+                .text
+                .get(first.start as usize..end as usize)
+                .unwrap_or("")
+                .to_string(),
+            span: self.span(first.start, end),
+        };
         self.expect_sym(Sym::LParen)?;
         let mut args = Vec::new();
         if !self.at_sym(Sym::RParen) {
@@ -653,7 +753,11 @@ impl Parser<'_> {
             }
         }
         self.expect_sym(Sym::RParen)?;
-        Ok(Annotation { name, args, span: self.span_from(at.start) })
+        Ok(Annotation {
+            name,
+            args,
+            span: self.span_from(at.start),
+        })
     }
 
     /// Annotations before a declaration or statement.

@@ -37,16 +37,75 @@ pub const MAX_CHAIN: u32 = 2000;
 
 /// Words Viper reserves: they can never name a declaration or variable.
 pub const KEYWORDS: &[&str] = &[
-    "result", "Int", "Perm", "Bool", "Ref", "Rational", "true", "false", "null", "import",
-    "method", "function", "predicate", "domain", "axiom", "var", "returns", "field", "define",
-    "interpretation", "requires", "ensures", "invariant", "fold", "unfold", "inhale", "exhale",
-    "new", "assert", "assume", "package", "apply", "quasihavoc", "quasihavocall", "while", "if",
-    "elseif", "else", "goto", "label", "Seq", "Set", "Multiset", "union", "intersection",
-    "setminus", "subset", "Map", "range", "unfolding", "in", "applying", "old", "lhs", "let",
-    "forall", "exists", "forperm", "acc", "wildcard", "write", "none", "epsilon", "perm",
+    "result",
+    "Int",
+    "Perm",
+    "Bool",
+    "Ref",
+    "Rational",
+    "true",
+    "false",
+    "null",
+    "import",
+    "method",
+    "function",
+    "predicate",
+    "domain",
+    "axiom",
+    "var",
+    "returns",
+    "field",
+    "define",
+    "interpretation",
+    "requires",
+    "ensures",
+    "invariant",
+    "fold",
+    "unfold",
+    "inhale",
+    "exhale",
+    "new",
+    "assert",
+    "assume",
+    "package",
+    "apply",
+    "quasihavoc",
+    "quasihavocall",
+    "while",
+    "if",
+    "elseif",
+    "else",
+    "goto",
+    "label",
+    "Seq",
+    "Set",
+    "Multiset",
+    "union",
+    "intersection",
+    "setminus",
+    "subset",
+    "Map",
+    "range",
+    "unfolding",
+    "in",
+    "applying",
+    "old",
+    "lhs",
+    "let",
+    "forall",
+    "exists",
+    "forperm",
+    "acc",
+    "wildcard",
+    "write",
+    "none",
+    "epsilon",
+    "perm",
     "unique",
     // Keywords of Viper's default plugins (termination, ADTs, refute).
-    "decreases", "adt", "refute",
+    "decreases",
+    "adt",
+    "refute",
 ];
 
 pub fn is_keyword(word: &str) -> bool {
@@ -57,7 +116,17 @@ pub fn is_keyword(word: &str) -> bool {
 /// `parser.error` diagnostics, with as many items as could be recovered.
 pub fn parse_file(file: FileId, text: &str, ids: &mut NodeIdGen) -> (Vec<Item>, Vec<Diagnostic>) {
     let (tokens, lex_diags) = lexer::lex(file, text);
-    let mut p = Parser { text, file, tokens, pos: 0, ids, diags: Vec::new(), depth: 0, bracketed: false, parenthesized: HashSet::new() };
+    let mut p = Parser {
+        text,
+        file,
+        tokens,
+        pos: 0,
+        ids,
+        diags: Vec::new(),
+        depth: 0,
+        bracketed: false,
+        parenthesized: HashSet::new(),
+    };
     let items = p.parse_items();
     let mut diags = p.diags;
     // A lexical problem is reported where the parser trips over it, unless the parser
@@ -115,7 +184,9 @@ impl<'a> Parser<'a> {
     }
 
     fn tok_text(&self, t: Token) -> &'a str {
-        self.text.get(t.start as usize..t.end as usize).unwrap_or("")
+        self.text
+            .get(t.start as usize..t.end as usize)
+            .unwrap_or("")
     }
 
     fn at_eof(&self) -> bool {
@@ -216,10 +287,15 @@ impl<'a> Parser<'a> {
         if t.kind == TokenKind::Ident {
             let name = self.tok_text(t);
             if is_keyword(name) {
-                return Err(self.error_at(t, format!("expected identifier, found keyword `{name}`")));
+                return Err(
+                    self.error_at(t, format!("expected identifier, found keyword `{name}`"))
+                );
             }
             self.bump();
-            return Ok(crate::ast::Ident { name: name.to_string(), span: self.tok_span(t) });
+            return Ok(crate::ast::Ident {
+                name: name.to_string(),
+                span: self.tok_span(t),
+            });
         }
         Err(self.error_expected("identifier"))
     }
@@ -227,11 +303,20 @@ impl<'a> Parser<'a> {
     // --- nodes ---------------------------------------------------------------------------
 
     fn mk_expr(&mut self, kind: ExprKind, span: Span) -> Expr {
-        Expr { id: self.ids.fresh(), kind, span }
+        Expr {
+            id: self.ids.fresh(),
+            kind,
+            span,
+        }
     }
 
     fn mk_stmt(&mut self, kind: StmtKind, span: Span) -> Stmt {
-        Stmt { id: self.ids.fresh(), annotations: Vec::new(), kind, span }
+        Stmt {
+            id: self.ids.fresh(),
+            annotations: Vec::new(),
+            kind,
+            span,
+        }
     }
 
     // --- errors and nesting --------------------------------------------------------------
@@ -265,7 +350,10 @@ impl<'a> Parser<'a> {
         if self.depth > MAX_DEPTH {
             let t = self.peek();
             self.depth -= levels;
-            return Err(self.error_at(t, format!("nesting too deep (more than {MAX_DEPTH} levels)")));
+            return Err(self.error_at(
+                t,
+                format!("nesting too deep (more than {MAX_DEPTH} levels)"),
+            ));
         }
         Ok(())
     }
@@ -292,7 +380,9 @@ impl<'a> Parser<'a> {
     /// Text of a string-literal token without its quotes.
     fn string_contents(&self, t: Token) -> String {
         let s = self.tok_text(t);
-        s.strip_prefix('"').and_then(|s| s.strip_suffix('"')).unwrap_or(s).to_string()
+        s.strip_prefix('"')
+            .and_then(|s| s.strip_suffix('"'))
+            .unwrap_or(s)
+            .to_string()
     }
-
 }

@@ -27,7 +27,10 @@ impl Parser<'_> {
             self.eat_sym(Sym::Semi);
         }
         self.bump();
-        Ok(Block { stmts, span: self.span_from(open.start) })
+        Ok(Block {
+            stmts,
+            span: self.span_from(open.start),
+        })
     }
 
     /// Parses one statement into `out` (`var x: Ref := new(f)` becomes two statements).
@@ -54,7 +57,11 @@ impl Parser<'_> {
             out.push(self.mk_stmt(StmtKind::Block(b), span));
             return Ok(());
         }
-        let word = if t.kind == TokenKind::Ident { self.tok_text(t) } else { "" };
+        let word = if t.kind == TokenKind::Ident {
+            self.tok_text(t)
+        } else {
+            ""
+        };
         let kind = match word {
             "assert" | "assume" | "inhale" | "exhale" | "refute" | "apply" => {
                 self.bump();
@@ -80,7 +87,11 @@ impl Parser<'_> {
             "package" => {
                 self.bump();
                 let wand = self.parse_exp()?;
-                let proof = if self.at_sym(Sym::LBrace) { Some(self.parse_block(allow_define)?) } else { None };
+                let proof = if self.at_sym(Sym::LBrace) {
+                    Some(self.parse_block(allow_define)?)
+                } else {
+                    None
+                };
                 StmtKind::Package(wand, proof)
             }
             "if" => return self.parse_if(allow_define, out),
@@ -100,7 +111,12 @@ impl Parser<'_> {
                     self.eat_sym(Sym::Semi);
                 }
                 let body = self.parse_block(allow_define)?;
-                StmtKind::While { cond, invariants, decreases, body }
+                StmtKind::While {
+                    cond,
+                    invariants,
+                    decreases,
+                    body,
+                }
             }
             "var" => {
                 self.bump();
@@ -111,7 +127,11 @@ impl Parser<'_> {
                         let decl_span = self.span_from(start);
                         let target = match vars.as_slice() {
                             [v] => v.name.clone(),
-                            _ => return Err(self.error_expected("a single variable before `:= new(...)`")),
+                            _ => {
+                                return Err(
+                                    self.error_expected("a single variable before `:= new(...)`")
+                                )
+                            }
                         };
                         out.push(self.mk_stmt(StmtKind::VarDecl(vars, None), decl_span));
                         let tspan = target.span;
@@ -129,7 +149,10 @@ impl Parser<'_> {
             }
             "define" => {
                 if !allow_define {
-                    return Err(self.error_at(t, "macros cannot be defined inside a macro body".to_string()));
+                    return Err(self.error_at(
+                        t,
+                        "macros cannot be defined inside a macro body".to_string(),
+                    ));
                 }
                 let def = self.parse_define()?;
                 StmtKind::Define(Box::new(def))
@@ -217,12 +240,22 @@ impl Parser<'_> {
         let end = self.prev_end();
         while let Some((s, cond, then)) = branches.pop() {
             let span = self.span(s, end);
-            let stmt = self.mk_stmt(StmtKind::If { cond, then, otherwise: otherwise.take() }, span);
+            let stmt = self.mk_stmt(
+                StmtKind::If {
+                    cond,
+                    then,
+                    otherwise: otherwise.take(),
+                },
+                span,
+            );
             if branches.is_empty() {
                 out.push(stmt);
                 break;
             }
-            otherwise = Some(Block { span, stmts: vec![stmt] });
+            otherwise = Some(Block {
+                span,
+                stmts: vec![stmt],
+            });
         }
         Ok(())
     }
@@ -231,7 +264,11 @@ impl Parser<'_> {
     pub(super) fn parse_decreases(&mut self) -> PResult<Decreases> {
         let start = self.expect_kw("decreases")?.start;
         let kind = if self.eat_sym(Sym::Star) {
-            return Ok(Decreases { kind: DecreasesKind::Star, condition: None, span: self.span_from(start) });
+            return Ok(Decreases {
+                kind: DecreasesKind::Star,
+                condition: None,
+                span: self.span_from(start),
+            });
         } else if self.at_kw("_") {
             self.bump();
             DecreasesKind::Wildcard
@@ -248,8 +285,16 @@ impl Parser<'_> {
             }
             DecreasesKind::Tuple(exprs)
         };
-        let condition = if self.eat_kw("if") { Some(self.parse_exp()?) } else { None };
-        Ok(Decreases { kind, condition, span: self.span_from(start) })
+        let condition = if self.eat_kw("if") {
+            Some(self.parse_exp()?)
+        } else {
+            None
+        };
+        Ok(Decreases {
+            kind,
+            condition,
+            span: self.span_from(start),
+        })
     }
 
     /// Whether the current token can begin an expression (for the optional tuple of
@@ -258,15 +303,38 @@ impl Parser<'_> {
         let t = self.peek();
         match t.kind {
             TokenKind::Int => true,
-            TokenKind::Sym(s) => matches!(s, Sym::LParen | Sym::LBracket | Sym::Bar | Sym::Minus | Sym::Bang | Sym::At),
+            TokenKind::Sym(s) => matches!(
+                s,
+                Sym::LParen | Sym::LBracket | Sym::Bar | Sym::Minus | Sym::Bang | Sym::At
+            ),
             TokenKind::Ident => {
                 let w = self.tok_text(t);
                 !super::is_keyword(w)
                     || matches!(
                         w,
-                        "true" | "false" | "null" | "result" | "old" | "acc" | "perm" | "let" | "forall" | "exists"
-                            | "forperm" | "unfolding" | "applying" | "write" | "none" | "wildcard" | "epsilon"
-                            | "Seq" | "Set" | "Multiset" | "Map" | "range" | "domain"
+                        "true"
+                            | "false"
+                            | "null"
+                            | "result"
+                            | "old"
+                            | "acc"
+                            | "perm"
+                            | "let"
+                            | "forall"
+                            | "exists"
+                            | "forperm"
+                            | "unfolding"
+                            | "applying"
+                            | "write"
+                            | "none"
+                            | "wildcard"
+                            | "epsilon"
+                            | "Seq"
+                            | "Set"
+                            | "Multiset"
+                            | "Map"
+                            | "range"
+                            | "domain"
                     )
             }
             _ => false,

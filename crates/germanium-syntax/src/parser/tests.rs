@@ -17,7 +17,10 @@ fn parse_ok(text: &str) -> Vec<Item> {
 fn error_lines(text: &str) -> Vec<u32> {
     let (_, diags) = parse(text);
     let f = SourceFile::new("t.vpr".into(), text.to_string());
-    diags.iter().map(|d| f.line_col(d.span.start).line).collect()
+    diags
+        .iter()
+        .map(|d| f.line_col(d.span.start).line)
+        .collect()
 }
 
 /// A compact prefix rendering of an expression, for precedence tests.
@@ -26,11 +29,19 @@ fn show(e: &Expr) -> String {
         ExprKind::IntLit(s) => s.clone(),
         ExprKind::BoolLit(b) => b.to_string(),
         ExprKind::Ident(i) => i.name.clone(),
-        ExprKind::Unary(op, a) => format!("({} {})", if *op == UnaryOp::Neg { "-" } else { "!" }, show(a)),
+        ExprKind::Unary(op, a) => format!(
+            "({} {})",
+            if *op == UnaryOp::Neg { "-" } else { "!" },
+            show(a)
+        ),
         ExprKind::Binary(op, a, b) => format!("({op:?} {} {})", show(a), show(b)),
         ExprKind::Cond(a, b, c) => format!("(? {} {} {})", show(a), show(b), show(c)),
         ExprKind::FieldAccess(a, f) => format!("{}.{}", show(a), f.name),
-        ExprKind::Call(f, args) => format!("{}({})", f.name, args.iter().map(show).collect::<Vec<_>>().join(", ")),
+        ExprKind::Call(f, args) => format!(
+            "{}({})",
+            f.name,
+            args.iter().map(show).collect::<Vec<_>>().join(", ")
+        ),
         ExprKind::Index(a, i) => format!("{}[{}]", show(a), show(i)),
         ExprKind::Ascribed(a, _) => format!("({}: T)", show(a)),
         other => format!("{other:?}"),
@@ -40,14 +51,20 @@ fn show(e: &Expr) -> String {
 /// The expression of `assert e` in a method body.
 fn exp(e: &str) -> String {
     let items = parse_ok(&format!("method m() {{ assert {e} }}"));
-    let ItemKind::Method(m) = &items[0].kind else { panic!() };
-    let StmtKind::Assert(e) = &m.body.as_ref().unwrap().stmts[0].kind else { panic!() };
+    let ItemKind::Method(m) = &items[0].kind else {
+        panic!()
+    };
+    let StmtKind::Assert(e) = &m.body.as_ref().unwrap().stmts[0].kind else {
+        panic!()
+    };
     show(e)
 }
 
 fn stmts(body: &str) -> Vec<Stmt> {
     let items = parse_ok(&format!("method m() {{\n{body}\n}}"));
-    let ItemKind::Method(m) = &items[0].kind else { panic!() };
+    let ItemKind::Method(m) = &items[0].kind else {
+        panic!()
+    };
     m.body.clone().unwrap().stmts
 }
 
@@ -76,14 +93,25 @@ fn precedence_and_associativity() {
 #[test]
 fn comparison_chains_become_conjunctions() {
     assert_eq!(exp("0 <= i < n"), "(And (Le 0 i) (Lt i n))");
-    assert_eq!(exp("a < b < c < d"), "(And (And (Lt a b) (Lt b c)) (Lt c d))");
+    assert_eq!(
+        exp("a < b < c < d"),
+        "(And (And (Lt a b) (Lt b c)) (Lt c d))"
+    );
     assert_eq!(exp("(a < b) < c"), "(Lt (Lt a b) c)");
     // The copied middle operand has its own id.
     let items = parse_ok("method m() { assert 0 <= i < n }");
-    let ItemKind::Method(m) = &items[0].kind else { panic!() };
-    let StmtKind::Assert(e) = &m.body.as_ref().unwrap().stmts[0].kind else { panic!() };
-    let ExprKind::Binary(BinaryOp::And, l, r) = &e.kind else { panic!() };
-    let (ExprKind::Binary(_, _, m1), ExprKind::Binary(_, m2, _)) = (&l.kind, &r.kind) else { panic!() };
+    let ItemKind::Method(m) = &items[0].kind else {
+        panic!()
+    };
+    let StmtKind::Assert(e) = &m.body.as_ref().unwrap().stmts[0].kind else {
+        panic!()
+    };
+    let ExprKind::Binary(BinaryOp::And, l, r) = &e.kind else {
+        panic!()
+    };
+    let (ExprKind::Binary(_, _, m1), ExprKind::Binary(_, m2, _)) = (&l.kind, &r.kind) else {
+        panic!()
+    };
     assert_ne!(m1.id, m2.id);
     assert_eq!(m1.kind, m2.kind);
 }
@@ -91,14 +119,33 @@ fn comparison_chains_become_conjunctions() {
 #[test]
 fn atoms_and_suffixes() {
     for e in [
-        "old[l](x.f)", "old[lhs](x.f)", "acc(x.f, 1/2)", "acc(P(x), wildcard)", "perm(x.f) > none",
-        "perm(a --* b) == write", "let y == (x + 1) in y > 0", "unfolding acc(P(x)) in x.f",
-        "unfolding P(x) in true", "applying (a --* b) in true", "asserting (x > 0) in true",
-        "forall i: Int, j: Int :: {f(i), g(j)} {h(i)} f(i) == g(j)", "exists b: Bool :: b",
-        "forperm r: Ref [r.f] :: r.f > 0", "Seq(1, 2)[0..1] == Seq[Int]()", "s[..2] == s[1..]",
-        "s[1 := 2] == Set(1) union Multiset[Int]()", "Map(1 := true)[1]", "Map[Int, Bool]() == m",
-        "|s| == |[0..3)|", "domain(m) == range(m)", "[true, false]", "epsilon == result", "null != x.next.next",
-        "@reveal() f(x) == 1", "x$1 == $y", "-(-(1)) == 1",
+        "old[l](x.f)",
+        "old[lhs](x.f)",
+        "acc(x.f, 1/2)",
+        "acc(P(x), wildcard)",
+        "perm(x.f) > none",
+        "perm(a --* b) == write",
+        "let y == (x + 1) in y > 0",
+        "unfolding acc(P(x)) in x.f",
+        "unfolding P(x) in true",
+        "applying (a --* b) in true",
+        "asserting (x > 0) in true",
+        "forall i: Int, j: Int :: {f(i), g(j)} {h(i)} f(i) == g(j)",
+        "exists b: Bool :: b",
+        "forperm r: Ref [r.f] :: r.f > 0",
+        "Seq(1, 2)[0..1] == Seq[Int]()",
+        "s[..2] == s[1..]",
+        "s[1 := 2] == Set(1) union Multiset[Int]()",
+        "Map(1 := true)[1]",
+        "Map[Int, Bool]() == m",
+        "|s| == |[0..3)|",
+        "domain(m) == range(m)",
+        "[true, false]",
+        "epsilon == result",
+        "null != x.next.next",
+        "@reveal() f(x) == 1",
+        "x$1 == $y",
+        "-(-(1)) == 1",
     ] {
         exp(e);
     }
@@ -140,17 +187,61 @@ fn statement_forms() {
             StmtKind::Define(..) => "define",
         })
         .collect();
-    assert_eq!(kinds, vec![
-        "var", "var", "assign", "assign", "new", "new", "new", "call", "macroref", "if", "while", "label", "goto",
-        "fold", "unfold", "package", "apply", "inhale", "exhale", "assert", "assume", "refute", "quasihavoc",
-        "quasihavoc", "quasihavocall", "block", "define", "var", "new", "assert"
-    ]);
+    assert_eq!(
+        kinds,
+        vec![
+            "var",
+            "var",
+            "assign",
+            "assign",
+            "new",
+            "new",
+            "new",
+            "call",
+            "macroref",
+            "if",
+            "while",
+            "label",
+            "goto",
+            "fold",
+            "unfold",
+            "package",
+            "apply",
+            "inhale",
+            "exhale",
+            "assert",
+            "assume",
+            "refute",
+            "quasihavoc",
+            "quasihavoc",
+            "quasihavocall",
+            "block",
+            "define",
+            "var",
+            "new",
+            "assert"
+        ]
+    );
     assert!(matches!(&s[22].kind, StmtKind::Quasihavoc(Some(_), _)));
     assert!(matches!(&s[23].kind, StmtKind::Quasihavoc(None, _)));
     assert_eq!(s[29].annotations.len(), 1);
     // `elseif` nests as an `if` alone in the else block.
-    let StmtKind::If { otherwise: Some(b), .. } = &s[9].kind else { panic!() };
-    assert!(matches!(&b.stmts[..], [Stmt { kind: StmtKind::If { otherwise: Some(_), .. }, .. }]));
+    let StmtKind::If {
+        otherwise: Some(b), ..
+    } = &s[9].kind
+    else {
+        panic!()
+    };
+    assert!(matches!(
+        &b.stmts[..],
+        [Stmt {
+            kind: StmtKind::If {
+                otherwise: Some(_),
+                ..
+            },
+            ..
+        }]
+    ));
 }
 
 #[test]
@@ -165,23 +256,42 @@ fn declarations() {
          @opaque() function o(): Int { 1 }\ndefine A true\ndefine B(x) { assert x }\ndefine C() (1)\n",
     );
     assert_eq!(items.len(), 14);
-    let ItemKind::Import(i) = &items[1].kind else { panic!() };
+    let ItemKind::Import(i) = &items[1].kind else {
+        panic!()
+    };
     assert_eq!(i.target, ImportTarget::Standard("decreases/int.vpr".into()));
-    let ItemKind::Field(fs) = &items[2].kind else { panic!() };
+    let ItemKind::Field(fs) = &items[2].kind else {
+        panic!()
+    };
     assert_eq!(fs.len(), 2);
-    let ItemKind::Method(m) = &items[3].kind else { panic!() };
-    assert_eq!((m.contract.requires.len(), m.contract.ensures.len(), m.contract.decreases.len()), (1, 1, 1));
-    let ItemKind::Domain(d) = &items[8].kind else { panic!() };
+    let ItemKind::Method(m) = &items[3].kind else {
+        panic!()
+    };
+    assert_eq!(
+        (
+            m.contract.requires.len(),
+            m.contract.ensures.len(),
+            m.contract.decreases.len()
+        ),
+        (1, 1, 1)
+    );
+    let ItemKind::Domain(d) = &items[8].kind else {
+        panic!()
+    };
     assert!(d.functions[0].unique);
     assert!(d.functions[1].params[0].name.is_none());
     assert_eq!(d.functions[1].interpretation.as_deref(), Some("h"));
     assert_eq!(d.axioms.len(), 2);
-    let ItemKind::Adt(a) = &items[9].kind else { panic!() };
+    let ItemKind::Adt(a) = &items[9].kind else {
+        panic!()
+    };
     assert_eq!(a.constructors.len(), 2);
     assert_eq!(a.derives[0].without.len(), 2);
     assert_eq!(items[10].annotations[0].name.name, "opaque");
     // As in Viper, `()` after a macro's name is an empty parameter list.
-    let ItemKind::Macro(c) = &items[13].kind else { panic!() };
+    let ItemKind::Macro(c) = &items[13].kind else {
+        panic!()
+    };
     assert_eq!(c.params, Some(vec![]));
 }
 
@@ -195,18 +305,28 @@ fn empty_and_comment_only_input_is_an_empty_program() {
 fn errors_point_at_the_offending_line() {
     assert_eq!(error_lines("method m() {\n  var x: Int := 1 0\n}"), vec![2]);
     assert_eq!(error_lines("field a : Intmethod b () { }"), vec![1]);
-    assert_eq!(error_lines("method m() {\n  if (true) {\n    .\n  }\n}"), vec![3]);
+    assert_eq!(
+        error_lines("method m() {\n  if (true) {\n    .\n  }\n}"),
+        vec![3]
+    );
     assert_eq!(error_lines("method m() {\n  label lhs\n}"), vec![2]);
     assert_eq!(error_lines("method m(method: Int) {}"), vec![1]);
     assert_eq!(error_lines("method m() {\n assert 1 +\n}"), vec![3]);
-    assert_eq!(error_lines("domain D {\n  axiom a {\n    (forall :: true)\n  }\n}"), vec![3]);
+    assert_eq!(
+        error_lines("domain D {\n  axiom a {\n    (forall :: true)\n  }\n}"),
+        vec![3]
+    );
     // One message per broken declaration; parsing resumes at the next one.
-    assert_eq!(error_lines("method a() {\n  assert (\n}\nmethod b() {\n  x :=\n}\nmethod c() {}"), vec![3, 6]);
+    assert_eq!(
+        error_lines("method a() {\n  assert (\n}\nmethod b() {\n  x :=\n}\nmethod c() {}"),
+        vec![3, 6]
+    );
 }
 
 #[test]
 fn bad_input_never_panics() {
-    let sample = "domain D { function f(x: Int): Int axiom { forall x: Int :: {f(x)} f(x) > 0 } }\n\
+    let sample =
+        "domain D { function f(x: Int): Int axiom { forall x: Int :: {f(x)} f(x) > 0 } }\n\
         method m(x: Ref) returns (r: Int) requires acc(x.f, 1/2) ensures r == old(x.f) {\n\
           var s: Seq[Int] := Seq(1, 2); r := |s[0..1]| + (x.f > 0 ? 1 : 2)\n\
           while (r < 10) invariant 0 <= r <= 10 { r := r + 1 } /* c */ \"s\" @ € \n}";
@@ -216,7 +336,17 @@ fn bad_input_never_panics() {
             let _ = parse_file(FileId(0), &sample[..end], &mut ids);
         }
     }
-    for text in ["((((", "}}}}", "method m() { assert [ }", "/*", "\"", "import <", "@", "define", "method m() {"] {
+    for text in [
+        "((((",
+        "}}}}",
+        "method m() { assert [ }",
+        "/*",
+        "\"",
+        "import <",
+        "@",
+        "define",
+        "method m() {",
+    ] {
         let (_, diags) = parse(text);
         assert!(!diags.is_empty(), "{text}");
     }
@@ -225,22 +355,39 @@ fn bad_input_never_panics() {
 #[test]
 fn deep_nesting_is_an_error_not_a_crash() {
     let n = 10_000;
-    let parens = format!("method m() {{ assert {}true{} }}", "(".repeat(n), ")".repeat(n));
+    let parens = format!(
+        "method m() {{ assert {}true{} }}",
+        "(".repeat(n),
+        ")".repeat(n)
+    );
     let unary = format!("method m() {{ assert {}true }}", "!".repeat(n));
     let blocks = format!("method m() {}{}", "{".repeat(n), "}".repeat(n));
     let types = format!("field f: {}Int{}", "Seq[".repeat(n), "]".repeat(n));
     for text in [parens, unary, blocks, types] {
         let (_, diags) = parse(&text);
-        assert!(diags.iter().any(|d| d.message.contains("too deep")), "{diags:?}");
+        assert!(
+            diags.iter().any(|d| d.message.contains("too deep")),
+            "{diags:?}"
+        );
     }
     // Long operator chains are fine up to the limit.
     let chain = format!("method m() {{ assert {}true }}", "true && ".repeat(1500));
     parse_ok(&chain);
-    let (_, diags) = parse(&format!("method m() {{ assert {}true }}", "true && ".repeat(10_000)));
-    assert!(diags.iter().any(|d| d.message.contains("too long")), "{diags:?}");
+    let (_, diags) = parse(&format!(
+        "method m() {{ assert {}true }}",
+        "true && ".repeat(10_000)
+    ));
+    assert!(
+        diags.iter().any(|d| d.message.contains("too long")),
+        "{diags:?}"
+    );
     // Nesting just below the limit parses.
     let n = (super::MAX_DEPTH / 2) as usize;
-    parse_ok(&format!("method m() {{ assert {}true{} }}", "(".repeat(n), ")".repeat(n)));
+    parse_ok(&format!(
+        "method m() {{ assert {}true{} }}",
+        "(".repeat(n),
+        ")".repeat(n)
+    ));
 }
 
 #[test]
@@ -260,7 +407,10 @@ fn nesting_at_the_limit_fits_in_a_default_stack() {
             let mut ids = NodeIdGen::default();
             let (items, diags) = parse_file(FileId(0), &text, &mut ids);
             assert!(diags.is_empty(), "{diags:?}");
-            let mut program = Program { items, macros_expanded: false };
+            let mut program = Program {
+                items,
+                macros_expanded: false,
+            };
             let diags = crate::expand_macros(&mut program, &mut ids);
             assert!(diags.is_empty(), "{diags:?}");
         })

@@ -30,7 +30,10 @@ impl Parser<'_> {
         };
         if let Some(kind) = simple {
             self.bump();
-            return Ok(TypeExpr { kind, span: self.tok_span(t) });
+            return Ok(TypeExpr {
+                kind,
+                span: self.tok_span(t),
+            });
         }
         let kind = match word {
             "Seq" | "Set" | "Multiset" => {
@@ -62,7 +65,10 @@ impl Parser<'_> {
                 TypeExprKind::Named(name, args)
             }
         };
-        Ok(TypeExpr { kind, span: self.span_from(start) })
+        Ok(TypeExpr {
+            kind,
+            span: self.span_from(start),
+        })
     }
 
     /// `[T, U, ...]` (possibly empty).
