@@ -119,13 +119,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if mixed {
             return Ok(None);
         }
-        let params = self
-            .env
-            .sem
-            .predicates
-            .get(name)
-            .map(|p| p.params.clone())
-            .unwrap_or_default();
+        let params = self.predicate_params(name);
         let mut sorts = Vec::new();
         for p in &params {
             match self.env.sort_of(&self.env.sem.var(*p).ty) {

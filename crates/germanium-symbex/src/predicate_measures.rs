@@ -86,13 +86,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Ok(());
         };
         let outer = self.predicate_instance(name, args.to_vec(), span)?;
-        let params = self
-            .env
-            .sem
-            .predicates
-            .get(name)
-            .map(|p| p.params.clone())
-            .unwrap_or_default();
+        let params = self.predicate_params(name);
         let depth = self.bound.len();
         self.bound
             .extend(params.into_iter().zip(args.iter().cloned()));

@@ -93,17 +93,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Term::and(a.iter().zip(b).map(|(x, y)| Term::eq(x.clone(), y.clone())))
     }
 
-    /// Whether the argument lists are equal as Viper values: collections compare
-    /// extensionally (as `==` does), so `Multiset() union Multiset(x)` names the same
-    /// instance as `Multiset(x)`.
-    pub(crate) fn args_equal(&self, name: &str, a: &[Term], b: &[Term]) -> Term {
-        let params = self
-            .env
+    /// The parameters of predicate `name` (none if it is unknown).
+    pub(crate) fn predicate_params(&self, name: &str) -> Vec<germanium_semantics::VarId> {
+        self.env
             .sem
             .predicates
             .get(name)
             .map(|p| p.params.clone())
-            .unwrap_or_default();
+            .unwrap_or_default()
+    }
+
+    /// Whether the argument lists are equal as Viper values: collections compare
+    /// extensionally (as `==` does), so `Multiset() union Multiset(x)` names the same
+    /// instance as `Multiset(x)`.
+    pub(crate) fn args_equal(&self, name: &str, a: &[Term], b: &[Term]) -> Term {
+        let params = self.predicate_params(name);
         let parts = a.iter().zip(b).enumerate().map(|(i, (x, y))| {
             let ty = params.get(i).map(|v| self.env.sem.var(*v).ty.clone());
             match (ty, &self.env.theories) {
@@ -361,13 +365,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let Some(body) = predicate.body.as_ref() else {
             return Err(self.unsupported(span, "folding or unfolding an abstract predicate"));
         };
-        let params = self
-            .env
-            .sem
-            .predicates
-            .get(name)
-            .map(|p| p.params.clone())
-            .unwrap_or_default();
+        let params = self.predicate_params(name);
         let depth = self.bound.len();
         self.bound
             .extend(params.into_iter().zip(args.iter().cloned()));
