@@ -125,7 +125,33 @@ pub fn text_of(sources: &SourceMap, span: Span) -> String {
         .text
         .get(span.start as usize..span.end as usize)
         .unwrap_or("<expression>");
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    without_comments(text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `text` with its `//` and `/* */` comments left out (Viper's messages show the
+/// expression, not the annotations around it).
+fn without_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('/') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i..];
+        if after.starts_with("//") {
+            out.push(' ');
+            rest = after.find('\n').map_or("", |end| &after[end..]);
+        } else if after.starts_with("/*") {
+            out.push(' ');
+            rest = after[2..].find("*/").map_or("", |end| &after[end + 4..]);
+        } else {
+            out.push('/');
+            rest = &after[1..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Builds the error for `reason` about `offending` within `context`.
@@ -146,5 +172,18 @@ pub fn make_error(
         reason_id: reason.id(),
         span,
         message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_comments;
+
+    #[test]
+    fn comments_are_left_out_of_quoted_expressions() {
+        assert_eq!(without_comments("a /* b */ ==> // c\n d / 2"), "a   ==>  \n d / 2");
+        assert_eq!(without_comments("x // no newline"), "x  ");
+        assert_eq!(without_comments("x /* unterminated"), "x  ");
+        assert_eq!(without_comments("1/2"), "1/2");
     }
 }
