@@ -142,9 +142,9 @@ fn without_comments(text: &str) -> String {
         if after.starts_with("//") {
             out.push(' ');
             rest = after.find('\n').map_or("", |end| &after[end..]);
-        } else if after.starts_with("/*") {
+        } else if let Some(comment) = after.strip_prefix("/*") {
             out.push(' ');
-            rest = after[2..].find("*/").map_or("", |end| &after[end + 4..]);
+            rest = comment.find("*/").map_or("", |end| &comment[end + 2..]);
         } else {
             out.push('/');
             rest = &after[1..];
@@ -181,7 +181,10 @@ mod tests {
 
     #[test]
     fn comments_are_left_out_of_quoted_expressions() {
-        assert_eq!(without_comments("a /* b */ ==> // c\n d / 2"), "a   ==>  \n d / 2");
+        assert_eq!(
+            without_comments("a /* b */ ==> // c\n d / 2"),
+            "a   ==>  \n d / 2"
+        );
         assert_eq!(without_comments("x // no newline"), "x  ");
         assert_eq!(without_comments("x /* unterminated"), "x  ");
         assert_eq!(without_comments("1/2"), "1/2");
