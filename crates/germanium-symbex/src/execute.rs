@@ -182,6 +182,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                         let heap = st.heap.clone();
                         let r = self.eval(st, &heap, rcv, &ctx)?;
                         let t = self.eval(st, &heap, rhs, &ctx)?;
+                        // Named like local values: a field updated in a loop of folds and
+                        // unfolds would otherwise grow one term per step.
+                        let t = self.name_value(t, s)?;
                         self.write_field(st, s, target, &field, r, t)
                     }
                     _ => Err(self.unsupported(s.span, "this assignment target")),
