@@ -43,6 +43,8 @@ pub struct Options {
     pub stack_size: usize,
     /// Verification worker threads per file (each with its own solver).
     pub jobs: usize,
+    /// `if` branches one member may explore (`None`: the verifier's default).
+    pub max_branches: Option<usize>,
 }
 
 /// Big enough for programs nested thousands of levels deep.
@@ -58,6 +60,7 @@ impl Options {
             smt_log: None,
             stack_size: DEFAULT_STACK_SIZE,
             jobs: 1,
+            max_branches: None,
         }
     }
 }

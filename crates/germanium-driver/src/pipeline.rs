@@ -117,6 +117,7 @@ fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap)
         timeout: options.timeout,
         smt_log: options.smt_log.clone(),
         jobs: options.jobs,
+        max_branches: options.max_branches,
     };
     diagnostics.extend(germanium_symbex::verify_program(
         &program,

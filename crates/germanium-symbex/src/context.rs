@@ -46,6 +46,8 @@ pub struct Env<'a> {
     /// Functions annotated `@opaque()`: their bodies are not revealed to callers.
     pub opaque: HashSet<String>,
     pub timeout: Duration,
+    /// `if` branches one member may explore (see [`MAX_BRANCHES_PER_MEMBER`]).
+    pub max_branches: usize,
     /// Which methods each method calls.
     pub call_graph: HashMap<String, HashSet<String>>,
     /// Which functions each function mentions.
@@ -139,6 +141,7 @@ impl<'a> Env<'a> {
             predicates,
             opaque,
             timeout,
+            max_branches: MAX_BRANCHES_PER_MEMBER,
             call_graph: crate::termination::call_graph(program, sem),
             function_call_graph: crate::function_bodies::function_call_graph(program, sem),
             axiom_functions,
@@ -230,6 +233,9 @@ pub struct Verifier<'e, 'a> {
     pub loop_frames: Vec<crate::state::Heap>,
     /// `goto`s followed on the current path.
     pub gotos_on_path: usize,
+    /// Branches of `if` statements entered in the current member (see
+    /// [`MAX_BRANCHES_PER_MEMBER`]).
+    pub branches_entered: usize,
     /// The `decreases` clauses of the function whose body is being checked.
     pub function_measures: Vec<crate::termination::Measure>,
     /// The method's `decreases` clauses evaluated at its entry.
@@ -289,6 +295,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             method: None,
             loop_frames: Vec::new(),
             gotos_on_path: 0,
+            branches_entered: 0,
             method_measures: Vec::new(),
             function_measures: Vec::new(),
             body_amounts_checked: false,
@@ -542,3 +549,9 @@ fn solver_ran_out(reason: &str) -> bool {
     let reason = reason.to_ascii_lowercase();
     reason.contains("timeout") || reason.contains("canceled") || reason.contains("resource")
 }
+
+/// How many `if` branches one member may explore. Paths are not merged after an `if` (as in
+/// Silicon's default), so `n` consecutive `if`s make `2^n` paths; past this budget the
+/// member is reported as not verified instead of running for hours. No corpus member comes
+/// near it.
+pub const MAX_BRANCHES_PER_MEMBER: usize = 50_000;

@@ -84,6 +84,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     if !self.feasible(guard.clone(), s.span)? {
                         continue;
                     }
+                    self.branches_entered += 1;
+                    if self.branches_entered > self.env.max_branches {
+                        let limit = self.env.max_branches;
+                        return Err(self.unsupported(
+                            s.span,
+                            format!(
+                                "exploring more than {limit} branches in one member (paths are \
+                                 not merged after `if` yet)"
+                            ),
+                        ));
+                    }
                     self.push(s.span)?;
                     let r = self
                         .assume(guard, s.span)

@@ -29,6 +29,9 @@ pub struct VerifyOptions {
     pub smt_log: Option<PathBuf>,
     /// Worker threads (each with its own solver).
     pub jobs: usize,
+    /// `if` branches one member may explore (default
+    /// [`crate::context::MAX_BRANCHES_PER_MEMBER`]).
+    pub max_branches: Option<usize>,
 }
 
 impl Default for VerifyOptions {
@@ -38,6 +41,7 @@ impl Default for VerifyOptions {
             timeout: None,
             smt_log: None,
             jobs: 1,
+            max_branches: None,
         }
     }
 }
@@ -99,7 +103,10 @@ pub fn verify_program(
     options: &VerifyOptions,
 ) -> Vec<Diagnostic> {
     let timeout = options.timeout.unwrap_or(DEFAULT_QUERY_TIMEOUT);
-    let env = Env::new(program, sem, sources, timeout);
+    let mut env = Env::new(program, sem, sources, timeout);
+    if let Some(limit) = options.max_branches {
+        env.max_branches = limit;
+    }
     let todo = members(program);
     if todo.is_empty() {
         return Vec::new();
@@ -369,6 +376,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.method = None;
         self.loop_frames.clear();
         self.gotos_on_path = 0;
+        self.branches_entered = 0;
         self.method_measures.clear();
         self.perm_heap = None;
         self.loop_heads.clear();
