@@ -350,6 +350,24 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
     }
 
+    /// A fresh constant equal to `t` (unless `t` is already atomic): keeps terms small along
+    /// a path (values built from earlier values would otherwise grow with every step) and
+    /// shows the value to the solver, so quantifiers triggered by it get instantiated.
+    pub fn name_term(&mut self, t: Term, base: &str, span: Span) -> R<Term> {
+        let atomic = match t.kind() {
+            germanium_smt::TermKind::App(_, args) => args.is_empty(),
+            germanium_smt::TermKind::Op(..) | germanium_smt::TermKind::Builtin(..) => false,
+            germanium_smt::TermKind::Quantifier(_) | germanium_smt::TermKind::Let(..) => false,
+            _ => true,
+        };
+        if atomic {
+            return Ok(t);
+        }
+        let c = self.fresh(base, t.sort().clone(), span)?;
+        self.assume(Term::eq(c.clone(), t), span)?;
+        Ok(c)
+    }
+
     pub fn fresh(&mut self, base: &str, sort: Sort, span: Span) -> R<Term> {
         let decl = FunDecl::constant(self.names.fresh(&format!("sx.{base}")), sort);
         self.solver

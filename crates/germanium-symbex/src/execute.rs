@@ -310,21 +310,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
     }
 
-    /// A fresh constant equal to `t` (unless `t` is already atomic): keeps terms small and
-    /// shows the value to the solver, so quantifiers triggered by it get instantiated.
+    /// A value assigned by `s`, named (see [`Verifier::name_term`]).
     fn name_value(&mut self, t: Term, s: &Stmt) -> R<Term> {
-        let atomic = match t.kind() {
-            germanium_smt::TermKind::App(_, args) => args.is_empty(),
-            germanium_smt::TermKind::Op(..) | germanium_smt::TermKind::Builtin(..) => false,
-            germanium_smt::TermKind::Quantifier(_) | germanium_smt::TermKind::Let(..) => false,
-            _ => true,
-        };
-        if atomic {
-            return Ok(t);
-        }
-        let c = self.fresh("v", t.sort().clone(), s.span)?;
-        self.assume(Term::eq(c.clone(), t), s.span)?;
-        Ok(c)
+        self.name_term(t, "v", s.span)
     }
 
     pub fn var_of(&mut self, e: &Expr) -> R<VarId> {
