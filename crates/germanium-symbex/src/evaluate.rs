@@ -12,6 +12,7 @@ use germanium_syntax::ast::{BinaryOp, CollectionKind, Expr, ExprKind, Quantifier
 use crate::context::{Abort, Verifier, R};
 use crate::errors::{ErrorContext, Reason};
 use crate::state::{Heap, Permission, State, PRE_STATE};
+use crate::theories::operators::{self, BinaryTerm};
 use crate::theories::TheoryOp;
 use crate::triggers;
 
@@ -443,111 +444,28 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let a = self.eval(st, heap, l, ctx)?;
         let b = self.eval(st, heap, r, ctx)?;
-        let result_type = self.type_of(e)?;
-        let left_type = self.type_of(l)?;
-        let right_type = self.type_of(r)?;
-        let real = |t: Term| {
-            if *t.sort() == Sort::Int {
-                Term::to_real(t)
+        if matches!(op, BinaryOp::Div | BinaryOp::IntDiv | BinaryOp::Mod) {
+            let zero = if *b.sort() == Sort::Int {
+                Term::int(0)
             } else {
-                t
+                Term::real(0, 1)
+            };
+            self.check(
+                Term::not(Term::eq(b.clone(), zero)),
+                ctx,
+                Reason::DivisionByZero,
+                r,
+            )?;
+        }
+        let (result, left, right) = (self.type_of(e)?, self.type_of(l)?, self.type_of(r)?);
+        match operators::binary_term(op, &result, &left, &right, a, b) {
+            BinaryTerm::Term(t) => Ok(t),
+            BinaryTerm::Theory { op, args, negated } => {
+                let t = self.theory(op, args, e)?;
+                Ok(if negated { Term::not(t) } else { t })
             }
-        };
-        let numeric = |a: Term, b: Term| {
-            if a.sort() != b.sort() {
-                (real(a), real(b))
-            } else {
-                (a, b)
-            }
-        };
-        Ok(match op {
-            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => {
-                let (a, b) = if result_type == Type::Perm {
-                    (real(a), real(b))
-                } else {
-                    numeric(a, b)
-                };
-                match op {
-                    BinaryOp::Add => Term::add(vec![a, b]),
-                    BinaryOp::Sub => Term::sub(a, b),
-                    _ => Term::mul(vec![a, b]),
-                }
-            }
-            BinaryOp::Div | BinaryOp::IntDiv | BinaryOp::Mod => {
-                let zero = if *b.sort() == Sort::Int {
-                    Term::int(0)
-                } else {
-                    Term::real(0, 1)
-                };
-                self.check(
-                    Term::not(Term::eq(b.clone(), zero)),
-                    ctx,
-                    Reason::DivisionByZero,
-                    r,
-                )?;
-                if result_type == Type::Perm {
-                    Term::real_div(real(a), real(b))
-                } else if op == BinaryOp::Mod {
-                    Term::modulo(a, b)
-                } else {
-                    Term::int_div(a, b)
-                }
-            }
-            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
-                let (a, b) = numeric(a, b);
-                match op {
-                    BinaryOp::Lt => Term::lt(a, b),
-                    BinaryOp::Le => Term::le(a, b),
-                    BinaryOp::Gt => Term::gt(a, b),
-                    _ => Term::ge(a, b),
-                }
-            }
-            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Iff => {
-                let eq = match equality_op(&left_type) {
-                    Some(op) => self.theory(op, vec![a, b], e)?,
-                    None => {
-                        let (a, b) = numeric(a, b);
-                        Term::eq(a, b)
-                    }
-                };
-                if op == BinaryOp::Ne {
-                    Term::not(eq)
-                } else {
-                    eq
-                }
-            }
-            BinaryOp::In => {
-                let op = match &right_type {
-                    Type::Seq(t) => TheoryOp::SeqContains(*t.clone()),
-                    Type::Set(t) => TheoryOp::SetContains(*t.clone()),
-                    Type::Multiset(t) => TheoryOp::MultisetCount(*t.clone()),
-                    Type::Map(k, v) => TheoryOp::MapContainsKey(*k.clone(), *v.clone()),
-                    _ => return Err(self.unsupported(e.span, "this `in`")),
-                };
-                self.theory(op, vec![a, b], e)?
-            }
-            BinaryOp::Concat => {
-                self.theory(TheoryOp::SeqAppend(element_type(&left_type)), vec![a, b], e)?
-            }
-            BinaryOp::Union | BinaryOp::Intersection | BinaryOp::Setminus | BinaryOp::Subset => {
-                let elem = element_type(&left_type);
-                let set = matches!(left_type, Type::Set(_));
-                let op = match (op, set) {
-                    (BinaryOp::Union, true) => TheoryOp::SetUnion(elem),
-                    (BinaryOp::Union, false) => TheoryOp::MultisetUnion(elem),
-                    (BinaryOp::Intersection, true) => TheoryOp::SetIntersection(elem),
-                    (BinaryOp::Intersection, false) => TheoryOp::MultisetIntersection(elem),
-                    (BinaryOp::Setminus, true) => TheoryOp::SetDifference(elem),
-                    (BinaryOp::Setminus, false) => TheoryOp::MultisetDifference(elem),
-                    (_, true) => TheoryOp::SetSubset(elem),
-                    (_, false) => TheoryOp::MultisetSubset(elem),
-                };
-                self.theory(op, vec![a, b], e)?
-            }
-            BinaryOp::And | BinaryOp::Or | BinaryOp::Implies | BinaryOp::Wand => {
-                unreachable!("handled above")
-            }
-        })
+            BinaryTerm::Unsupported(why) => Err(self.unsupported(e.span, why)),
+        }
     }
 
     fn eval_index(
@@ -782,16 +700,5 @@ fn map_types(ty: &Type) -> (Type, Type) {
     match ty {
         Type::Map(k, v) => ((**k).clone(), (**v).clone()),
         _ => (Type::Int, Type::Int),
-    }
-}
-
-/// The extensional equality of a collection type, if it is one.
-fn equality_op(ty: &Type) -> Option<TheoryOp> {
-    match ty {
-        Type::Seq(t) => Some(TheoryOp::SeqEqual((**t).clone())),
-        Type::Set(t) => Some(TheoryOp::SetEqual((**t).clone())),
-        Type::Multiset(t) => Some(TheoryOp::MultisetEqual((**t).clone())),
-        Type::Map(k, v) => Some(TheoryOp::MapEqual((**k).clone(), (**v).clone())),
-        _ => None,
     }
 }

@@ -34,6 +34,7 @@ mod domains;
 mod instances;
 mod maps;
 mod multisets;
+pub mod operators;
 mod pure_translate;
 mod sequences;
 mod sets;
@@ -453,15 +454,9 @@ impl Theories {
 
     /// Viper's `a == b` at type `ty`: extensional equality for collections, `=` otherwise.
     pub fn equal(&self, ty: &Type, a: Term, b: Term) -> Result<Term, Unsupported> {
-        match ty {
-            Type::Seq(e) => self.apply(&TheoryOp::SeqEqual((**e).clone()), vec![a, b]),
-            Type::Set(e) => self.apply(&TheoryOp::SetEqual((**e).clone()), vec![a, b]),
-            Type::Multiset(e) => self.apply(&TheoryOp::MultisetEqual((**e).clone()), vec![a, b]),
-            Type::Map(k, v) => self.apply(
-                &TheoryOp::MapEqual((**k).clone(), (**v).clone()),
-                vec![a, b],
-            ),
-            _ => Ok(Term::eq(a, b)),
+        match operators::equality_op(ty) {
+            Some(op) => self.apply(&op, vec![a, b]),
+            None => Ok(Term::eq(a, b)),
         }
     }
 

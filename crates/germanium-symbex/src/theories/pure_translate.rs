@@ -7,12 +7,13 @@ use std::collections::HashMap;
 
 use germanium_semantics::types::Type;
 use germanium_semantics::{CallTarget, FieldTarget, Semantics, VarId};
-use germanium_smt::{Quantifier, QuantifierKind, Sort, Symbol, Term};
+use germanium_smt::{Quantifier, QuantifierKind, Symbol, Term};
 use germanium_syntax::ast::{
     BinaryOp, CollectionKind, Expr, ExprKind, QuantifierKind as ViperQuantifier, UnaryOp,
 };
 
 use super::instances::apply_subst;
+use super::operators::{self, same_numeric, BinaryTerm};
 use super::{triggers, FunctionCalls, Theories, TheoryOp, Unsupported};
 
 /// Translator for the expressions of one domain instance.
@@ -345,100 +346,13 @@ impl<'a> PureTranslator<'a> {
         let (ta, tb) = (self.ty(a)?, self.ty(b)?);
         let (x, y) = (self.expr(a)?, self.expr(b)?);
         let result = self.ty(e)?;
-        let collection = |t: &Type| match t {
-            Type::Seq(e) | Type::Set(e) | Type::Multiset(e) => Some((**e).clone()),
-            _ => None,
-        };
-        Ok(match op {
-            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => {
-                let (x, y) = if result == Type::Perm {
-                    (real(x), real(y))
-                } else {
-                    same_numeric(x, y)
-                };
-                match op {
-                    BinaryOp::Add => Term::add(vec![x, y]),
-                    BinaryOp::Sub => Term::sub(x, y),
-                    _ => Term::mul(vec![x, y]),
-                }
+        match operators::binary_term(op, &result, &ta, &tb, x, y) {
+            BinaryTerm::Term(t) => Ok(t),
+            BinaryTerm::Theory { op, args, negated } => {
+                let t = self.apply(op, args)?;
+                Ok(if negated { Term::not(t) } else { t })
             }
-            BinaryOp::Div if result == Type::Perm => Term::real_div(real(x), real(y)),
-            BinaryOp::Div | BinaryOp::IntDiv => Term::int_div(x, y),
-            BinaryOp::Mod => Term::modulo(x, y),
-            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
-                let (x, y) = same_numeric(x, y);
-                match op {
-                    BinaryOp::Lt => Term::lt(x, y),
-                    BinaryOp::Le => Term::le(x, y),
-                    BinaryOp::Gt => Term::gt(x, y),
-                    _ => Term::ge(x, y),
-                }
-            }
-            BinaryOp::Eq | BinaryOp::Ne => {
-                let (x, y) = same_numeric(x, y);
-                let eq = self.theories.equal(&ta, x, y)?;
-                if op == BinaryOp::Eq {
-                    eq
-                } else {
-                    Term::not(eq)
-                }
-            }
-            BinaryOp::And => Term::and([x, y]),
-            BinaryOp::Or => Term::or([x, y]),
-            BinaryOp::Implies => Term::implies(x, y),
-            BinaryOp::Iff => Term::iff(x, y),
-            BinaryOp::In => {
-                let op = match tb {
-                    Type::Seq(t) => TheoryOp::SeqContains(*t),
-                    Type::Set(t) => TheoryOp::SetContains(*t),
-                    Type::Multiset(t) => TheoryOp::MultisetCount(*t),
-                    Type::Map(k, v) => TheoryOp::MapContainsKey(*k, *v),
-                    t => return unsupported(format!("`in` on a {t}")),
-                };
-                self.apply(op, vec![x, y])?
-            }
-            BinaryOp::Concat => match collection(&ta) {
-                Some(t) => self.apply(TheoryOp::SeqAppend(t), vec![x, y])?,
-                None => return unsupported("`++` on a non-sequence"),
-            },
-            BinaryOp::Union | BinaryOp::Intersection | BinaryOp::Setminus | BinaryOp::Subset => {
-                let multiset = matches!(ta, Type::Multiset(_));
-                let Some(t) = collection(&ta) else {
-                    return unsupported("a set operation on a non-set");
-                };
-                let op = match (op, multiset) {
-                    (BinaryOp::Union, false) => TheoryOp::SetUnion(t),
-                    (BinaryOp::Intersection, false) => TheoryOp::SetIntersection(t),
-                    (BinaryOp::Setminus, false) => TheoryOp::SetDifference(t),
-                    (_, false) => TheoryOp::SetSubset(t),
-                    (BinaryOp::Union, true) => TheoryOp::MultisetUnion(t),
-                    (BinaryOp::Intersection, true) => TheoryOp::MultisetIntersection(t),
-                    (BinaryOp::Setminus, true) => TheoryOp::MultisetDifference(t),
-                    (_, true) => TheoryOp::MultisetSubset(t),
-                };
-                self.apply(op, vec![x, y])?
-            }
-            BinaryOp::Wand => return unsupported("a magic wand in a domain axiom"),
-        })
-    }
-}
-
-/// `t` as a Real (Perm) term.
-fn real(t: Term) -> Term {
-    if *t.sort() == Sort::Int {
-        Term::to_real(t)
-    } else {
-        t
-    }
-}
-
-/// Both operands as Real when one of them is (Viper mixes Int and Perm in places).
-fn same_numeric(a: Term, b: Term) -> (Term, Term) {
-    if *a.sort() == Sort::Real && *b.sort() == Sort::Int
-        || *a.sort() == Sort::Int && *b.sort() == Sort::Real
-    {
-        (real(a), real(b))
-    } else {
-        (a, b)
+            BinaryTerm::Unsupported(why) => unsupported(why),
+        }
     }
 }
