@@ -277,34 +277,25 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if let Some(p) = &amount {
             let total = self.predicate_perm(&st.heap, name, args);
             if self.prove(total.at_least(p), span)? {
-                let mut snap =
-                    self.fresh(&format!("snap.{name}"), self.env.snap.sort.clone(), span)?;
                 let mut remaining = p.when(&guard);
-                let indices: Vec<usize> = st.heap.of_predicate(name).collect();
-                for i in indices {
-                    let Chunk::Predicate {
-                        args: o_args,
-                        snap: o_snap,
-                        perm,
-                        ..
-                    } = st.heap.chunks[i].clone()
-                    else {
-                        continue;
-                    };
-                    let same = Self::same_args(args, &o_args);
-                    snap = Term::ite(Term::and([same.clone(), perm.is_positive()]), o_snap, snap);
-                    let available =
-                        Permission(Term::ite(same, perm.0.clone(), Permission::none().0));
-                    let taken = Permission(Term::ite(
-                        available.at_least(&remaining),
-                        remaining.0.clone(),
-                        available.0.clone(),
-                    ));
-                    st.heap.chunks[i].set_perm(perm.sub(&taken));
-                    remaining = remaining.sub(&taken);
-                }
-                st.heap.drop_empty();
-                return Ok(snap);
+                return self.take_from_instance_chunks(
+                    st,
+                    name,
+                    args,
+                    Term::tt(),
+                    span,
+                    |_, same, perm| {
+                        let available =
+                            Permission(Term::ite(same, perm.0.clone(), Permission::none().0));
+                        let taken = Permission(Term::ite(
+                            available.at_least(&remaining),
+                            remaining.0.clone(),
+                            available.0.clone(),
+                        ));
+                        remaining = remaining.sub(&taken);
+                        Ok(taken)
+                    },
+                );
             }
         }
         // Some positive amount (wildcard, or inside a function) of an instance held in
@@ -312,34 +303,22 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if amount.is_none() {
             let total = self.predicate_perm(&st.heap, name, args);
             if self.prove(total.is_positive(), span)? {
-                let mut snap =
-                    self.fresh(&format!("snap.{name}"), self.env.snap.sort.clone(), span)?;
-                let indices: Vec<usize> = st.heap.of_predicate(name).collect();
-                for i in indices {
-                    let Chunk::Predicate {
-                        args: o_args,
-                        snap: o_snap,
-                        perm,
-                        ..
-                    } = st.heap.chunks[i].clone()
-                    else {
-                        continue;
-                    };
-                    let this_one = Term::and([
-                        guard.clone(),
-                        Self::same_args(args, &o_args),
-                        perm.is_positive(),
-                    ]);
-                    snap = Term::ite(this_one.clone(), o_snap, snap);
-                    let w = Permission(self.fresh("wildcard", Sort::Real, span)?);
-                    let bounds =
-                        Term::and([w.is_positive(), Term::lt(w.0.clone(), perm.0.clone())]);
-                    self.assume(Term::implies(this_one.clone(), bounds), span)?;
-                    let taken = Permission(Term::ite(this_one, w.0, Permission::none().0));
-                    st.heap.chunks[i].set_perm(perm.sub(&taken));
-                }
-                st.heap.drop_empty();
-                return Ok(snap);
+                let when = guard.clone();
+                return self.take_from_instance_chunks(
+                    st,
+                    name,
+                    args,
+                    when,
+                    span,
+                    |v, same, perm| {
+                        let this_one = Term::and([guard.clone(), same, perm.is_positive()]);
+                        let w = Permission(v.fresh("wildcard", Sort::Real, span)?);
+                        let bounds =
+                            Term::and([w.is_positive(), Term::lt(w.0.clone(), perm.0.clone())]);
+                        v.assume(Term::implies(this_one.clone(), bounds), span)?;
+                        Ok(Permission(Term::ite(this_one, w.0, Permission::none().0)))
+                    },
+                );
             }
         }
         if !self.checking || self.dead_path(span)? {
@@ -347,6 +326,40 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         self.report(ctx, Reason::InsufficientPermission, at);
         Err(Abort::Failed)
+    }
+
+    /// Takes from every chunk of `name` that may be the instance `args`: `take` gets whether
+    /// a chunk is the instance and its amount, and says how much of it goes. Returns the
+    /// instance's snapshot: that of a chunk that is it and holds some of it (under `when`).
+    fn take_from_instance_chunks(
+        &mut self,
+        st: &mut State,
+        name: &str,
+        args: &[Term],
+        when: Term,
+        span: Span,
+        mut take: impl FnMut(&mut Self, Term, &Permission) -> R<Permission>,
+    ) -> R<Term> {
+        let mut snap = self.fresh(&format!("snap.{name}"), self.env.snap.sort.clone(), span)?;
+        let indices: Vec<usize> = st.heap.of_predicate(name).collect();
+        for i in indices {
+            let Chunk::Predicate {
+                args: o_args,
+                snap: o_snap,
+                perm,
+                ..
+            } = st.heap.chunks[i].clone()
+            else {
+                continue;
+            };
+            let same = Self::same_args(args, &o_args);
+            let holds = Term::and([when.clone(), same.clone(), perm.is_positive()]);
+            snap = Term::ite(holds, o_snap, snap);
+            let taken = take(self, same, &perm)?;
+            st.heap.chunks[i].set_perm(perm.sub(&taken));
+        }
+        st.heap.drop_empty();
+        Ok(snap)
     }
 
     /// Binds the predicate's parameters to `args` while `f` runs, with amounts scaled by
