@@ -17,6 +17,27 @@ use crate::state::State;
 use crate::triggers;
 
 impl<'e, 'a> Verifier<'e, 'a> {
+    /// The condition of a (quasi)havoc and the arguments of its resource, evaluated where
+    /// the condition holds.
+    fn havoc_target(
+        &mut self,
+        st: &State,
+        heap: &crate::state::Heap,
+        cond: Option<&Expr>,
+        pattern: &crate::forperm::ResourcePattern<'_>,
+        ctx: &ErrorContext,
+    ) -> R<(Term, Vec<Term>)> {
+        let c = match cond {
+            Some(c) => self.eval(st, heap, c, ctx)?,
+            None => Term::tt(),
+        };
+        let mut args = Vec::new();
+        for a in &pattern.args {
+            args.push(self.under(c.clone(), |v| v.eval(st, heap, a, ctx))?);
+        }
+        Ok((c, args))
+    }
+
     pub fn quasihavoc(
         &mut self,
         st: &mut State,
@@ -27,14 +48,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let ctx = ErrorContext::at("quasihavoc.failed", s.span, "Quasihavoc might fail.");
         let pattern = self.resource_pattern(res, "`quasihavoc`")?;
         let heap = st.heap.clone();
-        let c = match cond {
-            Some(c) => self.eval(st, &heap, c, &ctx)?,
-            None => Term::tt(),
-        };
-        let mut args = Vec::new();
-        for a in &pattern.args {
-            args.push(self.under(c.clone(), |v| v.eval(st, &heap, a, &ctx))?);
-        }
+        let (c, args) = self.havoc_target(st, &heap, cond, &pattern, &ctx)?;
         let indices = Self::pattern_chunks(&st.heap, &pattern);
         let Some(&first) = indices.first() else {
             return Ok(());
@@ -84,17 +98,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let depth = self.bound.len();
         self.bound.extend(first.iter().cloned());
         self.quantifier_depth += 1;
-        let evaluated = self.push(s.span).and_then(|_| {
-            let c = match cond {
-                Some(c) => self.eval(st, &heap, c, &ctx)?,
-                None => Term::tt(),
-            };
-            let mut args = Vec::new();
-            for a in &pattern.args {
-                args.push(self.under(c.clone(), |v| v.eval(st, &heap, a, &ctx))?);
-            }
-            Ok((c, args))
-        });
+        let evaluated = self
+            .push(s.span)
+            .and_then(|_| self.havoc_target(st, &heap, cond, &pattern, &ctx));
         let popped = self.pop(s.span);
         self.quantifier_depth -= 1;
         self.bound.truncate(depth);
