@@ -210,12 +210,7 @@ fn transitivity(functions: &FnTable) -> Vec<Term> {
                 super::sorts::type_name(b),
                 super::sorts::type_name(c)
             );
-            out.push(forall(
-                &qid,
-                &[&x, &y, &z],
-                vec![vec![xy.clone(), yz.clone()]],
-                Term::implies(Term::and([xy, yz]), xz),
-            ));
+            out.push(super::sorts::transitivity(&qid, [&x, &y, &z], xy, yz, xz));
         }
     }
     out

@@ -89,12 +89,7 @@ pub(crate) fn axioms(
         let yz = Term::app(&decreasing, vec![y.clone(), z.clone()]);
         let xz = Term::app(&decreasing, vec![x.clone(), z.clone()]);
         let qid = format!("{}.decreasing.transitive", type_name(ty));
-        out.push(forall(
-            &qid,
-            &[&x, &y, &z],
-            vec![vec![xy.clone(), yz.clone()]],
-            Term::implies(Term::and([xy, yz]), xz),
-        ));
+        out.push(super::sorts::transitivity(&qid, [&x, &y, &z], xy, yz, xz));
     }
     out
 }

@@ -57,6 +57,17 @@ pub(crate) fn bound(name: &str, sort: &Sort) -> Term {
 
 /// `forall vars :: {triggers} body`, named `qid` in Z3's statistics. `vars` must be
 /// variables made by [`bound`].
+/// `xy && yz ==> xz` for all `vars` (x, y, z), triggered by the two premises together: the
+/// transitivity of a relation.
+pub(crate) fn transitivity(qid: &str, vars: [&Term; 3], xy: Term, yz: Term, xz: Term) -> Term {
+    forall(
+        qid,
+        &vars,
+        vec![vec![xy.clone(), yz.clone()]],
+        Term::implies(Term::and([xy, yz]), xz),
+    )
+}
+
 pub(crate) fn forall(qid: &str, vars: &[&Term], triggers: Vec<Vec<Term>>, body: Term) -> Term {
     quantifier(QuantifierKind::Forall, qid, vars, triggers, body)
 }
