@@ -58,10 +58,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH")]
     pub z3: Option<PathBuf>,
 
-    /// Time limit per solver query, in seconds (default 5); a query that runs out counts as
-    /// not proved.
-    #[arg(long, value_name = "SECONDS")]
-    pub timeout: Option<u64>,
+    /// Budget per solver query, in seconds of solver work (default 5; fractions allowed). It
+    /// maps to Z3's deterministic resource limit, 10 million units per second, so a verdict
+    /// does not depend on machine load; 10 times the value is a last-resort wall-clock limit.
+    /// A query that runs out counts as not proved, and its error says which limit ran out.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub timeout: Option<std::time::Duration>,
 
     /// Write every SMT-LIB query sent to the solver to FILE.
     #[arg(long = "smt-log", value_name = "FILE")]
@@ -73,12 +75,26 @@ pub struct RunArgs {
     pub jobs: Option<u16>,
 }
 
+/// A positive number of seconds, possibly fractional.
+fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !(seconds > 0.0 && seconds <= 1e6) {
+        return Err(format!(
+            "the timeout must be more than 0 and at most 1000000 seconds, not {text}"
+        ));
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
+}
+
 impl RunArgs {
     pub fn options(&self, mode: Mode) -> Options {
         let mut options = Options::new(mode);
         options.import_paths = self.import_paths.clone();
         options.z3 = self.z3.clone();
-        options.timeout = self.timeout.map(std::time::Duration::from_secs);
+        options.timeout = self.timeout;
         options.smt_log = self.smt_log.clone();
         // Parallelism goes where the work is: members of a single file, else whole files.
         options.jobs = if self.files.len() == 1 {
@@ -137,6 +153,20 @@ mod tests {
             args.options(mode).timeout,
             Some(std::time::Duration::from_secs(5))
         );
+    }
+
+    #[test]
+    fn timeouts_are_positive_seconds_possibly_fractional() {
+        let parse = |t: &str| Cli::try_parse_from(["germanium", "verify", "--timeout", t, "x.vpr"]);
+        let cli = parse("1.5").unwrap();
+        let (mode, args) = cli.command.mode_and_args();
+        assert_eq!(
+            args.options(mode).timeout,
+            Some(std::time::Duration::from_millis(1500))
+        );
+        for bad in ["0", "-1", "abc", "NaN", "inf"] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

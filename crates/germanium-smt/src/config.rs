@@ -33,7 +33,22 @@ pub struct SolverConfig {
     /// Write every command (and non-trivial answers, as comments) to this file. Name it
     /// `*.smt2` so that `z3 FILE` replays it.
     pub log: Option<PathBuf>,
+    /// Read how many resource units each query used (one more exchange per query; always
+    /// done when logging). See [`crate::SolverStats::last_query_resources`].
+    pub measure_resources: bool,
+    /// Z3's memory limit in megabytes (`memory_max_size`, for the whole process). A query
+    /// that reaches it ends the process; the session restarts it and answers `unknown`
+    /// with reason [`OUT_OF_MEMORY`].
+    pub memory_limit_mb: Option<u64>,
+    /// Send commands that answer `success` (declarations, assertions, push, pop, options)
+    /// without waiting for the answer, and read those answers before the next command
+    /// whose answer is needed: one round trip per query instead of one per command. A
+    /// rejected command is then reported by that later call (with the command's text).
+    pub pipeline: bool,
 }
+
+/// The `:reason-unknown` given to a query that ran into [`SolverConfig::memory_limit_mb`].
+pub const OUT_OF_MEMORY: &str = "out of memory";
 
 impl Default for SolverConfig {
     fn default() -> Self {
@@ -47,6 +62,9 @@ impl Default for SolverConfig {
             untimed_query_guard: None,
             command_guard: Duration::from_secs(60),
             log: None,
+            measure_resources: false,
+            memory_limit_mb: None,
+            pipeline: false,
         }
     }
 }

@@ -50,18 +50,19 @@ pub(crate) enum ReceiveError {
 impl Z3Process {
     /// Starts `path -smt2 -in ARGS`.
     pub(crate) fn spawn(path: &Path, args: &[String]) -> Result<Z3Process, SolverError> {
-        let mut child = Command::new(path)
+        let mut command = Command::new(path);
+        command
             .arg("-smt2")
             .arg("-in")
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|source| SolverError::Spawn {
-                path: path.to_path_buf(),
-                source,
-            })?;
+            .stderr(Stdio::piped());
+        die_with_parent(&mut command);
+        let mut child = command.spawn().map_err(|source| SolverError::Spawn {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let missing = |what: &str| SolverError::Spawn {
             path: path.to_path_buf(),
             source: std::io::Error::other(format!("no {what} pipe")),
@@ -106,8 +107,18 @@ impl Z3Process {
 
     /// Sends one line of input.
     pub(crate) fn send(&mut self, line: &str) -> std::io::Result<()> {
+        self.send_buffered(line)?;
+        self.stdin.flush()
+    }
+
+    /// Queues one line of input; [`Z3Process::flush`] sends what is queued. (The reader
+    /// thread drains Z3's answers meanwhile, so Z3 never blocks while we write.)
+    pub(crate) fn send_buffered(&mut self, line: &str) -> std::io::Result<()> {
         self.stdin.write_all(line.as_bytes())?;
-        self.stdin.write_all(b"\n")?;
+        self.stdin.write_all(b"\n")
+    }
+
+    pub(crate) fn flush(&mut self) -> std::io::Result<()> {
         self.stdin.flush()
     }
 
@@ -179,6 +190,32 @@ impl Drop for Z3Process {
         self.kill();
     }
 }
+
+/// Makes the child die when the thread that starts it ends, and so when Germanium ends in
+/// any way (a signal such as SIGTERM or SIGKILL, a panic, `exit`): Z3 may be busy in a long
+/// query and not notice that its input closed. Each solver is started and dropped on the
+/// thread that uses it, so the thread's end never comes first.
+#[cfg(target_os = "linux")]
+fn die_with_parent(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec the closure only makes async-signal-safe system calls.
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died before the call above took effect.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_command: &mut Command) {}
 
 fn read_answers(stdout: impl Read, sender: mpsc::Sender<Answer>) {
     let mut reader = BufReader::new(stdout);

@@ -28,6 +28,9 @@ use crate::sort::Sort;
 use crate::symbol::Symbol;
 use crate::term::{FunDecl, Term};
 
+/// Commands sent in pipeline mode before their answers are read anyway.
+const MAX_PENDING: usize = 256;
+
 /// Z3's "no timeout" value for `:timeout` (milliseconds, an unsigned 32-bit number).
 const NO_TIMEOUT_MS: u64 = u32::MAX as u64;
 
@@ -91,6 +94,9 @@ pub struct SolverStats {
     /// Wall-clock time spent waiting for query answers.
     pub query_time: Duration,
     pub restarts: u32,
+    /// Z3 resource units (the unit of `:rlimit`) the last query used; counted only when
+    /// [`SolverConfig::measure_resources`] is on or a log is written.
+    pub last_query_resources: Option<u64>,
 }
 
 /// One Z3 process with a tracked scope stack. Not shared between threads; run one per
@@ -100,13 +106,22 @@ pub struct Solver {
     z3_path: PathBuf,
     process: Option<Z3Process>,
     log: Option<SmtLog>,
-    /// Declarations, definitions and options so far, in order; never popped.
-    globals: Vec<Command>,
-    /// Assertions per scope level; `frames[0]` is level 0 and always present.
+    /// Assertions per scope level; `frames[0]` is level 0 and always present. It also holds
+    /// every declaration, definition and option, made at any level (they are never popped),
+    /// in order with level 0's assertions: a raw datatype declaration must come before the
+    /// functions over its sort, and a declaration made inside a scope before the level-0
+    /// axioms that use it.
     frames: Vec<Vec<Command>>,
     /// `:timeout` and `:rlimit` currently set in the process.
     active_timeout_ms: u64,
     active_rlimit: u64,
+    /// Z3's cumulative resource counter (`:rlimit` info) as last read.
+    resources_read: u64,
+    /// The replay state marked by [`Solver::checkpoint`]: the number of level-0 commands.
+    checkpoint: Option<usize>,
+    /// Commands sent whose `success` has not been read yet (see
+    /// [`SolverConfig::pipeline`]).
+    pending: Vec<Command>,
     sync_counter: u64,
     stats: SolverStats,
 }
@@ -121,10 +136,12 @@ impl Solver {
             z3_path,
             process: None,
             log,
-            globals: Vec::new(),
             frames: vec![Vec::new()],
             active_timeout_ms: NO_TIMEOUT_MS,
             active_rlimit: 0,
+            resources_read: 0,
+            checkpoint: None,
+            pending: Vec::new(),
             sync_counter: 0,
             stats: SolverStats::default(),
         };
@@ -164,12 +181,16 @@ impl Solver {
     fn send_preamble(&mut self) -> Result<(), SolverError> {
         self.active_timeout_ms = NO_TIMEOUT_MS;
         self.active_rlimit = 0;
+        self.resources_read = 0;
         let mut preamble = vec![
             // First, so that every later command (this one included) answers.
             SmtOption::bool("print-success", true),
             SmtOption::bool("global-declarations", true),
         ];
         preamble.extend(self.config.options.iter().cloned());
+        if let Some(mb) = self.config.memory_limit_mb {
+            preamble.push(SmtOption::numeral("memory_max_size", mb));
+        }
         if self.config.unsat_cores {
             preamble.push(SmtOption::bool("produce-unsat-cores", true));
         }
@@ -182,6 +203,7 @@ impl Solver {
     /// Kills the process (if any). The replay state is kept for [`Solver::restart`].
     pub fn stop(&mut self) {
         self.process = None; // Dropping kills and reaps.
+        self.pending.clear();
     }
 
     /// Starts a fresh process and replays all declarations, options and the assertions of
@@ -194,31 +216,61 @@ impl Solver {
             log.comment(&format!(
                 "restart {}: new Z3 process, replaying {} declarations and options, {} open scopes",
                 self.stats.restarts,
-                self.globals.len(),
+                self.frames[0].len(),
                 depth
             ))?;
             log.command(&Command::Reset.to_string())?;
         }
         self.start()?;
-        for command in self.globals.clone() {
-            self.run(&command)?;
+        self.replay()
+    }
+
+    /// Sends the replay state to a fresh (or reset) process: level 0 with every
+    /// declaration, then each open scope.
+    fn replay(&mut self) -> Result<(), SolverError> {
+        let mut commands = self.frames[0].clone();
+        for frame in self.frames.iter().skip(1) {
+            commands.push(Command::Push(1));
+            commands.extend(frame.iter().cloned());
         }
-        for (level, frame) in self.frames.clone().iter().enumerate() {
-            if level > 0 {
-                self.run(&Command::Push(1))?;
-            }
-            for command in frame {
-                self.run(command)?;
-            }
+        self.run_pipelined(&commands)
+    }
+
+    /// Marks the current state (at scope level 0) for [`Solver::rewind`].
+    pub fn checkpoint(&mut self) -> Result<(), SolverError> {
+        if self.scope_depth() != 0 {
+            return Err(SolverError::Usage(format!(
+                "checkpoint with {} open scopes",
+                self.scope_depth()
+            )));
         }
+        self.checkpoint = Some(self.frames[0].len());
         Ok(())
+    }
+
+    /// Returns to the state of the last [`Solver::checkpoint`] as if nothing had happened
+    /// since: `(reset)`, then the declarations, options and assertions made up to it. Unlike
+    /// `pop`, this also drops what Z3 keeps across scopes (declarations, learned heuristics,
+    /// random state), so what follows gets the same answers whatever ran before.
+    pub fn rewind(&mut self) -> Result<(), SolverError> {
+        let Some(level0) = self.checkpoint else {
+            return Err(SolverError::Usage("rewind without a checkpoint".into()));
+        };
+        self.frames.truncate(1);
+        self.frames[0].truncate(level0);
+        if self.process.is_none() {
+            return self.restart();
+        }
+        self.run(&Command::Reset)?;
+        self.send_preamble()?;
+        self.replay()
     }
 
     /// Forgets all declarations, assertions and scopes (`(reset)`), keeping the process.
     pub fn reset(&mut self) -> Result<(), SolverError> {
         self.run(&Command::Reset)?;
-        self.globals.clear();
         self.frames = vec![Vec::new()];
+        self.checkpoint = None;
         // `(reset)` also resets options.
         self.send_preamble()
     }
@@ -293,7 +345,7 @@ impl Solver {
 
     fn run_global(&mut self, command: Command) -> Result<(), SolverError> {
         self.run(&command)?;
-        self.globals.push(command);
+        self.frames[0].push(command);
         Ok(())
     }
 
@@ -367,18 +419,65 @@ impl Solver {
         self.stats.queries += 1;
         let started = Instant::now();
         let answer = self.exchange(&command, guard);
-        self.stats.query_time += started.elapsed();
-        if let Some(log) = &mut self.log {
-            log.comment(&format!("{:.3}s", started.elapsed().as_secs_f64()))?;
-            log.flush()?;
+        let elapsed = started.elapsed();
+        self.stats.query_time += elapsed;
+        let out_of_memory = match &answer {
+            Ok(text) => is_out_of_memory(text),
+            // Z3 reports it on stderr and exits.
+            Err(SolverError::Died { detail, .. }) => detail.contains("out of memory"),
+            Err(_) => false,
+        };
+        if out_of_memory {
+            // Z3 exits after this answer. The replay state is the one before the query, so
+            // a fresh process continues exactly where this one was.
+            let _ = self.comment("out of memory; restarting the process");
+            self.restart()?;
+            return Ok(SatResult::Unknown(crate::config::OUT_OF_MEMORY.into()));
         }
         let answer = answer?;
+        if self.active_rlimit != 0 {
+            // Outside `check-sat`, Z3 compares its cumulative resource count with the
+            // option's value itself, so commands such as `push` would be canceled once the
+            // process as a whole has done that much work.
+            self.run(&Command::SetOption(SmtOption::numeral("rlimit", 0)))?;
+            self.active_rlimit = 0;
+        }
+        self.stats.last_query_resources = None;
+        if self.config.measure_resources || self.log.is_some() {
+            let used = self.resources_used()?;
+            self.stats.last_query_resources = Some(used);
+        }
+        if let Some(log) = &mut self.log {
+            let used = self.stats.last_query_resources.unwrap_or_default();
+            log.comment(&format!(
+                "{:.3}s, {used} resource units",
+                elapsed.as_secs_f64()
+            ))?;
+            log.flush()?;
+        }
         match answer.as_str() {
             "sat" => Ok(SatResult::Sat),
             "unsat" => Ok(SatResult::Unsat),
             "unknown" => Ok(SatResult::Unknown(self.reason_unknown()?)),
             _ => Err(self.unexpected(&command, &answer)),
         }
+    }
+
+    /// The resource units used since the last reading (Z3's counter is cumulative; the
+    /// `:rlimit` option bounds each query on its own).
+    fn resources_used(&mut self) -> Result<u64, SolverError> {
+        let command = Command::GetInfo("rlimit".into());
+        let expr = self.exchange_expr(&command)?;
+        let total = match expr.as_list() {
+            Some([SExpr::Keyword(k), SExpr::Numeral(n)]) if k == "rlimit" => n.parse::<u64>().ok(),
+            _ => None,
+        };
+        let Some(total) = total else {
+            return Err(self.protocol(&command, &expr.to_string()));
+        };
+        let used = total.saturating_sub(self.resources_read);
+        self.resources_read = total;
+        Ok(used)
     }
 
     fn reason_unknown(&mut self) -> Result<String, SolverError> {
@@ -422,6 +521,14 @@ impl Solver {
 
     /// Sends a command that answers `success`.
     fn run(&mut self, command: &Command) -> Result<(), SolverError> {
+        if self.config.pipeline {
+            self.send_text(&command.to_string(), false)?;
+            self.pending.push(command.clone());
+            if self.pending.len() >= MAX_PENDING {
+                self.drain()?;
+            }
+            return Ok(());
+        }
         let answer = self.exchange(command, Some(self.config.command_guard))?;
         if answer == "success" {
             Ok(())
@@ -439,27 +546,102 @@ impl Solver {
         parse_one(&answer).map_err(|e| self.protocol(command, &format!("{e}: {answer}")))
     }
 
+    /// Sends commands that answer `success` without waiting for each answer, then reads
+    /// the answers: one round trip for the lot (replaying a preamble is hundreds of
+    /// commands).
+    fn run_pipelined(&mut self, commands: &[Command]) -> Result<(), SolverError> {
+        self.drain()?;
+        let texts: Vec<String> = commands.iter().map(Command::to_string).collect();
+        for text in &texts {
+            self.send_text(text, false)?;
+        }
+        self.flush_input(texts.last().map_or("", String::as_str))?;
+        for (command, text) in commands.iter().zip(&texts) {
+            let answer = self.receive_answer(text, Some(self.config.command_guard))?;
+            if answer != "success" {
+                return Err(self.unexpected(command, &answer));
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the `success` answers of the commands sent without waiting. An error answer
+    /// is reported for the command it belongs to.
+    fn drain(&mut self) -> Result<(), SolverError> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut self.pending);
+        self.flush_input(&pending[pending.len() - 1].to_string())?;
+        for command in &pending {
+            let answer =
+                self.receive_answer(&command.to_string(), Some(self.config.command_guard))?;
+            if answer != "success" {
+                // Resynchronising skips the answers still due for the rest of `pending`.
+                return Err(self.unexpected(command, &answer));
+            }
+        }
+        Ok(())
+    }
+
     /// Sends one command and waits for one answer.
     fn exchange(
         &mut self,
         command: &Command,
         guard: Option<Duration>,
     ) -> Result<String, SolverError> {
+        self.drain()?;
         let text = command.to_string();
+        self.send_text(&text, true)?;
+        self.receive_answer(&text, guard)
+    }
+
+    /// Logs and sends one command (`flush`: now; otherwise with the next flush).
+    fn send_text(&mut self, text: &str, flush: bool) -> Result<(), SolverError> {
         if let Some(log) = &mut self.log {
-            log.command(&text)?;
+            log.command(text)?;
         }
         let process = self.process.as_mut().ok_or(SolverError::NotRunning)?;
         self.stats.commands += 1;
-        if let Err(e) = process.send(&text) {
-            let detail = format!("cannot write to Z3 ({e}); {}", process.exit_detail());
-            self.process = None;
-            let _ = self.comment(&format!("no answer, process stopped: {detail}"));
-            return Err(SolverError::Died {
-                command: excerpt(&text),
-                detail,
-            });
+        let sent = if flush {
+            process.send(text)
+        } else {
+            process.send_buffered(text)
+        };
+        match sent {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.write_failed(text, e)),
         }
+    }
+
+    fn flush_input(&mut self, last: &str) -> Result<(), SolverError> {
+        let process = self.process.as_mut().ok_or(SolverError::NotRunning)?;
+        match process.flush() {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.write_failed(last, e)),
+        }
+    }
+
+    fn write_failed(&mut self, text: &str, e: std::io::Error) -> SolverError {
+        let detail = match self.process.as_mut() {
+            Some(process) => format!("cannot write to Z3 ({e}); {}", process.exit_detail()),
+            None => format!("cannot write to Z3 ({e})"),
+        };
+        self.process = None;
+        let _ = self.comment(&format!("no answer, process stopped: {detail}"));
+        SolverError::Died {
+            command: excerpt(text),
+            detail,
+        }
+    }
+
+    /// Waits for the answer to the command `text` (already sent).
+    fn receive_answer(
+        &mut self,
+        text: &str,
+        guard: Option<Duration>,
+    ) -> Result<String, SolverError> {
+        let process = self.process.as_mut().ok_or(SolverError::NotRunning)?;
         match process.receive(guard) {
             Ok(answer) => {
                 if answer != "success" {
@@ -474,7 +656,7 @@ impl Solver {
                 let waited = guard.unwrap_or_default();
                 let _ = self.comment(&format!("no answer within {waited:?}, process killed"));
                 Err(SolverError::Unresponsive {
-                    command: excerpt(&text),
+                    command: excerpt(text),
                     waited,
                 })
             }
@@ -483,7 +665,7 @@ impl Solver {
                 self.process = None;
                 let _ = self.comment(&format!("no answer, process stopped: {detail}"));
                 Err(SolverError::Died {
-                    command: excerpt(&text),
+                    command: excerpt(text),
                     detail,
                 })
             }
@@ -541,6 +723,11 @@ impl Solver {
         }
         Err(self.protocol(&command, &answer))
     }
+}
+
+/// Whether `answer` is Z3's report that it reached its memory limit.
+fn is_out_of_memory(answer: &str) -> bool {
+    answer.starts_with("(error") && answer.contains("out of memory")
 }
 
 impl Drop for Solver {

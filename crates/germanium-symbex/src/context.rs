@@ -2,14 +2,14 @@
 //! ([`Verifier`]): its solver, path conditions, fresh names, guards and collected errors.
 
 use std::collections::{HashMap, HashSet};
-use std::time::Duration;
 
 use germanium_semantics::{Semantics, Type};
-use germanium_smt::{FunDecl, QueryLimits, SatResult, Solver, SolverError, Sort, Symbol, Term};
+use germanium_smt::{FunDecl, SatResult, Solver, SolverError, Sort, Symbol, Term};
 use germanium_syntax::ast::{Expr, Function, ItemKind, Method, Program};
 use germanium_syntax::diagnostic::ids;
 use germanium_syntax::{Diagnostic, SourceMap, Span};
 
+use crate::budget::Budget;
 use crate::errors::{make_error, ErrorContext, Reason, VerificationError};
 use crate::state::snapshot::SnapDecls;
 use crate::state::{PathConditions, Permission};
@@ -45,7 +45,8 @@ pub struct Env<'a> {
     pub predicates: HashMap<String, &'a germanium_syntax::ast::Predicate>,
     /// Functions annotated `@opaque()`: their bodies are not revealed to callers.
     pub opaque: HashSet<String>,
-    pub timeout: Duration,
+    /// The limits of each solver query.
+    pub budget: Budget,
     /// `if` branches one member may explore (see [`MAX_BRANCHES_PER_MEMBER`]).
     pub max_branches: usize,
     /// Which methods each method calls.
@@ -61,7 +62,7 @@ impl<'a> Env<'a> {
         program: &'a Program,
         sem: &'a Semantics,
         sources: &'a SourceMap,
-        timeout: Duration,
+        budget: Budget,
     ) -> Env<'a> {
         // Heap-independent Viper functions called in domain axioms: `sx.fn.f(unit, args)`,
         // as in method bodies (their snapshot is the unit).
@@ -140,7 +141,7 @@ impl<'a> Env<'a> {
             functions,
             predicates,
             opaque,
-            timeout,
+            budget,
             max_branches: MAX_BRANCHES_PER_MEMBER,
             call_graph: crate::termination::call_graph(program, sem),
             function_call_graph: crate::function_bodies::function_call_graph(program, sem),
@@ -261,6 +262,19 @@ pub struct Verifier<'e, 'a> {
     pub result: Option<Term>,
     /// Instances being folded and unfolded, for the nesting facts (see `nesting`).
     pub nesting: crate::nesting::Nesting,
+    /// The solver-side state every member starts from (see [`Verifier::mark_member_start`]).
+    pub member_start: Option<SolverCaches>,
+}
+
+/// What this worker knows about its solver's declarations, kept with the solver checkpoint
+/// every member starts from.
+#[derive(Clone)]
+pub struct SolverCaches {
+    names: germanium_smt::NameGenerator,
+    declared: HashSet<Symbol>,
+    wraps: HashMap<Sort, FunDecl>,
+    unwraps: HashMap<Sort, FunDecl>,
+    defined: HashSet<String>,
 }
 
 impl<'e, 'a> Verifier<'e, 'a> {
@@ -307,7 +321,37 @@ impl<'e, 'a> Verifier<'e, 'a> {
             bound: Vec::new(),
             result: None,
             nesting: Default::default(),
+            member_start: None,
         }
+    }
+
+    /// Marks the solver state after the preamble as the one every member starts from.
+    pub fn mark_member_start(&mut self) -> Result<(), SolverError> {
+        self.solver.checkpoint()?;
+        self.member_start = Some(SolverCaches {
+            names: self.names.clone(),
+            declared: self.declared.clone(),
+            wraps: self.wraps.clone(),
+            unwraps: self.unwraps.clone(),
+            defined: self.defined.clone(),
+        });
+        Ok(())
+    }
+
+    /// Returns the solver to the state marked by [`Verifier::mark_member_start`], so a
+    /// member's queries do not depend on which members this worker verified before.
+    pub fn rewind_to_member_start(&mut self) -> Result<(), SolverError> {
+        let Some(start) = self.member_start.clone() else {
+            return Ok(());
+        };
+        self.solver.rewind()?;
+        self.names = start.names;
+        self.declared = start.declared;
+        self.wraps = start.wraps;
+        self.unwraps = start.unwraps;
+        self.defined = start.defined;
+        self.pcs = PathConditions::default();
+        Ok(())
     }
 
     /// Turns a solver failure into an internal error on `span`.
@@ -336,13 +380,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// Records a verification error found by the last `prove` (once). When the solver ran
-    /// out of time or resources on that query, the message says so: the error may be
-    /// spurious, and a larger `--timeout` may prove the property.
+    /// out of its budget on that query, the message says which: the error may be spurious,
+    /// and a larger `--timeout` may prove the property.
     pub fn add_error(&mut self, mut diagnostic: Diagnostic) {
-        if let Some(reason) = self.gave_up.as_deref().filter(|r| solver_ran_out(r)) {
+        let exhausted = self
+            .gave_up
+            .as_deref()
+            .and_then(|reason| self.env.budget.exhausted(reason));
+        if let Some(what) = exhausted {
+            let hint = if what.contains("memory") {
+                ""
+            } else {
+                ": try a larger --timeout"
+            };
             diagnostic.message.push_str(&format!(
-                " (The solver gave up after {} s ({reason}); the property may still hold: try a larger --timeout.)",
-                self.env.timeout.as_secs_f64()
+                " (The solver gave up: {what}. The property may still hold{hint}.)"
             ));
         }
         if !self.errors.contains(&diagnostic) {
@@ -420,10 +472,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.solver
             .push()
             .map_err(|e| self.solver_failed(e, span))?;
-        let result = self.solver.assert(&negation).and_then(|_| {
-            self.solver
-                .check_sat(QueryLimits::timeout(self.env.timeout))
-        });
+        let result = self
+            .solver
+            .assert(&negation)
+            .and_then(|_| self.solver.check_sat(self.env.budget.limits()));
         let popped = self.solver.pop(1);
         let result = result.map_err(|e| self.solver_failed(e, span))?;
         popped.map_err(|e| self.solver_failed(e, span))?;
@@ -442,10 +494,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.solver
             .push()
             .map_err(|e| self.solver_failed(e, span))?;
-        let result = self.solver.assert(&extra).and_then(|_| {
-            self.solver
-                .check_sat(QueryLimits::timeout(self.env.timeout))
-        });
+        let result = self
+            .solver
+            .assert(&extra)
+            .and_then(|_| self.solver.check_sat(self.env.budget.limits()));
         let popped = self.solver.pop(1);
         let result = result.map_err(|e| self.solver_failed(e, span))?;
         popped.map_err(|e| self.solver_failed(e, span))?;
@@ -559,13 +611,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
             None => Err(self.unsupported(e.span, "an expression without a type")),
         }
     }
-}
-
-/// Whether Z3's `:reason-unknown` means it stopped for lack of time or resources (rather
-/// than giving an incomplete answer it would give again with more time).
-fn solver_ran_out(reason: &str) -> bool {
-    let reason = reason.to_ascii_lowercase();
-    reason.contains("timeout") || reason.contains("canceled") || reason.contains("resource")
 }
 
 /// How many `if` branches one member may explore. Paths are not merged after an `if` (as in

@@ -22,6 +22,7 @@
 //! crashes and unsupported constructs become errors on the construct being checked.
 
 mod allocation;
+pub mod budget;
 mod call_targets;
 mod chunks;
 mod consume;

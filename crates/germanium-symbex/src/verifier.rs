@@ -13,6 +13,7 @@ use germanium_syntax::ast::{Function, ItemKind, Method, Program};
 use germanium_syntax::diagnostic::ids;
 use germanium_syntax::{Diagnostic, SourceMap, Span};
 
+use crate::budget::{Budget, MEMORY_LIMIT_MB};
 use crate::context::{Abort, Env, Verifier, R};
 use crate::errors::ErrorContext;
 use crate::execute::path_end;
@@ -90,9 +91,9 @@ fn log_path(base: &std::path::Path, worker: usize, workers: usize, phase: Option
     }
 }
 
-/// The time limit of one solver query when the user sets none. Every query of Viper's test
-/// suite that Z3 answers at all takes well under a second; a query still running after five
-/// is almost always a matching loop, so waiting longer only delays the (unproved) answer.
+/// The `--timeout` when the user sets none: a budget of about five seconds of solver work
+/// per query (see [`Budget`]). The largest query of Viper's test suite that Z3 answers needs
+/// about two.
 pub const DEFAULT_QUERY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Verifies every member of a well-typed program; returns the errors (empty: verified).
@@ -102,8 +103,8 @@ pub fn verify_program(
     sources: &SourceMap,
     options: &VerifyOptions,
 ) -> Vec<Diagnostic> {
-    let timeout = options.timeout.unwrap_or(DEFAULT_QUERY_TIMEOUT);
-    let mut env = Env::new(program, sem, sources, timeout);
+    let budget = Budget::from_timeout(options.timeout.unwrap_or(DEFAULT_QUERY_TIMEOUT));
+    let mut env = Env::new(program, sem, sources, budget);
     if let Some(limit) = options.max_branches {
         env.max_branches = limit;
     }
@@ -163,9 +164,24 @@ pub fn verify_program(
     out
 }
 
-/// Verifies the members `which` of `todo` on worker threads; `posts`: the functions whose
-/// postconditions are axioms. Returns (member index, errors); index `usize::MAX` for a
-/// worker that could not start.
+/// Members per solver session, at least (see [`sessions`]).
+pub const MIN_SESSION_MEMBERS: usize = 8;
+
+/// Splits `which` into solver sessions: runs of consecutive members, at least
+/// [`MIN_SESSION_MEMBERS`] long (but for the last). Each session starts from the solver state
+/// right after the preamble and verifies its members in order, so what the solver has seen
+/// before a member depends only on the program: the verdicts do not depend on `--jobs`, on
+/// which worker takes which session, or on timing. (Z3's answers depend on its history
+/// even across `pop`; starting every member afresh would cost a reset per member.)
+pub fn sessions(which: &[usize]) -> Vec<&[usize]> {
+    let count = (which.len() / MIN_SESSION_MEMBERS).max(1);
+    let size = which.len().div_ceil(count).max(1);
+    which.chunks(size).collect()
+}
+
+/// Verifies the members `which` of `todo` on worker threads, session by session (see
+/// [`sessions`]); `posts`: the functions whose postconditions are axioms. Returns (member
+/// index, errors); index `usize::MAX` for a worker that could not start.
 fn run_members<'a>(
     env: &Env<'a>,
     todo: &[Member<'a>],
@@ -174,73 +190,40 @@ fn run_members<'a>(
     posts: &HashSet<String>,
     phase: Option<&str>,
 ) -> Vec<(usize, Vec<Diagnostic>)> {
-    let workers = options.jobs.max(1).min(which.len());
+    let sessions = sessions(which);
+    let workers = options.jobs.max(1).min(sessions.len());
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Vec<Diagnostic>)>> = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for w in 0..workers {
-            let (todo, next, results) = (&todo, &next, &results);
+            let (todo, next, results, sessions) = (&todo, &next, &results, &sessions);
             let builder = std::thread::Builder::new()
                 .name(format!("germanium-verify-{w}"))
                 .stack_size(256 * 1024 * 1024);
             let spawned = builder.spawn_scoped(scope, move || {
                 let mut config = SolverConfig {
                     z3: options.z3.clone(),
+                    memory_limit_mb: Some(MEMORY_LIMIT_MB),
+                    pipeline: true,
                     ..SolverConfig::default()
                 };
                 config.log = options
                     .smt_log
                     .as_ref()
                     .map(|b| log_path(b, w, workers, phase));
-                let mut verifier = match start_worker(env, config, posts) {
-                    Ok(v) => Some(v),
-                    Err(message) => {
-                        let span = Span::default();
-                        results.lock().unwrap().push((
-                            usize::MAX,
-                            vec![Diagnostic::new(ids::INTERNAL, span, message)],
-                        ));
-                        None
-                    }
+                let mut worker = Worker {
+                    env,
+                    config,
+                    posts,
+                    verifier: None,
                 };
                 loop {
                     let k = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(&i) = which.get(k) else { break };
-                    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        match (&todo[i], verifier.as_mut()) {
-                            // No solver: the worker already reported why (an internal error).
-                            (_, None) => None,
-                            (Member::Method(m), Some(v)) => {
-                                Some(v.run_member(m.name.span, |v| v.verify_method(m)))
-                            }
-                            (Member::Function(f), Some(v)) => {
-                                Some(v.run_member(f.name.span, |v| v.verify_function(f)))
-                            }
-                            (Member::Predicate(p), Some(v)) => {
-                                Some(v.run_member(p.name.span, |v| v.verify_predicate(p)))
-                            }
-                        }
-                    }));
-                    let found = match run {
-                        Ok(Some(found)) => found,
-                        Ok(None) => continue,
-                        Err(_) => {
-                            // A bug: this member gets an internal error, and the worker's
-                            // solver (in an unknown state) is not used again.
-                            verifier = None;
-                            let span = match &todo[i] {
-                                Member::Method(m) => m.name.span,
-                                Member::Function(f) => f.name.span,
-                                Member::Predicate(p) => p.name.span,
-                            };
-                            vec![Diagnostic::new(
-                                ids::INTERNAL,
-                                span,
-                                "internal error in the verifier (please report it)",
-                            )]
-                        }
+                    let Some(session) = sessions.get(k) else {
+                        break;
                     };
-                    results.lock().unwrap().push((i, found));
+                    let found = worker.run_session(todo, session);
+                    results.lock().unwrap().extend(found);
                 }
             });
             if let Err(err) = spawned {
@@ -257,6 +240,74 @@ fn run_members<'a>(
     });
     results.into_inner().unwrap_or_default()
 }
+
+/// One worker thread: its solver (started on first use, again after a panic) and what it
+/// needs to start one.
+struct Worker<'e, 'a> {
+    env: &'e Env<'a>,
+    config: SolverConfig,
+    posts: &'e HashSet<String>,
+    verifier: Option<Verifier<'e, 'a>>,
+}
+
+impl<'e, 'a> Worker<'e, 'a> {
+    /// Verifies one session's members in order, from the solver state after the preamble.
+    fn run_session(
+        &mut self,
+        todo: &[Member<'a>],
+        session: &[usize],
+    ) -> Vec<(usize, Vec<Diagnostic>)> {
+        let mut found = Vec::new();
+        let mut fresh = false;
+        for &i in session {
+            let span = match &todo[i] {
+                Member::Method(m) => m.name.span,
+                Member::Function(f) => f.name.span,
+                Member::Predicate(p) => p.name.span,
+            };
+            if self.verifier.is_none() {
+                match start_worker(self.env, self.config.clone(), self.posts) {
+                    Ok(v) => self.verifier = Some(v),
+                    Err(message) => {
+                        found.push((i, vec![Diagnostic::new(ids::INTERNAL, span, message)]));
+                        continue;
+                    }
+                }
+                fresh = true;
+            }
+            let Some(verifier) = self.verifier.as_mut() else {
+                continue;
+            };
+            if !fresh {
+                fresh = true;
+                if let Err(e) = verifier.rewind_to_member_start() {
+                    let message = format!("the SMT solver failed: {e}");
+                    found.push((i, vec![Diagnostic::new(ids::INTERNAL, span, message)]));
+                    self.verifier = None;
+                    continue;
+                }
+            }
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &todo[i] {
+                Member::Method(m) => verifier.run_member(span, |v| v.verify_method(m)),
+                Member::Function(f) => verifier.run_member(span, |v| v.verify_function(f)),
+                Member::Predicate(p) => verifier.run_member(span, |v| v.verify_predicate(p)),
+            }));
+            let errors = run.unwrap_or_else(|_| {
+                // A bug: this member gets an internal error, and the solver (in an unknown
+                // state) is not used again.
+                self.verifier = None;
+                vec![Diagnostic::new(
+                    ids::INTERNAL,
+                    span,
+                    "internal error in the verifier (please report it)",
+                )]
+            });
+            found.push((i, errors));
+        }
+        found
+    }
+}
+
 /// Sends preamble commands.
 fn send(
     solver: &mut Solver,
@@ -299,6 +350,8 @@ fn start_worker<'e, 'a>(
             "could not axiomatise the program's functions: {why}"
         ));
     }
+    v.mark_member_start()
+        .map_err(|e| format!("the SMT solver failed after the preamble: {e}"))?;
     Ok(v)
 }
 

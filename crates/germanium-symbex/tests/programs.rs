@@ -80,18 +80,34 @@ fn one_file_from_the_environment() {
     }
 }
 
-/// Two workers give the same answers as one, and each writes its own replayable log.
+/// A program of `n` small methods, every third with a failing assertion.
+fn many_methods(n: usize) -> String {
+    let mut text = String::from("field f: Int\n");
+    for i in 0..n {
+        let claim = if i % 3 == 0 {
+            "x.f > 0"
+        } else {
+            "x.f == old(x.f)"
+        };
+        text.push_str(&format!(
+            "method m{i}(x: Ref)\n  requires acc(x.f)\n{{\n  assert {claim}\n}}\n"
+        ));
+    }
+    text
+}
+
+/// Two workers give the same answers as one (members are split into sessions that do not
+/// depend on the number of workers), and each writes its own replayable log.
 #[test]
 fn parallel_workers_agree_and_log_separately() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
-    let file = dir.join("basic.vpr");
+    let dir = std::env::temp_dir().join(format!("germanium-symbex-logs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("many.vpr");
+    std::fs::write(&file, many_methods(24)).unwrap();
     let single = run_file(&file, &Options::new(Mode::Verify));
-    let log_dir =
-        std::env::temp_dir().join(format!("germanium-symbex-logs-{}", std::process::id()));
-    std::fs::create_dir_all(&log_dir).unwrap();
     let mut options = Options::new(Mode::Verify);
     options.jobs = 2;
-    options.smt_log = Some(log_dir.join("run.smt2"));
+    options.smt_log = Some(dir.join("run.smt2"));
     let parallel = run_file(&file, &options);
     let ids = |r: &germanium_driver::FileReport| {
         let mut v: Vec<(u32, String)> = r
@@ -102,10 +118,11 @@ fn parallel_workers_agree_and_log_separately() {
         v.sort();
         v
     };
+    assert_eq!(ids(&single).len(), 8);
     assert_eq!(ids(&single), ids(&parallel));
     let mut queries = 0;
     for worker in 0..2 {
-        let log = log_dir.join(format!("run.w{worker}.smt2"));
+        let log = dir.join(format!("run.w{worker}.smt2"));
         let text = std::fs::read_to_string(&log).unwrap_or_default();
         // Each worker's solver got the preamble; which worker verified what may vary.
         assert!(
@@ -116,7 +133,7 @@ fn parallel_workers_agree_and_log_separately() {
         queries += text.matches("(check-sat)").count();
     }
     assert!(queries > 0);
-    let _ = std::fs::remove_dir_all(&log_dir);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Recursive functions and predicates are unrolled only as far as the program unfolds them:
