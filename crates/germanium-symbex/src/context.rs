@@ -13,7 +13,7 @@ use crate::budget::Budget;
 use crate::errors::{make_error, ErrorContext, Reason, VerificationError};
 use crate::state::snapshot::SnapDecls;
 use crate::state::{PathConditions, Permission};
-use crate::theories::Theories;
+use germanium_theories::Theories;
 
 /// Why the exploration of a path stopped early.
 #[derive(Clone, Debug, PartialEq, Eq)]

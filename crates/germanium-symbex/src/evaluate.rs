@@ -12,9 +12,9 @@ use germanium_syntax::ast::{BinaryOp, CollectionKind, Expr, ExprKind, Quantifier
 use crate::context::{Abort, Verifier, R};
 use crate::errors::{ErrorContext, Reason};
 use crate::state::{Heap, Permission, State, PRE_STATE};
-use crate::theories::operators::{self, BinaryTerm};
-use crate::theories::TheoryOp;
 use crate::triggers;
+use germanium_theories::operators::{self, BinaryTerm};
+use germanium_theories::TheoryOp;
 
 impl<'e, 'a> Verifier<'e, 'a> {
     /// Evaluates `e` in state `st`, reading fields from `heap`.

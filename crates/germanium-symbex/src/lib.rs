@@ -15,7 +15,7 @@
 //! `label_loops`, `lenient` (reads without permission), `nesting` (no predicate instance inside itself), `havoc` (quasihavoc of
 //! fields and predicate instances), `forperm`,
 //! `triggers` (quantifier triggers), [`verifier`] (members, workers,
-//! solvers), [`theories`] (sorts and axioms of Viper's built-in and user types).
+//! solvers), `germanium_theories` (sorts and axioms of Viper's built-in and user types, a crate of its own).
 //!
 //! Architecture invariant: never reports a member as verified unless every check on every
 //! path was proved by the solver (`unsat` of the negation); `unknown`, timeouts, solver
@@ -47,7 +47,6 @@ mod relevance;
 mod snapshots;
 pub mod state;
 mod termination;
-pub mod theories;
 mod triggers;
 mod unrolling_triggers;
 pub mod verifier;

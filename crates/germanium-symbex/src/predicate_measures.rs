@@ -14,7 +14,7 @@ use germanium_syntax::Span;
 use crate::context::{Verifier, R};
 use crate::errors::ErrorContext;
 use crate::state::{Heap, State};
-use crate::theories::TheoryOp;
+use germanium_theories::TheoryOp;
 
 /// The library function relating an instance to the one it is folded in.
 const NESTED: &str = "nestedPredicates";

@@ -14,7 +14,7 @@ use germanium_syntax::{Diagnostic, Span};
 use crate::context::{Verifier, R};
 use crate::errors::ErrorContext;
 use crate::state::{Heap, State};
-use crate::theories::TheoryOp;
+use germanium_theories::TheoryOp;
 
 /// One `decreases` clause evaluated in a state: it applies under `guard` (its condition,
 /// and not that of an earlier clause); `tuple` is `None` for `decreases _`.

@@ -59,7 +59,7 @@ mod tests {
     use germanium_syntax::ast::ItemKind;
 
     fn unfolded_predicates(src: &str, function: &str) -> Vec<String> {
-        let (program, sem) = crate::theories::tests::checked(src);
+        let (program, sem) = germanium_theories::testing::checked(src);
         let graph = crate::function_bodies::function_call_graph(&program, &sem);
         let f = program
             .items

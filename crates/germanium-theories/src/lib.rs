@@ -39,6 +39,8 @@ mod pure_translate;
 mod sequences;
 mod sets;
 mod sorts;
+#[doc(hidden)]
+pub mod testing;
 #[cfg(test)]
 pub(crate) mod tests;
 #[cfg(test)]

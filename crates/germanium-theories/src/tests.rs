@@ -6,10 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub(crate) use crate::testing::{checked, checked_file};
 use germanium_semantics::types::Type;
 use germanium_smt::{FunDecl, QueryLimits, SatResult, Solver, SolverConfig, Symbol, Term};
-use germanium_syntax::ast::{NodeIdGen, Program};
-use germanium_syntax::{expand_macros, load_program, parse_file, FileId, SourceMap};
 
 use super::{Theories, TheoryOp};
 
@@ -36,37 +35,6 @@ pub(crate) fn solver() -> Solver {
         ..SolverConfig::default()
     };
     Solver::new(config).expect("Z3 starts")
-}
-
-/// Parses and checks a program given as text; panics on front-end errors.
-pub(crate) fn checked(src: &str) -> (Program, germanium_semantics::Semantics) {
-    let mut sources = SourceMap::new();
-    let file = sources.add("test.vpr".into(), src.to_string());
-    assert_eq!(file, FileId(0));
-    let mut ids = NodeIdGen::default();
-    let (items, diags) = parse_file(file, src, &mut ids);
-    assert!(diags.is_empty(), "parse errors: {diags:?}");
-    let mut program = Program {
-        items,
-        macros_expanded: false,
-    };
-    let diags = expand_macros(&mut program, &mut ids);
-    assert!(diags.is_empty(), "macro errors: {diags:?}");
-    let (sem, diags) = germanium_semantics::check_program(&program, ids.count());
-    assert!(diags.is_empty(), "semantic errors: {diags:?}");
-    (program, sem)
-}
-
-/// Loads a corpus file; `None` if the front end rejects it (such files test the front end).
-pub(crate) fn checked_file(path: &Path) -> Option<(Program, germanium_semantics::Semantics)> {
-    let mut sources = SourceMap::new();
-    let mut ids = NodeIdGen::default();
-    let (mut program, diags) = load_program(path, &[], &mut sources, &mut ids);
-    if !diags.is_empty() || !expand_macros(&mut program, &mut ids).is_empty() {
-        return None;
-    }
-    let (sem, diags) = germanium_semantics::check_program(&program, ids.count());
-    diags.is_empty().then_some((program, sem))
 }
 
 /// A solver loaded with one program's theories.
