@@ -26,17 +26,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let snap = self.env.snap.sort.clone();
         let r = self.env.ref_sort.clone();
         let holds = holds_ref_decl(&snap, &r);
-        self.solver.declare_fun(&holds)?;
-        self.declared.insert(holds.name().clone());
-        let (_, unwrap) = self.wrap_decls(&r)?;
+        self.decider.declare(&holds)?;
+        let (_, unwrap) = self.decider.wrap_decls(&r)?;
         let s = (Symbol::user("sx.s"), snap.clone());
         let x = (Symbol::user("sx.x"), r.clone());
         let sv = Term::var(s.0.clone(), s.1.clone());
         let xv = Term::var(x.0.clone(), x.1.clone());
         let unwrapped = Term::app(&unwrap, vec![sv.clone()]);
         let own = Term::app(&holds, vec![sv.clone(), unwrapped.clone()]);
-        self.solver
-            .assert(&Term::forall(vec![s.clone()], own, vec![vec![unwrapped]]))?;
+        self.decider
+            .assume(Term::forall(vec![s.clone()], own, vec![vec![unwrapped]]))?;
         for part in [self.env.snap.first(&sv), self.env.snap.second(&sv)] {
             let inner = Term::app(&holds, vec![part, xv.clone()]);
             let outer = Term::app(&holds, vec![sv.clone(), xv.clone()]);
@@ -45,7 +44,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 Term::implies(inner.clone(), outer),
                 vec![vec![inner]],
             );
-            self.solver.assert(&axiom)?;
+            self.decider.assume(axiom)?;
         }
         Ok(())
     }

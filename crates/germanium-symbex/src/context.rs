@@ -4,15 +4,15 @@
 use std::collections::{HashMap, HashSet};
 
 use germanium_semantics::{Semantics, Type};
-use germanium_smt::{FunDecl, SatResult, Solver, SolverError, Sort, Symbol, Term};
+use germanium_smt::{FunDecl, Solver, SolverError, Sort, Symbol, Term};
 use germanium_syntax::ast::{Expr, Function, ItemKind, Method, Program};
 use germanium_syntax::diagnostic::ids;
 use germanium_syntax::{Diagnostic, SourceMap, Span};
 
-use crate::budget::Budget;
+use crate::decider::{Budget, Decider};
 use crate::errors::{make_error, ErrorContext, Reason, VerificationError};
 use crate::state::snapshot::SnapDecls;
-use crate::state::{PathConditions, Permission};
+use crate::state::Permission;
 use germanium_theories::Theories;
 
 /// Why the exploration of a path stopped early.
@@ -171,20 +171,11 @@ impl<'a> Env<'a> {
 /// One worker: a solver session and the state of the member being verified.
 pub struct Verifier<'e, 'a> {
     pub env: &'e Env<'a>,
-    pub solver: Solver,
-    pub pcs: PathConditions,
-    pub names: germanium_smt::NameGenerator,
+    /// The solver session.
+    pub decider: Decider,
     pub errors: Vec<Diagnostic>,
-    /// Why the solver gave up on the last `prove` (`None`: it answered), so an error
-    /// reported from that query can say it may be spurious.
-    pub gave_up: Option<String>,
     /// Conditions under which the expression being evaluated is reached (`a ==> b`, `c ? a : b`).
     pub guards: Vec<Term>,
-    /// Functions declared in this solver so far (declarations are global and survive `pop`).
-    pub declared: HashSet<Symbol>,
-    pub wraps: HashMap<Sort, FunDecl>,
-    /// The inverses of `wraps`.
-    pub unwraps: HashMap<Sort, FunDecl>,
     /// Amounts of permission in the assertion being produced or consumed are multiplied by
     /// this (the amount of a predicate instance being folded or unfolded).
     pub perm_scale: Option<Permission>,
@@ -205,8 +196,6 @@ pub struct Verifier<'e, 'a> {
     pub revealing: Option<germanium_syntax::ast::NodeId>,
     /// Unfolds whose predicate bodies are being produced (nested through `unfolding`s).
     pub body_unfold_depth: usize,
-    /// Functions whose definitional axiom this worker's solver has.
-    pub defined: HashSet<String>,
     /// Nesting of quantifier bodies being evaluated (function postconditions are only assumed
     /// outside them).
     pub quantifier_depth: usize,
@@ -262,40 +251,20 @@ pub struct Verifier<'e, 'a> {
     pub result: Option<Term>,
     /// Instances being folded and unfolded, for the nesting facts (see `nesting`).
     pub nesting: crate::nesting::Nesting,
-    /// The solver-side state every member starts from (see [`Verifier::mark_member_start`]).
-    pub member_start: Option<SolverCaches>,
-}
-
-/// What this worker knows about its solver's declarations, kept with the solver checkpoint
-/// every member starts from.
-#[derive(Clone)]
-pub struct SolverCaches {
-    names: germanium_smt::NameGenerator,
-    declared: HashSet<Symbol>,
-    wraps: HashMap<Sort, FunDecl>,
-    unwraps: HashMap<Sort, FunDecl>,
-    defined: HashSet<String>,
 }
 
 impl<'e, 'a> Verifier<'e, 'a> {
     pub fn new(env: &'e Env<'a>, solver: Solver) -> Verifier<'e, 'a> {
         Verifier {
             env,
-            solver,
-            pcs: PathConditions::default(),
-            names: germanium_smt::NameGenerator::new(),
+            decider: Decider::new(solver, env.budget, env.snap.sort.clone()),
             errors: Vec::new(),
-            gave_up: None,
             guards: Vec::new(),
-            declared: HashSet::new(),
-            wraps: HashMap::new(),
-            unwraps: HashMap::new(),
             perm_scale: None,
             in_axiom: false,
             current_function: None,
             axiom_unfoldings: Vec::new(),
             axiom_trigger_unfoldings: HashSet::new(),
-            defined: HashSet::new(),
             body_unfold_depth: 0,
             positive_only: false,
             revealing: None,
@@ -321,37 +290,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             bound: Vec::new(),
             result: None,
             nesting: Default::default(),
-            member_start: None,
         }
-    }
-
-    /// Marks the solver state after the preamble as the one every member starts from.
-    pub fn mark_member_start(&mut self) -> Result<(), SolverError> {
-        self.solver.checkpoint()?;
-        self.member_start = Some(SolverCaches {
-            names: self.names.clone(),
-            declared: self.declared.clone(),
-            wraps: self.wraps.clone(),
-            unwraps: self.unwraps.clone(),
-            defined: self.defined.clone(),
-        });
-        Ok(())
-    }
-
-    /// Returns the solver to the state marked by [`Verifier::mark_member_start`], so a
-    /// member's queries do not depend on which members this worker verified before.
-    pub fn rewind_to_member_start(&mut self) -> Result<(), SolverError> {
-        let Some(start) = self.member_start.clone() else {
-            return Ok(());
-        };
-        self.solver.rewind()?;
-        self.names = start.names;
-        self.declared = start.declared;
-        self.wraps = start.wraps;
-        self.unwraps = start.unwraps;
-        self.defined = start.defined;
-        self.pcs = PathConditions::default();
-        Ok(())
     }
 
     /// Turns a solver failure into an internal error on `span`.
@@ -384,9 +323,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// and a larger `--timeout` may prove the property.
     pub fn add_error(&mut self, mut diagnostic: Diagnostic) {
         let exhausted = self
-            .gave_up
-            .as_deref()
-            .and_then(|reason| self.env.budget.exhausted(reason));
+            .decider
+            .gave_up()
+            .and_then(|reason| self.decider.budget().exhausted(reason));
         if let Some(what) = exhausted {
             let hint = if what.contains("memory") {
                 ""
@@ -421,28 +360,22 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     pub fn fresh(&mut self, base: &str, sort: Sort, span: Span) -> R<Term> {
-        let decl = FunDecl::constant(self.names.fresh(&format!("sx.{base}")), sort);
-        self.solver
-            .declare_fun(&decl)
-            .map_err(|e| self.solver_failed(e, span))?;
-        Ok(Term::constant(&decl))
+        self.decider
+            .fresh(base, sort)
+            .map_err(|e| self.solver_failed(e, span))
     }
 
     pub fn push(&mut self, span: Span) -> R<()> {
-        self.pcs
-            .push(&mut self.solver)
-            .map_err(|e| self.solver_failed(e, span))
+        self.decider.push().map_err(|e| self.solver_failed(e, span))
     }
 
     pub fn pop(&mut self, span: Span) -> R<()> {
-        self.pcs
-            .pop(&mut self.solver)
-            .map_err(|e| self.solver_failed(e, span))
+        self.decider.pop().map_err(|e| self.solver_failed(e, span))
     }
 
     pub fn assume(&mut self, fact: Term, span: Span) -> R<()> {
-        self.pcs
-            .assume(&mut self.solver, fact)
+        self.decider
+            .assume(fact)
             .map_err(|e| self.solver_failed(e, span))
     }
 
@@ -469,39 +402,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
             Some(facts) => Term::and(std::iter::once(self.guard()).chain(facts)),
             None => Term::not(goal),
         };
-        self.solver
-            .push()
-            .map_err(|e| self.solver_failed(e, span))?;
-        let result = self
-            .solver
-            .assert(&negation)
-            .and_then(|_| self.solver.check_sat(self.env.budget.limits()));
-        let popped = self.solver.pop(1);
-        let result = result.map_err(|e| self.solver_failed(e, span))?;
-        popped.map_err(|e| self.solver_failed(e, span))?;
-        self.gave_up = match &result {
-            SatResult::Unknown(reason) => Some(reason.clone()),
-            _ => None,
-        };
-        Ok(result == SatResult::Unsat)
+        self.decider
+            .refutes(&negation)
+            .map_err(|e| self.solver_failed(e, span))
     }
 
     /// Whether the current path may be feasible (`sat` or `unknown`).
     pub fn feasible(&mut self, extra: Term, span: Span) -> R<bool> {
-        if extra.is_false() {
-            return Ok(false);
-        }
-        self.solver
-            .push()
-            .map_err(|e| self.solver_failed(e, span))?;
-        let result = self
-            .solver
-            .assert(&extra)
-            .and_then(|_| self.solver.check_sat(self.env.budget.limits()));
-        let popped = self.solver.pop(1);
-        let result = result.map_err(|e| self.solver_failed(e, span))?;
-        popped.map_err(|e| self.solver_failed(e, span))?;
-        Ok(result != SatResult::Unsat)
+        self.decider
+            .feasible(&extra)
+            .map_err(|e| self.solver_failed(e, span))
     }
 
     /// Checks `fact`; on failure reports `reason` and assumes the fact (as Silicon does) so
@@ -526,66 +436,23 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// Declares `decl` in this solver once.
     pub fn ensure_declared(&mut self, decl: &FunDecl, span: Span) -> R<()> {
-        if self.declared.insert(decl.name().clone()) {
-            self.solver
-                .declare_fun(decl)
-                .map_err(|e| self.solver_failed(e, span))?;
-        }
-        Ok(())
+        self.decider
+            .declare(decl)
+            .map_err(|e| self.solver_failed(e, span))
     }
 
     /// `value` as a snapshot.
     pub fn wrap(&mut self, value: Term, span: Span) -> R<Term> {
-        let sort = value.sort().clone();
-        let (wrap, _) = self
-            .wrap_decls(&sort)
-            .map_err(|e| self.solver_failed(e, span))?;
-        Ok(Term::app(&wrap, vec![value]))
+        self.decider
+            .wrap(value)
+            .map_err(|e| self.solver_failed(e, span))
     }
 
     /// The value of sort `sort` that snapshot `s` wraps.
     pub fn unwrap(&mut self, s: Term, sort: &Sort, span: Span) -> R<Term> {
-        let (_, unwrap) = self
-            .wrap_decls(sort)
-            .map_err(|e| self.solver_failed(e, span))?;
-        Ok(Term::app(&unwrap, vec![s]))
-    }
-
-    /// The wrapping function of `sort` and its inverse, declared (with the axiom
-    /// `unwrap(wrap(v)) = v`) on first use. Called at the outermost solver level for the
-    /// sorts of fields (see the preamble), so the axiom outlives every member's scope.
-    pub fn wrap_decls(&mut self, sort: &Sort) -> Result<(FunDecl, FunDecl), SolverError> {
-        if let (Some(w), Some(u)) = (self.wraps.get(sort), self.unwraps.get(sort)) {
-            return Ok((w.clone(), u.clone()));
-        }
-        let n = self.wraps.len();
-        let wrap = FunDecl::new(
-            Symbol::user(&format!("sx.wrap{n}")),
-            vec![sort.clone()],
-            self.env.snap.sort.clone(),
-        );
-        let unwrap = FunDecl::new(
-            Symbol::user(&format!("sx.unwrap{n}")),
-            vec![self.env.snap.sort.clone()],
-            sort.clone(),
-        );
-        for d in [&wrap, &unwrap] {
-            if self.declared.insert(d.name().clone()) {
-                self.solver.declare_fun(d)?;
-            }
-        }
-        let v = Symbol::user("sx.v");
-        let var = Term::var(v.clone(), sort.clone());
-        let wrapped = Term::app(&wrap, vec![var.clone()]);
-        let axiom = Term::forall(
-            vec![(v, sort.clone())],
-            Term::eq(Term::app(&unwrap, vec![wrapped.clone()]), var),
-            vec![vec![wrapped]],
-        );
-        self.solver.assert(&axiom)?;
-        self.wraps.insert(sort.clone(), wrap.clone());
-        self.unwraps.insert(sort.clone(), unwrap.clone());
-        Ok((wrap, unwrap))
+        self.decider
+            .unwrap(s, sort)
+            .map_err(|e| self.solver_failed(e, span))
     }
 
     /// `amount` times the current scale (see `perm_scale`).

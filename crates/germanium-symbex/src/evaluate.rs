@@ -549,7 +549,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let info = self.env.sem.var(var).clone();
             let sort = self.sort_of(&info.ty, e.span)?;
             let c = self.fresh(&info.name, sort.clone(), e.span)?;
-            let symbol = self.names.fresh(&format!("sx.q.{}", info.name));
+            let symbol = self.decider.fresh_symbol(&format!("sx.q.{}", info.name));
             vars.push((symbol, sort));
             constants.push((var, c));
         }
@@ -635,7 +635,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         span: germanium_syntax::Span,
     ) -> R<Vec<Term>> {
         let sorts: Vec<Sort> = vars.iter().map(|(_, s)| s.clone()).collect();
-        let name = germanium_smt::Symbol::user(&format!("sx.never{}", self.declared.len()));
+        let name =
+            germanium_smt::Symbol::user(&format!("sx.never{}", self.decider.declared_count()));
         let decl = germanium_smt::FunDecl::new(name, sorts, Sort::Bool);
         self.ensure_declared(&decl, span)?;
         let args = vars

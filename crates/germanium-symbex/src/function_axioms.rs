@@ -206,7 +206,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 Term::forall(vars, Term::implies(pre, Term::eq(app, body)), trigger_sets),
                 span,
             )?;
-            self.defined.insert(f.name.name.clone());
+            self.decider.set_defined(&f.name.name);
         }
         self.errors.clear();
         Ok(())
@@ -295,7 +295,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let part = if impure { parts.next() } else { None };
             self.produce_from(&mut st, pre, part, &ctx)?;
         }
-        let pre: Vec<Term> = self.pcs.innermost().to_vec();
+        let pre: Vec<Term> = self.decider.innermost_assumptions().to_vec();
         // The limited application at this snapshot and these parameters is `result`.
         let lapp = match lapp_shape.kind() {
             TermKind::App(decl, _) => {

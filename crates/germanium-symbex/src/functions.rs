@@ -120,7 +120,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // contract): that only loses knowledge, which `refute` would turn into silently
         // passing refutations.
         if function.body.is_some()
-            && !self.defined.contains(name)
+            && !self.decider.is_defined(name)
             && self
                 .method
                 .is_some_and(|m| m.body.as_ref().is_some_and(|b| has_refute(&b.stmts)))

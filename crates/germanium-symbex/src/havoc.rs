@@ -92,7 +92,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let sort = self.sort_of(&info.ty, s.span)?;
             first.push((var, self.fresh(&info.name, sort.clone(), s.span)?));
             second.push(self.fresh(&info.name, sort.clone(), s.span)?);
-            vars.push((self.names.fresh(&format!("sx.q.{}", info.name)), sort));
+            vars.push((
+                self.decider.fresh_symbol(&format!("sx.q.{}", info.name)),
+                sort,
+            ));
         }
         let heap = st.heap.clone();
         let depth = self.bound.len();

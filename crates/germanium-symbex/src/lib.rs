@@ -22,11 +22,11 @@
 //! crashes and unsupported constructs become errors on the construct being checked.
 
 mod allocation;
-pub mod budget;
 mod call_targets;
 mod chunks;
 mod consume;
 mod context;
+pub mod decider;
 pub mod errors;
 mod evaluate;
 mod execute;

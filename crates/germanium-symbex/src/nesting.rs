@@ -63,13 +63,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// instance function (at the outermost solver level).
     pub fn nesting_preamble(&mut self) -> Result<(), germanium_smt::SolverError> {
         let snap = self.env.snap.sort.clone();
-        self.solver.declare_sort(&Symbol::user("sx.Inst"))?;
+        self.decider.declare_sort(&Symbol::user("sx.Inst"))?;
         let inside = inside_decl(&snap);
         let tag = tag_decl();
         for d in [&inside, &tag] {
-            if self.declared.insert(d.name().clone()) {
-                self.solver.declare_fun(d)?;
-            }
+            self.decider.declare(d)?;
         }
         let var = |n: &str, s: &Sort| (Symbol::user(n), s.clone());
         let (p, v, q, w, r, u) = (
@@ -90,9 +88,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             Term::implies(Term::and([pq.clone(), qr.clone()]), pr),
             vec![vec![pq, qr]],
         );
-        self.solver.assert(&transitive)?;
+        self.decider.assume(transitive)?;
         let irreflexive = Term::forall(vec![p, v, w], Term::not(pp.clone()), vec![vec![pp]]);
-        self.solver.assert(&irreflexive)?;
+        self.decider.assume(irreflexive)?;
         let mut names: Vec<String> = self.env.predicates.keys().cloned().collect();
         names.sort();
         for (k, name) in names.into_iter().enumerate() {
@@ -132,7 +130,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             sorts.clone(),
             inst_sort(),
         );
-        self.solver.declare_fun(&decl)?;
+        self.decider.declare(&decl)?;
         let vars: Vec<(Symbol, Sort)> = sorts
             .iter()
             .enumerate()
@@ -153,7 +151,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 vec![inst_sort()],
                 s.clone(),
             );
-            self.solver.declare_fun(&inverse)?;
+            self.decider.declare(&inverse)?;
             facts.push(Term::eq(Term::app(&inverse, vec![inst.clone()]), a.clone()));
         }
         let axiom = if vars.is_empty() {
@@ -161,7 +159,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         } else {
             Term::forall(vars, Term::and(facts), vec![vec![inst]])
         };
-        self.solver.assert(&axiom)?;
+        self.decider.assume(axiom)?;
         Ok(Some(decl))
     }
 

@@ -13,8 +13,8 @@ use germanium_syntax::ast::{Function, ItemKind, Method, Program};
 use germanium_syntax::diagnostic::ids;
 use germanium_syntax::{Diagnostic, SourceMap, Span};
 
-use crate::budget::{Budget, MEMORY_LIMIT_MB};
 use crate::context::{Abort, Env, Verifier, R};
+use crate::decider::budget::{Budget, MEMORY_LIMIT_MB};
 use crate::errors::ErrorContext;
 use crate::execute::path_end;
 use crate::state::{State, PRE_STATE};
@@ -280,7 +280,7 @@ impl<'e, 'a> Worker<'e, 'a> {
             };
             if !fresh {
                 fresh = true;
-                if let Err(e) = verifier.rewind_to_member_start() {
+                if let Err(e) = verifier.decider.rewind_to_member_start() {
                     let message = format!("the SMT solver failed: {e}");
                     found.push((i, vec![Diagnostic::new(ids::INTERNAL, span, message)]));
                     self.verifier = None;
@@ -308,30 +308,6 @@ impl<'e, 'a> Worker<'e, 'a> {
     }
 }
 
-/// Sends preamble commands.
-fn send(
-    solver: &mut Solver,
-    commands: &[germanium_smt::Command],
-) -> Result<(), germanium_smt::SolverError> {
-    use germanium_smt::Command;
-    for command in commands {
-        match command {
-            Command::DeclareSort(name) => solver.declare_sort(name)?,
-            Command::DeclareFun(decl) => solver.declare_fun(decl)?,
-            Command::Assert { term, .. } => solver.assert(term)?,
-            Command::Raw(text) => solver.raw(text)?,
-            Command::DefineFun {
-                name,
-                params,
-                result,
-                body,
-            } => solver.define_fun(name, params.clone(), result.clone(), body.clone())?,
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
 fn start_worker<'e, 'a>(
     env: &'e Env<'a>,
     config: SolverConfig,
@@ -350,7 +326,8 @@ fn start_worker<'e, 'a>(
             "could not axiomatise the program's functions: {why}"
         ));
     }
-    v.mark_member_start()
+    v.decider
+        .mark_member_start()
         .map_err(|e| format!("the SMT solver failed after the preamble: {e}"))?;
     Ok(v)
 }
@@ -359,16 +336,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
     fn preamble(&mut self) -> Result<(), germanium_smt::SolverError> {
         // Theory declarations, then the engine's (snapshots, `null`, functions that domain
         // axioms mention), then the axioms.
+        let d = &mut self.decider;
         if let Some(t) = &self.env.theories {
-            send(&mut self.solver, t.declarations())?;
+            d.send(t.declarations())?;
         } else if let germanium_smt::Sort::Uninterpreted(name) = &self.env.ref_sort {
-            self.solver.declare_sort(name)?;
+            d.declare_sort(name)?;
         }
         if let germanium_smt::Sort::Uninterpreted(name) = &self.env.snap.sort {
-            self.solver.declare_sort(name)?;
+            d.declare_sort(name)?;
         }
         if let Some(null) = &self.env.null_decl {
-            self.solver.declare_fun(null)?;
+            d.declare(null)?;
         }
         for decl in [
             &self.env.snap.unit,
@@ -376,37 +354,34 @@ impl<'e, 'a> Verifier<'e, 'a> {
             &self.env.snap.first,
             &self.env.snap.second,
         ] {
-            self.solver.declare_fun(decl)?;
+            d.declare(decl)?;
         }
         for axiom in self.env.snap.axioms() {
-            self.solver.assert(&axiom)?;
+            d.assume(axiom)?;
         }
         for decl in &self.env.axiom_functions {
-            if self.declared.insert(decl.name().clone()) {
-                self.solver.declare_fun(decl)?;
-            }
+            d.declare(decl)?;
         }
         if let Some(t) = &self.env.theories {
-            send(&mut self.solver, t.axioms())?;
+            d.send(t.axioms())?;
         }
         self.nesting_preamble()?;
         self.allocation_preamble()?;
         let wildcard = crate::produce::axiom_wildcard();
-        self.solver.declare_fun(&wildcard)?;
-        self.declared.insert(wildcard.name().clone());
+        self.decider.declare(&wildcard)?;
         let w = germanium_smt::Term::constant(&wildcard);
         // Small, so that what a precondition's wildcards add up to stays at most `write`.
         let bounds = germanium_smt::Term::and([
             crate::state::Permission(w.clone()).is_positive(),
             germanium_smt::Term::le(w, germanium_smt::Term::real(1, 1000)),
         ]);
-        self.solver.assert(&bounds)?;
+        self.decider.assume(bounds)?;
         // Field values in snapshots, with their axioms at this outermost level.
         let mut field_types: Vec<_> = self.env.sem.fields.values().map(|f| f.ty.clone()).collect();
         field_types.push(germanium_semantics::Type::Ref);
         for ty in field_types {
             if let Ok(sort) = self.env.sort_of(&ty) {
-                self.wrap_decls(&sort)?;
+                self.decider.wrap_decls(&sort)?;
             }
         }
         Ok(())
@@ -441,13 +416,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.axiom_unfoldings.clear();
         self.body_unfold_depth = 0;
         self.positive_only = false;
-        let depth = self.pcs.depth();
-        let outcome = match self.pcs.push(&mut self.solver) {
-            Ok(()) => f(self),
-            Err(e) => Err(self.solver_failed(e, Span::default())),
+        let outcome = match self.decider.begin_member() {
+            Ok(depth) => (f(self), depth),
+            Err(e) => (
+                Err(self.solver_failed(e, Span::default())),
+                self.decider.depth(),
+            ),
         };
+        let (outcome, depth) = outcome;
         if outcome == Err(Abort::Solver) {
-            let _ = self.solver.restart();
+            let _ = self.decider.restart();
         }
         if outcome == Err(Abort::Unsupported) {
             // The construct may sit in another member's contract: say at this member's
@@ -458,11 +436,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 "this member was not verified: it needs a construct Germanium's verifier does not support yet",
             ));
         }
-        while self.pcs.depth() > depth {
-            if self.pcs.pop(&mut self.solver).is_err() {
-                let _ = self.solver.restart();
-            }
-        }
+        self.decider.end_member(depth);
         std::mem::take(&mut self.errors)
     }
 

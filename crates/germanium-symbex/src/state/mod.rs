@@ -1,8 +1,7 @@
-//! The symbolic state: store, heap, labelled old heaps; and the path-condition stack kept in
-//! lock-step with the solver's scopes.
+//! The symbolic state, plain data with no solver: store, heap, labelled old heaps,
+//! permission amounts and snapshot constructors.
 
 pub mod heap;
-pub mod path_conditions;
 pub mod permission;
 pub mod snapshot;
 
@@ -12,7 +11,6 @@ use germanium_semantics::VarId;
 use germanium_smt::Term;
 
 pub use heap::{Chunk, Heap};
-pub use path_conditions::PathConditions;
 pub use permission::Permission;
 
 /// The label of the method's pre-state (`old(e)`).

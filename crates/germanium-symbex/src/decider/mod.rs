@@ -1,0 +1,271 @@
+//! The decider: one worker's solver session as the rules see it. Fresh names and
+//! declarations, assumptions in lock-step with the solver's scopes (path conditions),
+//! validity and satisfiability queries under the run's deterministic [`Budget`], snapshot
+//! wrapping of values, and the checkpoint every member session starts from.
+//!
+//! Architecture invariant: knows terms and the solver, nothing of Viper's syntax, the heap
+//! or the rules; a solver failure is returned as [`SolverError`] for the caller to report.
+
+pub mod budget;
+mod path_conditions;
+
+use std::collections::{HashMap, HashSet};
+
+use germanium_smt::{FunDecl, NameGenerator, SatResult, Solver, SolverError, Sort, Symbol, Term};
+
+pub use budget::Budget;
+pub use path_conditions::PathConditions;
+
+/// A solver session and what this worker knows about it.
+pub struct Decider {
+    solver: Solver,
+    budget: Budget,
+    pcs: PathConditions,
+    caches: SolverCaches,
+    /// The caches at the checkpoint every member session starts from.
+    member_start: Option<SolverCaches>,
+    /// Why the solver gave up on the last query (`None`: it answered).
+    gave_up: Option<String>,
+    /// The sort snapshots are wrapped into.
+    snap_sort: Sort,
+}
+
+/// What this worker knows about its solver's declarations, restored with the checkpoint.
+#[derive(Clone, Default)]
+struct SolverCaches {
+    names: NameGenerator,
+    /// Functions declared so far (declarations are global and survive `pop`).
+    declared: HashSet<Symbol>,
+    wraps: HashMap<Sort, FunDecl>,
+    /// The inverses of `wraps`.
+    unwraps: HashMap<Sort, FunDecl>,
+    /// Named groups of axioms this solver has (e.g. a function's definition).
+    defined: HashSet<String>,
+}
+
+impl Decider {
+    pub fn new(solver: Solver, budget: Budget, snap_sort: Sort) -> Decider {
+        Decider {
+            solver,
+            budget,
+            pcs: PathConditions::default(),
+            caches: SolverCaches::default(),
+            member_start: None,
+            gave_up: None,
+            snap_sort,
+        }
+    }
+
+    pub fn budget(&self) -> &Budget {
+        &self.budget
+    }
+
+    /// Why the solver gave up on the last query, if it did.
+    pub fn gave_up(&self) -> Option<&str> {
+        self.gave_up.as_deref()
+    }
+
+    /// A fresh symbol (not declared) derived from `base`.
+    pub fn fresh_symbol(&mut self, base: &str) -> Symbol {
+        self.caches.names.fresh(base)
+    }
+
+    /// A fresh constant of `sort`, declared.
+    pub fn fresh(&mut self, base: &str, sort: Sort) -> Result<Term, SolverError> {
+        let decl = FunDecl::constant(self.caches.names.fresh(&format!("sx.{base}")), sort);
+        self.solver.declare_fun(&decl)?;
+        Ok(Term::constant(&decl))
+    }
+
+    /// Declares `decl` in this solver once.
+    pub fn declare(&mut self, decl: &FunDecl) -> Result<(), SolverError> {
+        if self.caches.declared.insert(decl.name().clone()) {
+            self.solver.declare_fun(decl)?;
+        }
+        Ok(())
+    }
+
+    pub fn declare_sort(&mut self, name: &Symbol) -> Result<(), SolverError> {
+        self.solver.declare_sort(name)
+    }
+
+    /// How many functions have been declared (for unique names of declarations made
+    /// outside the name generator).
+    pub fn declared_count(&self) -> usize {
+        self.caches.declared.len()
+    }
+
+    /// Whether the axioms named `name` were added (see [`Decider::set_defined`]).
+    pub fn is_defined(&self, name: &str) -> bool {
+        self.caches.defined.contains(name)
+    }
+
+    pub fn set_defined(&mut self, name: &str) {
+        self.caches.defined.insert(name.to_string());
+    }
+
+    /// Sends commands made elsewhere (a theory's declarations and axioms).
+    pub fn send(&mut self, commands: &[germanium_smt::Command]) -> Result<(), SolverError> {
+        use germanium_smt::Command;
+        for command in commands {
+            match command {
+                Command::DeclareSort(name) => self.solver.declare_sort(name)?,
+                Command::DeclareFun(decl) => self.solver.declare_fun(decl)?,
+                Command::Assert { term, .. } => self.solver.assert(term)?,
+                Command::Raw(text) => self.solver.raw(text)?,
+                Command::DefineFun {
+                    name,
+                    params,
+                    result,
+                    body,
+                } => self
+                    .solver
+                    .define_fun(name, params.clone(), result.clone(), body.clone())?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    pub fn push(&mut self) -> Result<(), SolverError> {
+        self.pcs.push(&mut self.solver)
+    }
+
+    pub fn pop(&mut self) -> Result<(), SolverError> {
+        self.pcs.pop(&mut self.solver)
+    }
+
+    /// The number of open scopes.
+    pub fn depth(&self) -> usize {
+        self.pcs.depth()
+    }
+
+    pub fn assume(&mut self, fact: Term) -> Result<(), SolverError> {
+        self.pcs.assume(&mut self.solver, fact)
+    }
+
+    /// The facts assumed in the innermost scope.
+    pub fn innermost_assumptions(&self) -> &[Term] {
+        self.pcs.innermost()
+    }
+
+    /// Whether `negation` is unsatisfiable on the current path, i.e. what it negates is
+    /// valid. `unknown` (recorded in [`Decider::gave_up`]) counts as not proved.
+    pub fn refutes(&mut self, negation: &Term) -> Result<bool, SolverError> {
+        let result = self.check_with(negation)?;
+        self.gave_up = match &result {
+            SatResult::Unknown(reason) => Some(reason.clone()),
+            _ => None,
+        };
+        Ok(result == SatResult::Unsat)
+    }
+
+    /// Whether the current path with `extra` may be feasible (`sat` or `unknown`).
+    pub fn feasible(&mut self, extra: &Term) -> Result<bool, SolverError> {
+        if extra.is_false() {
+            return Ok(false);
+        }
+        Ok(self.check_with(extra)? != SatResult::Unsat)
+    }
+
+    /// Satisfiability of the path conditions and `extra`, in a scope of its own.
+    fn check_with(&mut self, extra: &Term) -> Result<SatResult, SolverError> {
+        self.solver.push()?;
+        let result = self
+            .solver
+            .assert(extra)
+            .and_then(|_| self.solver.check_sat(self.budget.limits()));
+        let popped = self.solver.pop(1);
+        let result = result?;
+        popped?;
+        Ok(result)
+    }
+
+    /// `value` as a snapshot.
+    pub fn wrap(&mut self, value: Term) -> Result<Term, SolverError> {
+        let sort = value.sort().clone();
+        let (wrap, _) = self.wrap_decls(&sort)?;
+        Ok(Term::app(&wrap, vec![value]))
+    }
+
+    /// The value of sort `sort` that snapshot `s` wraps.
+    pub fn unwrap(&mut self, s: Term, sort: &Sort) -> Result<Term, SolverError> {
+        let (_, unwrap) = self.wrap_decls(sort)?;
+        Ok(Term::app(&unwrap, vec![s]))
+    }
+
+    /// The wrapping function of `sort` and its inverse, declared (with the axiom
+    /// `unwrap(wrap(v)) = v`) on first use. Called at the outermost solver level for the
+    /// sorts of fields (see the preamble), so the axiom outlives every member's scope.
+    pub fn wrap_decls(&mut self, sort: &Sort) -> Result<(FunDecl, FunDecl), SolverError> {
+        if let (Some(w), Some(u)) = (self.caches.wraps.get(sort), self.caches.unwraps.get(sort)) {
+            return Ok((w.clone(), u.clone()));
+        }
+        let n = self.caches.wraps.len();
+        let wrap = FunDecl::new(
+            Symbol::user(&format!("sx.wrap{n}")),
+            vec![sort.clone()],
+            self.snap_sort.clone(),
+        );
+        let unwrap = FunDecl::new(
+            Symbol::user(&format!("sx.unwrap{n}")),
+            vec![self.snap_sort.clone()],
+            sort.clone(),
+        );
+        self.declare(&wrap)?;
+        self.declare(&unwrap)?;
+        let v = Symbol::user("sx.v");
+        let var = Term::var(v.clone(), sort.clone());
+        let wrapped = Term::app(&wrap, vec![var.clone()]);
+        let axiom = Term::forall(
+            vec![(v, sort.clone())],
+            Term::eq(Term::app(&unwrap, vec![wrapped.clone()]), var),
+            vec![vec![wrapped]],
+        );
+        self.solver.assert(&axiom)?;
+        self.caches.wraps.insert(sort.clone(), wrap.clone());
+        self.caches.unwraps.insert(sort.clone(), unwrap.clone());
+        Ok((wrap, unwrap))
+    }
+
+    /// Marks the current state (after the preamble) as the one every member session
+    /// starts from.
+    pub fn mark_member_start(&mut self) -> Result<(), SolverError> {
+        self.solver.checkpoint()?;
+        self.member_start = Some(self.caches.clone());
+        Ok(())
+    }
+
+    /// Returns the solver to the state marked by [`Decider::mark_member_start`], so a
+    /// session's queries do not depend on what this worker verified before.
+    pub fn rewind_to_member_start(&mut self) -> Result<(), SolverError> {
+        let Some(start) = self.member_start.clone() else {
+            return Ok(());
+        };
+        self.solver.rewind()?;
+        self.caches = start;
+        self.pcs = PathConditions::default();
+        Ok(())
+    }
+
+    /// Opens the scope of one member (closed by [`Decider::end_member`]).
+    pub fn begin_member(&mut self) -> Result<usize, SolverError> {
+        let depth = self.pcs.depth();
+        self.pcs.push(&mut self.solver)?;
+        Ok(depth)
+    }
+
+    /// Closes every scope above `depth`; restarts the solver when it cannot.
+    pub fn end_member(&mut self, depth: usize) {
+        while self.pcs.depth() > depth {
+            if self.pcs.pop(&mut self.solver).is_err() {
+                let _ = self.solver.restart();
+            }
+        }
+    }
+
+    /// Starts a fresh solver process in the state the failed one should have had.
+    pub fn restart(&mut self) -> Result<(), SolverError> {
+        self.solver.restart()
+    }
+}
