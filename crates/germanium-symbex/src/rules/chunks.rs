@@ -6,7 +6,7 @@
 use germanium_smt::{Sort, Term};
 use germanium_syntax::Span;
 
-use crate::context::{Verifier, R};
+use crate::rules::context::{Verifier, R};
 use crate::state::{Heap, Permission};
 
 impl<'e, 'a> Verifier<'e, 'a> {

@@ -12,8 +12,8 @@ use germanium_smt::Term;
 use germanium_syntax::ast::Expr;
 use germanium_syntax::Span;
 
-use crate::context::{Verifier, R};
 use crate::errors::ErrorContext;
+use crate::rules::context::{Verifier, R};
 use crate::state::{Chunk, Heap, Permission, State};
 
 impl<'e, 'a> Verifier<'e, 'a> {

@@ -4,16 +4,15 @@
 //! body of a function with a `decreases` clause must decrease it (Viper's termination
 //! plugin). A predicate body is produced into an empty heap.
 
-use germanium_semantics::CallTarget;
 use germanium_syntax::ast::{Expr, Function, Predicate};
 
 use germanium_smt::Term;
 
-use crate::context::{Abort, Verifier, R};
 use crate::errors::ErrorContext;
-use crate::execute::path_end;
+use crate::rules::context::{Abort, Verifier, R};
+use crate::rules::execute::path_end;
+use crate::rules::termination::reaches;
 use crate::state::{Heap, State};
-use crate::termination::reaches;
 
 impl<'e, 'a> Verifier<'e, 'a> {
     /// Checks `f`'s body in `st` (the precondition produced).
@@ -129,7 +128,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         heap: &Heap,
         callee: &Function,
         call: &Expr,
-        caller_measures: &[crate::termination::Measure],
+        caller_measures: &[crate::rules::termination::Measure],
     ) -> R<()> {
         if caller_measures.iter().all(|m| m.tuple.is_none()) {
             return Ok(());
@@ -152,31 +151,4 @@ impl<'e, 'a> Verifier<'e, 'a> {
             &what,
         )
     }
-}
-
-/// Which functions each function's body calls.
-pub fn function_call_graph(
-    program: &germanium_syntax::ast::Program,
-    sem: &germanium_semantics::Semantics,
-) -> std::collections::HashMap<String, std::collections::HashSet<String>> {
-    let mut graph = std::collections::HashMap::new();
-    for item in &program.items {
-        if let germanium_syntax::ast::ItemKind::Function(f) = &item.kind {
-            let mut out = std::collections::HashSet::new();
-            let exprs = f
-                .body
-                .iter()
-                .chain(&f.contract.requires)
-                .chain(&f.contract.ensures);
-            for e in exprs {
-                germanium_semantics::visit::walk_expr(e, &mut |x: &Expr| {
-                    if let Some(CallTarget::Function(g)) = sem.call(x.id) {
-                        out.insert(g.clone());
-                    }
-                });
-            }
-            graph.insert(f.name.name.clone(), out);
-        }
-    }
-    graph
 }

@@ -9,9 +9,9 @@ use std::collections::{HashMap, HashSet};
 
 use germanium_syntax::ast::{Expr, NodeId, Stmt, StmtKind};
 
-use crate::context::{Verifier, R};
 use crate::errors::ErrorContext;
-use crate::execute::{assigned_vars, path_end, path_to, Cont};
+use crate::rules::context::{Verifier, R};
+use crate::rules::execute::{assigned_vars, path_end, path_to, Cont};
 use crate::state::{Heap, State};
 
 /// A loop made of labels whose body is being executed.

@@ -3,17 +3,16 @@
 
 use std::collections::{HashMap, HashSet};
 
-use germanium_semantics::{Semantics, Type};
-use germanium_smt::{FunDecl, Solver, SolverError, Sort, Symbol, Term};
-use germanium_syntax::ast::{Expr, Function, ItemKind, Method, Program};
+use germanium_semantics::Type;
+use germanium_smt::{FunDecl, Solver, SolverError, Sort, Term};
+use germanium_syntax::ast::Expr;
 use germanium_syntax::diagnostic::ids;
-use germanium_syntax::{Diagnostic, SourceMap, Span};
+use germanium_syntax::{Diagnostic, Span};
 
 use crate::decider::{Budget, Decider};
+use crate::env::Env;
 use crate::errors::{make_error, ErrorContext, Reason, VerificationError};
-use crate::state::snapshot::SnapDecls;
 use crate::state::Permission;
-use germanium_theories::Theories;
 
 /// Why the exploration of a path stopped early.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,146 +26,6 @@ pub enum Abort {
 }
 
 pub type R<T> = Result<T, Abort>;
-
-/// Read-only facts about the program, shared by the workers.
-pub struct Env<'a> {
-    pub sem: &'a Semantics,
-    pub sources: &'a SourceMap,
-    /// `None` while the theory layer cannot handle this program: then only Int, Bool, Perm
-    /// and Ref are supported.
-    pub theories: Option<Theories>,
-    pub snap: SnapDecls,
-    pub ref_sort: Sort,
-    /// `null`, and its declaration when the theory layer does not declare it.
-    pub null: Term,
-    pub null_decl: Option<FunDecl>,
-    pub methods: HashMap<String, &'a Method>,
-    pub functions: HashMap<String, &'a Function>,
-    pub predicates: HashMap<String, &'a germanium_syntax::ast::Predicate>,
-    /// Functions annotated `@opaque()`: their bodies are not revealed to callers.
-    pub opaque: HashSet<String>,
-    /// The limits of each solver query.
-    pub budget: Budget,
-    /// `if` branches one member may explore (see [`MAX_BRANCHES_PER_MEMBER`]).
-    pub max_branches: usize,
-    /// Which methods each method calls.
-    pub call_graph: HashMap<String, HashSet<String>>,
-    /// Which functions each function mentions.
-    pub function_call_graph: HashMap<String, HashSet<String>>,
-    /// Viper functions that domain axioms mention (declared before the axioms).
-    pub axiom_functions: Vec<FunDecl>,
-}
-
-impl<'a> Env<'a> {
-    pub fn new(
-        program: &'a Program,
-        sem: &'a Semantics,
-        sources: &'a SourceMap,
-        budget: Budget,
-    ) -> Env<'a> {
-        // Heap-independent Viper functions called in domain axioms: `sx.fn.f(unit, args)`,
-        // as in method bodies (their snapshot is the unit).
-        let snap = SnapDecls::new();
-        let axiom_functions: std::cell::RefCell<Vec<FunDecl>> = Default::default();
-        let calls = |name: &str, args: Vec<Term>| -> Option<Term> {
-            let function = program.items.iter().find_map(|item| match &item.kind {
-                ItemKind::Function(f) if f.name.name == name => Some(f),
-                _ => None,
-            })?;
-            if function
-                .contract
-                .requires
-                .iter()
-                .any(|pre| crate::produce::is_impure(sem, pre))
-            {
-                return None;
-            }
-            let result = match &sem.functions.get(name)?.result {
-                Type::Int => Sort::Int,
-                Type::Bool => Sort::Bool,
-                Type::Perm => Sort::Real,
-                _ => return None,
-            };
-            let mut sorts = vec![snap.sort.clone()];
-            sorts.extend(args.iter().map(|a| a.sort().clone()));
-            let decl = FunDecl::new(Symbol::user(&format!("sx.fn.{name}")), sorts, result);
-            axiom_functions.borrow_mut().push(decl.clone());
-            let mut full = vec![snap.unit()];
-            full.extend(args);
-            Some(Term::app(&decl, full))
-        };
-        let theories = Theories::with_functions(program, sem, &calls).ok();
-        let axiom_functions = axiom_functions.into_inner();
-        let ref_sort = match &theories {
-            Some(t) => t.sort(&Type::Ref).unwrap_or_else(|_| Sort::named("Ref")),
-            None => Sort::Uninterpreted(Symbol::user("sx.Ref")),
-        };
-        let (null, null_decl) = match &theories {
-            Some(t) => (t.null(), None),
-            None => {
-                let decl = FunDecl::constant(Symbol::user("sx.null"), ref_sort.clone());
-                (Term::constant(&decl), Some(decl))
-            }
-        };
-        let mut methods = HashMap::new();
-        let mut functions = HashMap::new();
-        let mut predicates = HashMap::new();
-        let mut opaque = HashSet::new();
-        for item in &program.items {
-            match &item.kind {
-                ItemKind::Method(m) => {
-                    methods.insert(m.name.name.clone(), m);
-                }
-                ItemKind::Function(f) => {
-                    functions.insert(f.name.name.clone(), f);
-                    if item.annotations.iter().any(|a| a.name.name == "opaque") {
-                        opaque.insert(f.name.name.clone());
-                    }
-                }
-                ItemKind::Predicate(p) => {
-                    predicates.insert(p.name.name.clone(), p);
-                }
-                _ => {}
-            }
-        }
-        Env {
-            sem,
-            sources,
-            theories,
-            snap,
-            ref_sort,
-            null,
-            null_decl,
-            methods,
-            functions,
-            predicates,
-            opaque,
-            budget,
-            max_branches: MAX_BRANCHES_PER_MEMBER,
-            call_graph: crate::termination::call_graph(program, sem),
-            function_call_graph: crate::function_bodies::function_call_graph(program, sem),
-            axiom_functions,
-        }
-    }
-
-    /// The SMT sort of a Viper type.
-    pub fn sort_of(&self, ty: &Type) -> Result<Sort, String> {
-        match ty {
-            Type::Int => Ok(Sort::Int),
-            Type::Bool => Ok(Sort::Bool),
-            Type::Perm => Ok(Sort::Real),
-            Type::Ref => Ok(self.ref_sort.clone()),
-            _ => match &self.theories {
-                Some(t) => t.sort(ty).map_err(|u| u.0),
-                None => Err(format!("values of type {ty} are not supported yet")),
-            },
-        }
-    }
-
-    pub fn null(&self) -> Term {
-        self.null.clone()
-    }
-}
 
 /// One worker: a solver session and the state of the member being verified.
 pub struct Verifier<'e, 'a> {
@@ -227,16 +86,16 @@ pub struct Verifier<'e, 'a> {
     /// [`MAX_BRANCHES_PER_MEMBER`]).
     pub branches_entered: usize,
     /// The `decreases` clauses of the function whose body is being checked.
-    pub function_measures: Vec<crate::termination::Measure>,
+    pub function_measures: Vec<crate::rules::termination::Measure>,
     /// The method's `decreases` clauses evaluated at its entry.
-    pub method_measures: Vec<crate::termination::Measure>,
+    pub method_measures: Vec<crate::rules::termination::Measure>,
     /// During consumption: the heap `perm(..)` is evaluated in.
     pub perm_heap: Option<crate::state::Heap>,
     /// Labels that are loop heads (targets of jumps back), with the index of the last
     /// statement of their loop in the label's statement list.
     pub loop_heads: HashMap<String, germanium_syntax::ast::NodeId>,
     /// The loops made of labels whose bodies are being executed, innermost last.
-    pub label_loops: Vec<crate::label_loops::LabelLoop<'a>>,
+    pub label_loops: Vec<crate::rules::label_loops::LabelLoop<'a>>,
     /// `refute` statements whose assertion was not provable on some path (the others are
     /// reported when the member is done, reached or not, as in Viper).
     pub refuted: HashSet<germanium_syntax::ast::NodeId>,
@@ -250,14 +109,14 @@ pub struct Verifier<'e, 'a> {
     /// The value of `result` in a function's postcondition.
     pub result: Option<Term>,
     /// Instances being folded and unfolded, for the nesting facts (see `nesting`).
-    pub nesting: crate::nesting::Nesting,
+    pub nesting: crate::rules::nesting::Nesting,
 }
 
 impl<'e, 'a> Verifier<'e, 'a> {
-    pub fn new(env: &'e Env<'a>, solver: Solver) -> Verifier<'e, 'a> {
+    pub fn new(env: &'e Env<'a>, solver: Solver, budget: Budget) -> Verifier<'e, 'a> {
         Verifier {
             env,
-            decider: Decider::new(solver, env.budget, env.snap.sort.clone()),
+            decider: Decider::new(solver, budget, env.snap.sort.clone()),
             errors: Vec::new(),
             guards: Vec::new(),
             perm_scale: None,
@@ -479,9 +338,3 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
     }
 }
-
-/// How many `if` branches one member may explore. Paths are not merged after an `if` (as in
-/// Silicon's default), so `n` consecutive `if`s make `2^n` paths; past this budget the
-/// member is reported as not verified instead of running for hours. No corpus member comes
-/// near it.
-pub const MAX_BRANCHES_PER_MEMBER: usize = 50_000;

@@ -7,9 +7,9 @@
 use germanium_smt::{Sort, Term};
 use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
 
-use crate::context::{Abort, Verifier, R};
+use crate::env::analysis::is_impure;
 use crate::errors::{ErrorContext, Reason};
-use crate::produce::is_impure;
+use crate::rules::context::{Abort, Verifier, R};
 use crate::state::{Heap, Permission, State};
 
 impl<'e, 'a> Verifier<'e, 'a> {
@@ -67,13 +67,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             _ if is_impure(self.env.sem, a) => Err(self.unsupported_assertion(a)),
             // `[a, b]` under pure operators (`[a, b] || c`): read the whole expression.
-            _ if crate::inhale_exhale::contains_inhale_exhale(a) => {
+            _ if crate::rules::inhale_exhale::contains_inhale_exhale(a) => {
                 let part = if self.assuming {
-                    crate::inhale_exhale::Part::Inhale
+                    crate::rules::inhale_exhale::Part::Inhale
                 } else {
-                    crate::inhale_exhale::Part::Exhale
+                    crate::rules::inhale_exhale::Part::Exhale
                 };
-                let read = crate::inhale_exhale::reading(a, part).into_owned();
+                let read = crate::rules::inhale_exhale::reading(a, part).into_owned();
                 self.consume(st, eval_heap, &read, ctx)
             }
             _ => {

@@ -2,46 +2,15 @@
 //! the path conditions. Impure conditionals (`c ==> acc(..)`, `c ? A : B`) are produced under
 //! guards: the chunk's amount is `c ? p : none`.
 
-use germanium_semantics::{CallTarget, FieldTarget, Semantics};
+use germanium_semantics::FieldTarget;
 use germanium_smt::Term;
 use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
 use germanium_syntax::Span;
 
-use crate::context::{Verifier, R};
+use crate::env::analysis::is_impure;
 use crate::errors::{ErrorContext, Reason};
+use crate::rules::context::{Verifier, R};
 use crate::state::{Chunk, Permission, State};
-
-/// Whether the assertion has an inhale-exhale part `[a, b]` (outside pure expressions).
-pub fn has_inhale_exhale(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::InhaleExhale(..) => true,
-        ExprKind::Binary(BinaryOp::And | BinaryOp::Implies, l, r) => {
-            has_inhale_exhale(l) || has_inhale_exhale(r)
-        }
-        ExprKind::Cond(_, a, b) => has_inhale_exhale(a) || has_inhale_exhale(b),
-        ExprKind::Let(_, _, body) | ExprKind::Annotated(_, body) => has_inhale_exhale(body),
-        _ => false,
-    }
-}
-
-/// Whether `e` holds a permission (accessibility predicate, predicate instance, wand).
-pub fn is_impure(sem: &Semantics, e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Acc(..) | ExprKind::InhaleExhale(..) => true,
-        ExprKind::Binary(BinaryOp::Wand, ..) => true,
-        ExprKind::Call(..) => matches!(sem.call(e.id), Some(CallTarget::Predicate(_))),
-        ExprKind::Binary(BinaryOp::And | BinaryOp::Implies, l, r) => {
-            is_impure(sem, l) || is_impure(sem, r)
-        }
-        ExprKind::Cond(_, a, b) => is_impure(sem, a) || is_impure(sem, b),
-        ExprKind::Let(_, _, body) | ExprKind::Annotated(_, body) => is_impure(sem, body),
-        ExprKind::Quantifier { body, .. } => is_impure(sem, body),
-        ExprKind::Unfolding(_, body)
-        | ExprKind::Applying(_, body)
-        | ExprKind::Asserting(_, body) => is_impure(sem, body),
-        _ => false,
-    }
-}
 
 /// The amount a `wildcard` stands for while a function's axioms are translated: one
 /// constant, positive and small at the outermost solver level, so that a precondition with a wildcard
@@ -163,13 +132,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
             ExprKind::Acc(loc, amount) => self.produce_acc(st, loc, amount.as_deref(), snap, ctx),
             _ if is_impure(self.env.sem, a) => Err(self.unsupported_assertion(a)),
             // `[a, b]` under pure operators (`[a, b] || c`): read the whole expression.
-            _ if crate::inhale_exhale::contains_inhale_exhale(a) => {
+            _ if crate::rules::inhale_exhale::contains_inhale_exhale(a) => {
                 let part = if self.exhale_parts {
-                    crate::inhale_exhale::Part::Exhale
+                    crate::rules::inhale_exhale::Part::Exhale
                 } else {
-                    crate::inhale_exhale::Part::Inhale
+                    crate::rules::inhale_exhale::Part::Inhale
                 };
-                let read = crate::inhale_exhale::reading(a, part).into_owned();
+                let read = crate::rules::inhale_exhale::reading(a, part).into_owned();
                 self.produce_from(st, &read, snap, ctx)
             }
             _ => {
@@ -207,7 +176,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// The unsupported-feature error for an impure assertion Germanium cannot handle.
-    pub fn unsupported_assertion(&mut self, a: &Expr) -> crate::context::Abort {
+    pub fn unsupported_assertion(&mut self, a: &Expr) -> crate::rules::context::Abort {
         let what = match &a.kind {
             ExprKind::Call(..) => "predicates",
             ExprKind::Binary(BinaryOp::Wand, ..) => "magic wands",
@@ -229,7 +198,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Err(self.unsupported_assertion_kind(loc))
     }
 
-    fn unsupported_assertion_kind(&mut self, loc: &Expr) -> crate::context::Abort {
+    fn unsupported_assertion_kind(&mut self, loc: &Expr) -> crate::rules::context::Abort {
         match &loc.kind {
             ExprKind::Call(..) => self.unsupported(loc.span, "predicates"),
             ExprKind::Binary(BinaryOp::Wand, ..) => self.unsupported(loc.span, "magic wands"),

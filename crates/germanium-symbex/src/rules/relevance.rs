@@ -9,8 +9,8 @@
 use germanium_smt::{FunDecl, QuantifierKind, Sort, Symbol, Term, TermKind};
 use germanium_syntax::Span;
 
-use crate::context::{Verifier, R};
-use crate::triggers;
+use crate::rules::context::{Verifier, R};
+use crate::rules::triggers;
 
 /// The applications of Viper functions (heap-dependent or not) in `t`, outside quantifiers.
 fn function_applications(t: &Term, out: &mut Vec<Term>) {

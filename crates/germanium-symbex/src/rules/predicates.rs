@@ -10,8 +10,8 @@ use germanium_smt::{FunDecl, Sort, Symbol, Term};
 use germanium_syntax::ast::{Expr, ExprKind};
 use germanium_syntax::Span;
 
-use crate::context::{Abort, Verifier, R};
 use crate::errors::{ErrorContext, Reason};
+use crate::rules::context::{Abort, Verifier, R};
 use crate::state::{Chunk, Heap, Permission, State};
 
 /// A predicate access as written: `P(args)` or `acc(P(args), amount)`.

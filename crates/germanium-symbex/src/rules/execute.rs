@@ -8,8 +8,8 @@ use germanium_semantics::{CallTarget, VarId};
 use germanium_smt::Term;
 use germanium_syntax::ast::{Expr, ExprKind, NewFields, Stmt, StmtKind};
 
-use crate::context::{Abort, Verifier, R};
 use crate::errors::{ErrorContext, Reason};
+use crate::rules::context::{Abort, Verifier, R};
 use crate::state::{Heap, Permission, State, PRE_STATE};
 
 /// Bound on the `goto`s followed on one path (beyond it, the program loops through labels).
@@ -152,9 +152,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                         let Some(vars) = vars else {
                             return Err(self.unsupported(s.span, "this declaration"));
                         };
-                        let targets: Vec<crate::call_targets::ResultTarget> = vars
+                        let targets: Vec<crate::rules::call_targets::ResultTarget> = vars
                             .into_iter()
-                            .map(crate::call_targets::ResultTarget::Local)
+                            .map(crate::rules::call_targets::ResultTarget::Local)
                             .collect();
                         return self.call_method(st, s, &m, args, &targets);
                     }
@@ -254,7 +254,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             StmtKind::Assume(a) => {
                 // `assume A` with permissions: assume that A could be exhaled here.
                 let ctx = ErrorContext::at("inhale.failed", a.span, "Inhale might fail.");
-                if !crate::produce::is_impure(self.env.sem, a) {
+                if !crate::env::analysis::is_impure(self.env.sem, a) {
                     return self.produce(st, a, &ctx);
                 }
                 let mut scratch = st.clone();
@@ -328,7 +328,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         s: &Stmt,
         name: &str,
         args: &[Expr],
-        targets: &[crate::call_targets::ResultTarget<'_>],
+        targets: &[crate::rules::call_targets::ResultTarget<'_>],
     ) -> R<()> {
         let Some(callee) = self.env.methods.get(name).copied() else {
             return Err(self.unsupported(s.span, "an unknown method"));
@@ -600,7 +600,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let heap = inner.heap.clone();
             let c = self.eval(&inner, &heap, cond, &while_ctx)?;
             self.assume(c, s.span)?;
-            let start = if crate::termination::has_measure(decreases) {
+            let start = if crate::rules::termination::has_measure(decreases) {
                 self.loop_measures_at_start(&inner, decreases, s.span)?
             } else {
                 Vec::new()

@@ -6,13 +6,13 @@
 
 use std::collections::{HashMap, HashSet};
 
-use germanium_semantics::{CallTarget, Type};
+use germanium_semantics::Type;
 use germanium_smt::Term;
-use germanium_syntax::ast::{Decreases, DecreasesKind, Expr, ItemKind, Program, Stmt, StmtKind};
+use germanium_syntax::ast::{Decreases, DecreasesKind, Expr, Stmt};
 use germanium_syntax::{Diagnostic, Span};
 
-use crate::context::{Verifier, R};
 use crate::errors::ErrorContext;
+use crate::rules::context::{Verifier, R};
 use crate::state::{Heap, State};
 use germanium_theories::TheoryOp;
 
@@ -23,50 +23,6 @@ pub struct Measure {
     pub guard: Term,
     pub tuple: Option<Vec<(Term, Type)>>,
     pub span: Span,
-}
-
-/// Which methods each method calls (for recursion clusters).
-pub fn call_graph(
-    program: &Program,
-    sem: &germanium_semantics::Semantics,
-) -> HashMap<String, HashSet<String>> {
-    fn walk(stmts: &[Stmt], sem: &germanium_semantics::Semantics, out: &mut HashSet<String>) {
-        for s in stmts {
-            match &s.kind {
-                StmtKind::Call(..) => {
-                    if let Some(CallTarget::Method(m)) = sem.call(s.id) {
-                        out.insert(m.clone());
-                    }
-                }
-                StmtKind::Assign(_, rhs) => {
-                    if let Some(CallTarget::Method(m)) = sem.call(rhs.id) {
-                        out.insert(m.clone());
-                    }
-                }
-                StmtKind::Block(b) | StmtKind::While { body: b, .. } => walk(&b.stmts, sem, out),
-                StmtKind::If {
-                    then, otherwise, ..
-                } => {
-                    walk(&then.stmts, sem, out);
-                    if let Some(o) = otherwise {
-                        walk(&o.stmts, sem, out);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    let mut graph = HashMap::new();
-    for item in &program.items {
-        if let ItemKind::Method(m) = &item.kind {
-            let mut out = HashSet::new();
-            if let Some(b) = &m.body {
-                walk(&b.stmts, sem, &mut out);
-            }
-            graph.insert(m.name.name.clone(), out);
-        }
-    }
-    graph
 }
 
 /// Whether `to` can be reached from `from` by calls.

@@ -10,11 +10,11 @@ use germanium_smt::Term;
 use germanium_syntax::ast::{Expr, Stmt};
 use germanium_syntax::Span;
 
-use crate::context::{Abort, Verifier, R};
 use crate::errors::ErrorContext;
-use crate::forperm::{chunk_args, ResourcePattern};
+use crate::rules::context::{Abort, Verifier, R};
+use crate::rules::forperm::{chunk_args, ResourcePattern};
+use crate::rules::triggers;
 use crate::state::State;
-use crate::triggers;
 
 impl<'e, 'a> Verifier<'e, 'a> {
     /// The condition of a (quasi)havoc and the arguments of its resource, evaluated where
@@ -24,7 +24,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         st: &State,
         heap: &crate::state::Heap,
         cond: Option<&Expr>,
-        pattern: &crate::forperm::ResourcePattern<'_>,
+        pattern: &crate::rules::forperm::ResourcePattern<'_>,
         ctx: &ErrorContext,
     ) -> R<(Term, Vec<Term>)> {
         let c = match cond {

@@ -17,11 +17,11 @@ use germanium_smt::{FunDecl, Sort, Symbol, Term, TermKind};
 use germanium_syntax::ast::Function;
 use germanium_syntax::Span;
 
-use crate::context::{Verifier, R};
+use crate::env::analysis::is_impure;
 use crate::errors::ErrorContext;
-use crate::produce::is_impure;
+use crate::rules::context::{Verifier, R};
+use crate::rules::triggers;
 use crate::state::State;
-use crate::triggers;
 
 /// A function's definition in terms of a symbolic snapshot and parameters.
 struct Translation {
@@ -223,7 +223,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             self.exhale_parts,
         );
         let caller = self.current_function.replace(f.name.name.clone());
-        self.axiom_trigger_unfoldings = crate::unrolling_triggers::recursive_unfoldings(
+        self.axiom_trigger_unfoldings = crate::rules::unrolling_triggers::recursive_unfoldings(
             f,
             self.env.sem,
             &self.env.function_call_graph,
@@ -247,7 +247,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         fix_wildcards(&mut tr);
         let mut allowed = vec![tr.snap.clone()];
         allowed.extend(tr.params.iter().cloned());
-        let wildcard = Term::constant(&crate::produce::axiom_wildcard());
+        let wildcard = Term::constant(&crate::rules::produce::axiom_wildcard());
         let fresh = |t: &Term| mentions_other_fresh(t, &allowed);
         let introspects = |t: &Term| mentions(t, &wildcard);
         if tr.pre.iter().any(fresh) || tr.post.iter().any(|t| fresh(t) || introspects(t)) {
@@ -308,14 +308,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut post = Vec::new();
         self.result = Some(lapp.clone());
         for e in &f.contract.ensures {
-            let e = crate::inhale_exhale::inhale_reading(e);
+            let e = crate::rules::inhale_exhale::inhale_reading(e);
             if is_impure(self.env.sem, &e) {
                 continue;
             }
             let heap = st.heap.clone();
             match self.eval(&st, &heap, &e, &ctx) {
                 Ok(t) => post.push(t),
-                Err(crate::context::Abort::Failed) => {}
+                Err(crate::rules::context::Abort::Failed) => {}
                 Err(other) => return Err(other),
             }
         }
@@ -325,7 +325,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let heap = st.heap.clone();
                 match self.eval(&st, &heap, b, &ctx) {
                     Ok(t) => Some(t),
-                    Err(crate::context::Abort::Failed) => None,
+                    Err(crate::rules::context::Abort::Failed) => None,
                     Err(other) => return Err(other),
                 }
             }

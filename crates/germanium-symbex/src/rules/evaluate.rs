@@ -9,10 +9,10 @@ use germanium_semantics::{CallTarget, FieldTarget, Type};
 use germanium_smt::{Sort, Term};
 use germanium_syntax::ast::{BinaryOp, CollectionKind, Expr, ExprKind, QuantifierKind, UnaryOp};
 
-use crate::context::{Abort, Verifier, R};
 use crate::errors::{ErrorContext, Reason};
+use crate::rules::context::{Abort, Verifier, R};
+use crate::rules::triggers;
 use crate::state::{Heap, Permission, State, PRE_STATE};
-use crate::triggers;
 use germanium_theories::operators::{self, BinaryTerm};
 use germanium_theories::TheoryOp;
 
@@ -537,7 +537,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         body: &Expr,
         ctx: &ErrorContext,
     ) -> R<Term> {
-        if crate::produce::is_impure(self.env.sem, body) {
+        if crate::env::analysis::is_impure(self.env.sem, body) {
             return Err(self.unsupported(e.span, "quantified permissions"));
         }
         let mut constants = Vec::new();

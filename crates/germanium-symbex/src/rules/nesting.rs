@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use germanium_smt::{FunDecl, Sort, Symbol, Term};
 use germanium_syntax::Span;
 
-use crate::context::{Verifier, R};
+use crate::rules::context::{Verifier, R};
 
 /// An instance found in a body a fold reads: its `sx.Inst` term, its snapshot, and the
 /// condition under which it is held.
@@ -113,7 +113,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .predicates
             .get(name)
             .and_then(|p| p.body.as_ref())
-            .is_some_and(crate::produce::has_inhale_exhale);
+            .is_some_and(crate::env::analysis::has_inhale_exhale);
         if mixed {
             return Ok(None);
         }

@@ -6,9 +6,9 @@
 use germanium_smt::{FunDecl, Symbol, Term, TermKind};
 use germanium_syntax::ast::Expr;
 
-use crate::context::{Abort, Verifier, R};
+use crate::env::analysis::is_impure;
 use crate::errors::ErrorContext;
-use crate::produce::is_impure;
+use crate::rules::context::{Abort, Verifier, R};
 use crate::state::{Heap, State};
 
 impl<'e, 'a> Verifier<'e, 'a> {
@@ -47,7 +47,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     fn limited_in_axiom(&self, callee: &str) -> bool {
         match &self.current_function {
             Some(caller) => {
-                crate::termination::reaches(&self.env.function_call_graph, callee, caller)
+                crate::rules::termination::reaches(&self.env.function_call_graph, callee, caller)
             }
             None => true,
         }
@@ -204,7 +204,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let saved = std::mem::replace(&mut self.checking, false);
             for post in &function.contract.ensures {
                 // The caller gains the postcondition: its inhale parts.
-                let post = crate::inhale_exhale::inhale_reading(post);
+                let post = crate::rules::inhale_exhale::inhale_reading(post);
                 if is_impure(self.env.sem, &post) {
                     continue;
                 }

@@ -7,8 +7,8 @@ use germanium_semantics::VarId;
 use germanium_smt::Term;
 use germanium_syntax::ast::{Expr, ExprKind, Stmt};
 
-use crate::context::{Abort, Verifier, R};
 use crate::errors::{ErrorContext, Reason};
+use crate::rules::context::{Abort, Verifier, R};
 use crate::state::{Permission, State};
 
 /// Where one result of a call or allocation goes.

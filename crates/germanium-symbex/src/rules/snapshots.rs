@@ -6,9 +6,9 @@
 use germanium_smt::Term;
 use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
 
-use crate::context::{Abort, Verifier, R};
+use crate::env::analysis::is_impure;
 use crate::errors::ErrorContext;
-use crate::produce::is_impure;
+use crate::rules::context::{Abort, Verifier, R};
 use crate::state::{Heap, Permission, State};
 
 impl<'e, 'a> Verifier<'e, 'a> {
@@ -26,7 +26,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         st: &State,
         heap: &Heap,
         a: &Expr,
-    ) -> R<crate::nesting::FoldSnapshot> {
+    ) -> R<crate::rules::nesting::FoldSnapshot> {
         self.snapshot_collecting(st, heap, a, true)
     }
 
@@ -38,7 +38,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         heap: &Heap,
         a: &Expr,
         collect: bool,
-    ) -> R<crate::nesting::FoldSnapshot> {
+    ) -> R<crate::rules::nesting::FoldSnapshot> {
         let saved = std::mem::replace(&mut self.nesting.found, collect.then(Vec::new));
         let r = self.snapshot_reading(st, heap, a);
         let found = std::mem::replace(&mut self.nesting.found, saved).unwrap_or_default();

@@ -8,7 +8,7 @@
 use germanium_smt::{Sort, Symbol, Term};
 use germanium_syntax::Span;
 
-use crate::context::{Verifier, R};
+use crate::rules::context::{Verifier, R};
 use crate::state::{Chunk, State};
 
 fn holds_ref_decl(snap: &Sort, r: &Sort) -> germanium_smt::FunDecl {

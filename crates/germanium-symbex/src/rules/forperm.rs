@@ -9,8 +9,8 @@ use germanium_semantics::{FieldTarget, VarId};
 use germanium_smt::Term;
 use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
 
-use crate::context::{Verifier, R};
 use crate::errors::ErrorContext;
+use crate::rules::context::{Verifier, R};
 use crate::state::{Chunk, Heap, State};
 
 /// A `forperm` resource: the field or predicate whose chunks it ranges over, and the

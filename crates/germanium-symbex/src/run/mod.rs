@@ -8,16 +8,14 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use germanium_semantics::Semantics;
-use germanium_smt::{Solver, SolverConfig, Term};
+use germanium_smt::{Solver, SolverConfig};
 use germanium_syntax::ast::{Function, ItemKind, Method, Program};
 use germanium_syntax::diagnostic::ids;
 use germanium_syntax::{Diagnostic, SourceMap, Span};
 
-use crate::context::{Abort, Env, Verifier, R};
 use crate::decider::budget::{Budget, MEMORY_LIMIT_MB};
-use crate::errors::ErrorContext;
-use crate::execute::path_end;
-use crate::state::{State, PRE_STATE};
+use crate::env::Env;
+use crate::rules::context::{Abort, Verifier, R};
 
 /// Settings of one verification run.
 #[derive(Clone, Debug)]
@@ -31,7 +29,7 @@ pub struct VerifyOptions {
     /// Worker threads (each with its own solver).
     pub jobs: usize,
     /// `if` branches one member may explore (default
-    /// [`crate::context::MAX_BRANCHES_PER_MEMBER`]).
+    /// [`crate::env::MAX_BRANCHES_PER_MEMBER`]).
     pub max_branches: Option<usize>,
 }
 
@@ -103,8 +101,7 @@ pub fn verify_program(
     sources: &SourceMap,
     options: &VerifyOptions,
 ) -> Vec<Diagnostic> {
-    let budget = Budget::from_timeout(options.timeout.unwrap_or(DEFAULT_QUERY_TIMEOUT));
-    let mut env = Env::new(program, sem, sources, budget);
+    let mut env = Env::new(program, sem, sources);
     if let Some(limit) = options.max_branches {
         env.max_branches = limit;
     }
@@ -214,6 +211,7 @@ fn run_members<'a>(
                 let mut worker = Worker {
                     env,
                     config,
+                    budget: Budget::from_timeout(options.timeout.unwrap_or(DEFAULT_QUERY_TIMEOUT)),
                     posts,
                     verifier: None,
                 };
@@ -246,6 +244,7 @@ fn run_members<'a>(
 struct Worker<'e, 'a> {
     env: &'e Env<'a>,
     config: SolverConfig,
+    budget: Budget,
     posts: &'e HashSet<String>,
     verifier: Option<Verifier<'e, 'a>>,
 }
@@ -266,7 +265,7 @@ impl<'e, 'a> Worker<'e, 'a> {
                 Member::Predicate(p) => p.name.span,
             };
             if self.verifier.is_none() {
-                match start_worker(self.env, self.config.clone(), self.posts) {
+                match start_worker(self.env, self.config.clone(), self.budget, self.posts) {
                     Ok(v) => self.verifier = Some(v),
                     Err(message) => {
                         found.push((i, vec![Diagnostic::new(ids::INTERNAL, span, message)]));
@@ -311,10 +310,11 @@ impl<'e, 'a> Worker<'e, 'a> {
 fn start_worker<'e, 'a>(
     env: &'e Env<'a>,
     config: SolverConfig,
+    budget: Budget,
     posts: &HashSet<String>,
 ) -> Result<Verifier<'e, 'a>, String> {
     let solver = Solver::new(config).map_err(|e| format!("could not start the SMT solver: {e}"))?;
-    let mut v = Verifier::new(env, solver);
+    let mut v = Verifier::new(env, solver, budget);
     v.preamble()
         .map_err(|e| format!("the SMT solver rejected the preamble: {e}"))?;
     if v.function_axioms(posts).is_err() {
@@ -367,7 +367,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         self.nesting_preamble()?;
         self.allocation_preamble()?;
-        let wildcard = crate::produce::axiom_wildcard();
+        let wildcard = crate::rules::axiom_wildcard();
         self.decider.declare(&wildcard)?;
         let w = germanium_smt::Term::constant(&wildcard);
         // Small, so that what a precondition's wildcards add up to stays at most `write`.
@@ -439,243 +439,4 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.decider.end_member(depth);
         std::mem::take(&mut self.errors)
     }
-
-    fn fresh_store(
-        &mut self,
-        st: &mut State,
-        vars: &[germanium_semantics::VarId],
-        span: Span,
-    ) -> R<()> {
-        for var in vars {
-            let info = self.env.sem.var(*var).clone();
-            let sort = self.sort_of(&info.ty, span)?;
-            let t = self.fresh(&info.name, sort, span)?;
-            st.store.insert(*var, t);
-        }
-        Ok(())
-    }
-
-    fn verify_method(&mut self, m: &Method) -> R<()> {
-        let Some(info) = self.env.sem.methods.get(&m.name.name).cloned() else {
-            return Err(self.unsupported(m.name.span, "this method"));
-        };
-        let mut st = State::default();
-        self.fresh_store(&mut st, &info.params, m.name.span)?;
-        self.fresh_store(&mut st, &info.returns, m.name.span)?;
-        let wellformed =
-            ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
-        self.check_exhale_parts(
-            &st,
-            &m.contract.requires,
-            true,
-            false,
-            &wellformed,
-            m.name.span,
-        )?;
-        let produced = (|| -> R<()> {
-            for pre in &m.contract.requires {
-                self.produce(&mut st, pre, &wellformed.for_clause(pre))?;
-            }
-            Ok(())
-        })();
-        if produced.is_err() {
-            return path_end(produced);
-        }
-        st.old_heaps.insert(PRE_STATE.to_string(), st.heap.clone());
-        // The postcondition must be well-formed in any state reachable from the pre-state.
-        self.push(m.name.span)?;
-        let mut post_state = State {
-            heap: Default::default(),
-            ..st.clone()
-        };
-        let post_wf = (|| -> R<()> {
-            for post in &m.contract.ensures {
-                self.produce(&mut post_state, post, &wellformed.for_clause(post))?;
-            }
-            Ok(())
-        })();
-        self.pop(m.name.span)?;
-        path_end(post_wf)?;
-        self.check_exhale_parts(
-            &st,
-            &m.contract.ensures,
-            false,
-            false,
-            &wellformed,
-            m.name.span,
-        )?;
-        let Some(body) = &m.body else { return Ok(()) };
-        self.method = self.env.methods.get(&m.name.name).copied();
-        self.loop_heads = crate::label_loops::loop_heads(&body.stmts);
-        let heap = st.heap.clone();
-        self.method_measures = self.measures(&st, &heap, &m.contract.decreases)?;
-        let r = self.exec_seq(
-            st,
-            &body.stmts,
-            &mut |v: &mut Verifier<'e, 'a>, end: State| v.method_end(end),
-        );
-        path_end(r)?;
-        self.report_refutations(&body.stmts);
-        Ok(())
-    }
-
-    /// Well-formedness of `clauses` read with the exhale parts of `[a, b]`: produced from
-    /// the parameters alone (preconditions, `from_scratch`) or after the precondition
-    /// (postconditions: of a method in any heap, of a function in the precondition's,
-    /// `keep_heap`).
-    #[allow(clippy::too_many_arguments)]
-    fn check_exhale_parts(
-        &mut self,
-        st: &State,
-        clauses: &[germanium_syntax::ast::Expr],
-        from_scratch: bool,
-        keep_heap: bool,
-        ctx: &ErrorContext,
-        span: Span,
-    ) -> R<()> {
-        if !clauses.iter().any(crate::produce::has_inhale_exhale) {
-            return Ok(());
-        }
-        self.push(span)?;
-        let mut scratch = if keep_heap {
-            st.clone()
-        } else {
-            State {
-                heap: Default::default(),
-                ..st.clone()
-            }
-        };
-        if from_scratch {
-            scratch.old_heaps.clear();
-        }
-        self.exhale_parts = true;
-        let r = (|| -> R<()> {
-            for c in clauses {
-                self.produce(&mut scratch, c, &ctx.for_clause(c))?;
-            }
-            Ok(())
-        })();
-        self.exhale_parts = false;
-        self.pop(span)?;
-        path_end(r)
-    }
-
-    /// The end of the method body: the postcondition must hold.
-    pub fn method_end(&mut self, mut end: State) -> R<()> {
-        let Some(m) = self.method else { return Ok(()) };
-        let violated = ErrorContext::at_conjunct(
-            "postcondition.violated",
-            format!("Postcondition of {} might not hold.", m.name.name),
-        );
-        let heap = end.heap.clone();
-        // Well-definedness of the postcondition is checked on its own; reads here need no
-        // permission of their own (as in Carbon).
-        self.lenient_reads = true;
-        let r = (|| -> R<()> {
-            for post in &m.contract.ensures {
-                self.consume(&mut end, &heap, post, &violated.for_clause(post))?;
-            }
-            Ok(())
-        })();
-        self.lenient_reads = false;
-        r
-    }
-
-    fn verify_function(&mut self, f: &Function) -> R<()> {
-        let Some(info) = self.env.sem.functions.get(&f.name.name).cloned() else {
-            return Err(self.unsupported(f.name.span, "this function"));
-        };
-        let mut st = State::default();
-        self.fresh_store(&mut st, &info.params, f.name.span)?;
-        let wellformed =
-            ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
-        let r = (|| -> R<()> {
-            self.check_exhale_parts(
-                &st,
-                &f.contract.requires,
-                true,
-                false,
-                &wellformed,
-                f.name.span,
-            )?;
-            // In a function, a permission is only ever some positive amount (Viper's
-            // function semantics): `acc(x.f) && acc(y.f)` does not make x and y differ.
-            self.positive_only = true;
-            // Calls in the contract must terminate too (Viper's termination plugin): those
-            // in the precondition against the measure of the initial state, those in the
-            // postcondition against the measure after the precondition.
-            let calls = |clauses: &[germanium_syntax::ast::Expr]| {
-                clauses.iter().any(|c| calls_function(self.env.sem, c))
-            };
-            let terminating = crate::termination::has_measure(&f.contract.decreases);
-            let (check_pres, check_posts) = (
-                terminating && calls(&f.contract.requires),
-                terminating && calls(&f.contract.ensures),
-            );
-            if check_pres {
-                self.current_function = Some(f.name.name.clone());
-                let heap = st.heap.clone();
-                self.function_measures = self.measures(&st, &heap, &f.contract.decreases)?;
-            }
-            let produced = (|| -> R<()> {
-                for pre in &f.contract.requires {
-                    self.produce(&mut st, pre, &wellformed.for_clause(pre))?;
-                }
-                Ok(())
-            })();
-            self.positive_only = false;
-            self.function_measures.clear();
-            produced?;
-            if check_posts {
-                self.current_function = Some(f.name.name.clone());
-                let heap = st.heap.clone();
-                self.function_measures = self.measures(&st, &heap, &f.contract.decreases)?;
-            }
-            let result_sort = self.sort_of(&info.result, f.name.span)?;
-            let result = self.fresh("result", result_sort, f.name.span)?;
-            self.result = Some(result.clone());
-            // With a body, `result` in the postcondition is the body's value (as in Viper).
-            if let Some(value) = self.body_value_quietly(f, &st)? {
-                self.assume(Term::eq(result, value), f.name.span)?;
-            }
-            self.push(f.name.span)?;
-            let mut post_state = st.clone();
-            // The postcondition too needs only some positive amount of what it unfolds.
-            self.positive_only = true;
-            let posts = (|| -> R<()> {
-                for post in &f.contract.ensures {
-                    self.produce(&mut post_state, post, &wellformed.for_clause(post))?;
-                }
-                Ok(())
-            })();
-            self.positive_only = false;
-            self.pop(f.name.span)?;
-            self.function_measures.clear();
-            path_end(posts)?;
-            self.check_exhale_parts(
-                &st,
-                &f.contract.ensures,
-                false,
-                true,
-                &wellformed,
-                f.name.span,
-            )?;
-            self.result = None;
-            self.verify_function_body(f, &st)
-        })();
-        self.result = None;
-        self.function_measures.clear();
-        path_end(r)
-    }
-}
-
-/// Whether `e` applies a Viper function (whose termination a contract must then check).
-fn calls_function(sem: &germanium_semantics::Semantics, e: &germanium_syntax::ast::Expr) -> bool {
-    let mut found = false;
-    germanium_semantics::visit::walk_expr(e, &mut |x: &germanium_syntax::ast::Expr| {
-        if let Some(germanium_semantics::CallTarget::Function(_)) = sem.call(x.id) {
-            found = true;
-        }
-    });
-    found
 }

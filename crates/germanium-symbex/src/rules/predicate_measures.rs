@@ -11,8 +11,8 @@ use germanium_smt::{FunDecl, Sort, Symbol, Term};
 use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
 use germanium_syntax::Span;
 
-use crate::context::{Verifier, R};
 use crate::errors::ErrorContext;
+use crate::rules::context::{Verifier, R};
 use crate::state::{Heap, State};
 use germanium_theories::TheoryOp;
 

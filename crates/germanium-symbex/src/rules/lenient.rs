@@ -8,8 +8,8 @@
 use germanium_smt::Term;
 use germanium_syntax::Span;
 
-use crate::context::{Verifier, R};
 use crate::errors::ErrorContext;
+use crate::rules::context::{Verifier, R};
 use crate::state::{Chunk, Heap, State};
 
 impl<'e, 'a> Verifier<'e, 'a> {

@@ -1,0 +1,115 @@
+//! Facts read off the program's syntax once: whether an assertion holds permissions, which
+//! members call which (for recursion clusters and function heights).
+
+use std::collections::{HashMap, HashSet};
+
+use germanium_semantics::{CallTarget, Semantics};
+use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, ItemKind, Program, Stmt, StmtKind};
+
+/// Whether the assertion has an inhale-exhale part `[a, b]` (outside pure expressions).
+pub fn has_inhale_exhale(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::InhaleExhale(..) => true,
+        ExprKind::Binary(BinaryOp::And | BinaryOp::Implies, l, r) => {
+            has_inhale_exhale(l) || has_inhale_exhale(r)
+        }
+        ExprKind::Cond(_, a, b) => has_inhale_exhale(a) || has_inhale_exhale(b),
+        ExprKind::Let(_, _, body) | ExprKind::Annotated(_, body) => has_inhale_exhale(body),
+        _ => false,
+    }
+}
+
+/// Whether `e` holds a permission (accessibility predicate, predicate instance, wand).
+pub fn is_impure(sem: &Semantics, e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Acc(..) | ExprKind::InhaleExhale(..) => true,
+        ExprKind::Binary(BinaryOp::Wand, ..) => true,
+        ExprKind::Call(..) => matches!(sem.call(e.id), Some(CallTarget::Predicate(_))),
+        ExprKind::Binary(BinaryOp::And | BinaryOp::Implies, l, r) => {
+            is_impure(sem, l) || is_impure(sem, r)
+        }
+        ExprKind::Cond(_, a, b) => is_impure(sem, a) || is_impure(sem, b),
+        ExprKind::Let(_, _, body) | ExprKind::Annotated(_, body) => is_impure(sem, body),
+        ExprKind::Quantifier { body, .. } => is_impure(sem, body),
+        ExprKind::Unfolding(_, body)
+        | ExprKind::Applying(_, body)
+        | ExprKind::Asserting(_, body) => is_impure(sem, body),
+        _ => false,
+    }
+}
+
+/// Which methods each method calls (for recursion clusters).
+pub fn call_graph(program: &Program, sem: &Semantics) -> HashMap<String, HashSet<String>> {
+    fn walk(stmts: &[Stmt], sem: &Semantics, out: &mut HashSet<String>) {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Call(..) => {
+                    if let Some(CallTarget::Method(m)) = sem.call(s.id) {
+                        out.insert(m.clone());
+                    }
+                }
+                StmtKind::Assign(_, rhs) => {
+                    if let Some(CallTarget::Method(m)) = sem.call(rhs.id) {
+                        out.insert(m.clone());
+                    }
+                }
+                StmtKind::Block(b) | StmtKind::While { body: b, .. } => walk(&b.stmts, sem, out),
+                StmtKind::If {
+                    then, otherwise, ..
+                } => {
+                    walk(&then.stmts, sem, out);
+                    if let Some(o) = otherwise {
+                        walk(&o.stmts, sem, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut graph = HashMap::new();
+    for item in &program.items {
+        if let ItemKind::Method(m) = &item.kind {
+            let mut out = HashSet::new();
+            if let Some(b) = &m.body {
+                walk(&b.stmts, sem, &mut out);
+            }
+            graph.insert(m.name.name.clone(), out);
+        }
+    }
+    graph
+}
+
+/// Which functions each function's body calls.
+pub fn function_call_graph(program: &Program, sem: &Semantics) -> HashMap<String, HashSet<String>> {
+    let mut graph = HashMap::new();
+    for item in &program.items {
+        if let ItemKind::Function(f) = &item.kind {
+            let mut out = HashSet::new();
+            let exprs = f
+                .body
+                .iter()
+                .chain(&f.contract.requires)
+                .chain(&f.contract.ensures);
+            for e in exprs {
+                germanium_semantics::visit::walk_expr(e, &mut |x: &Expr| {
+                    if let Some(CallTarget::Function(g)) = sem.call(x.id) {
+                        out.insert(g.clone());
+                    }
+                });
+            }
+            graph.insert(f.name.name.clone(), out);
+        }
+    }
+    graph
+}
+
+/// Whether `e` applies a Viper function (whose termination a contract must then check).
+pub fn calls_function(sem: &Semantics, e: &Expr) -> bool {
+    let mut found = false;
+    germanium_semantics::visit::walk_expr(e, &mut |x: &Expr| {
+        if let Some(CallTarget::Function(_)) = sem.call(x.id) {
+            found = true;
+        }
+    });
+    found
+}

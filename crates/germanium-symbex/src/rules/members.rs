@@ -1,0 +1,243 @@
+//! The contracts and bodies of members: a method's precondition, body and postcondition,
+//! a function's contract and body, each from a fresh store.
+
+use germanium_smt::Term;
+use germanium_syntax::ast::{Function, Method};
+use germanium_syntax::Span;
+
+use crate::errors::ErrorContext;
+use crate::rules::context::{Verifier, R};
+use crate::rules::execute::path_end;
+use crate::state::{State, PRE_STATE};
+
+impl<'e, 'a> Verifier<'e, 'a> {
+    pub(crate) fn fresh_store(
+        &mut self,
+        st: &mut State,
+        vars: &[germanium_semantics::VarId],
+        span: Span,
+    ) -> R<()> {
+        for var in vars {
+            let info = self.env.sem.var(*var).clone();
+            let sort = self.sort_of(&info.ty, span)?;
+            let t = self.fresh(&info.name, sort, span)?;
+            st.store.insert(*var, t);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn verify_method(&mut self, m: &Method) -> R<()> {
+        let Some(info) = self.env.sem.methods.get(&m.name.name).cloned() else {
+            return Err(self.unsupported(m.name.span, "this method"));
+        };
+        let mut st = State::default();
+        self.fresh_store(&mut st, &info.params, m.name.span)?;
+        self.fresh_store(&mut st, &info.returns, m.name.span)?;
+        let wellformed =
+            ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
+        self.check_exhale_parts(
+            &st,
+            &m.contract.requires,
+            true,
+            false,
+            &wellformed,
+            m.name.span,
+        )?;
+        let produced = (|| -> R<()> {
+            for pre in &m.contract.requires {
+                self.produce(&mut st, pre, &wellformed.for_clause(pre))?;
+            }
+            Ok(())
+        })();
+        if produced.is_err() {
+            return path_end(produced);
+        }
+        st.old_heaps.insert(PRE_STATE.to_string(), st.heap.clone());
+        // The postcondition must be well-formed in any state reachable from the pre-state.
+        self.push(m.name.span)?;
+        let mut post_state = State {
+            heap: Default::default(),
+            ..st.clone()
+        };
+        let post_wf = (|| -> R<()> {
+            for post in &m.contract.ensures {
+                self.produce(&mut post_state, post, &wellformed.for_clause(post))?;
+            }
+            Ok(())
+        })();
+        self.pop(m.name.span)?;
+        path_end(post_wf)?;
+        self.check_exhale_parts(
+            &st,
+            &m.contract.ensures,
+            false,
+            false,
+            &wellformed,
+            m.name.span,
+        )?;
+        let Some(body) = &m.body else { return Ok(()) };
+        self.method = self.env.methods.get(&m.name.name).copied();
+        self.loop_heads = crate::rules::label_loops::loop_heads(&body.stmts);
+        let heap = st.heap.clone();
+        self.method_measures = self.measures(&st, &heap, &m.contract.decreases)?;
+        let r = self.exec_seq(
+            st,
+            &body.stmts,
+            &mut |v: &mut Verifier<'e, 'a>, end: State| v.method_end(end),
+        );
+        path_end(r)?;
+        self.report_refutations(&body.stmts);
+        Ok(())
+    }
+
+    /// Well-formedness of `clauses` read with the exhale parts of `[a, b]`: produced from
+    /// the parameters alone (preconditions, `from_scratch`) or after the precondition
+    /// (postconditions: of a method in any heap, of a function in the precondition's,
+    /// `keep_heap`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn check_exhale_parts(
+        &mut self,
+        st: &State,
+        clauses: &[germanium_syntax::ast::Expr],
+        from_scratch: bool,
+        keep_heap: bool,
+        ctx: &ErrorContext,
+        span: Span,
+    ) -> R<()> {
+        if !clauses.iter().any(crate::env::analysis::has_inhale_exhale) {
+            return Ok(());
+        }
+        self.push(span)?;
+        let mut scratch = if keep_heap {
+            st.clone()
+        } else {
+            State {
+                heap: Default::default(),
+                ..st.clone()
+            }
+        };
+        if from_scratch {
+            scratch.old_heaps.clear();
+        }
+        self.exhale_parts = true;
+        let r = (|| -> R<()> {
+            for c in clauses {
+                self.produce(&mut scratch, c, &ctx.for_clause(c))?;
+            }
+            Ok(())
+        })();
+        self.exhale_parts = false;
+        self.pop(span)?;
+        path_end(r)
+    }
+
+    /// The end of the method body: the postcondition must hold.
+    pub fn method_end(&mut self, mut end: State) -> R<()> {
+        let Some(m) = self.method else { return Ok(()) };
+        let violated = ErrorContext::at_conjunct(
+            "postcondition.violated",
+            format!("Postcondition of {} might not hold.", m.name.name),
+        );
+        let heap = end.heap.clone();
+        // Well-definedness of the postcondition is checked on its own; reads here need no
+        // permission of their own (as in Carbon).
+        self.lenient_reads = true;
+        let r = (|| -> R<()> {
+            for post in &m.contract.ensures {
+                self.consume(&mut end, &heap, post, &violated.for_clause(post))?;
+            }
+            Ok(())
+        })();
+        self.lenient_reads = false;
+        r
+    }
+
+    pub(crate) fn verify_function(&mut self, f: &Function) -> R<()> {
+        let Some(info) = self.env.sem.functions.get(&f.name.name).cloned() else {
+            return Err(self.unsupported(f.name.span, "this function"));
+        };
+        let mut st = State::default();
+        self.fresh_store(&mut st, &info.params, f.name.span)?;
+        let wellformed =
+            ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
+        let r = (|| -> R<()> {
+            self.check_exhale_parts(
+                &st,
+                &f.contract.requires,
+                true,
+                false,
+                &wellformed,
+                f.name.span,
+            )?;
+            // In a function, a permission is only ever some positive amount (Viper's
+            // function semantics): `acc(x.f) && acc(y.f)` does not make x and y differ.
+            self.positive_only = true;
+            // Calls in the contract must terminate too (Viper's termination plugin): those
+            // in the precondition against the measure of the initial state, those in the
+            // postcondition against the measure after the precondition.
+            let calls = |clauses: &[germanium_syntax::ast::Expr]| {
+                clauses
+                    .iter()
+                    .any(|c| crate::env::analysis::calls_function(self.env.sem, c))
+            };
+            let terminating = crate::rules::termination::has_measure(&f.contract.decreases);
+            let (check_pres, check_posts) = (
+                terminating && calls(&f.contract.requires),
+                terminating && calls(&f.contract.ensures),
+            );
+            if check_pres {
+                self.current_function = Some(f.name.name.clone());
+                let heap = st.heap.clone();
+                self.function_measures = self.measures(&st, &heap, &f.contract.decreases)?;
+            }
+            let produced = (|| -> R<()> {
+                for pre in &f.contract.requires {
+                    self.produce(&mut st, pre, &wellformed.for_clause(pre))?;
+                }
+                Ok(())
+            })();
+            self.positive_only = false;
+            self.function_measures.clear();
+            produced?;
+            if check_posts {
+                self.current_function = Some(f.name.name.clone());
+                let heap = st.heap.clone();
+                self.function_measures = self.measures(&st, &heap, &f.contract.decreases)?;
+            }
+            let result_sort = self.sort_of(&info.result, f.name.span)?;
+            let result = self.fresh("result", result_sort, f.name.span)?;
+            self.result = Some(result.clone());
+            // With a body, `result` in the postcondition is the body's value (as in Viper).
+            if let Some(value) = self.body_value_quietly(f, &st)? {
+                self.assume(Term::eq(result, value), f.name.span)?;
+            }
+            self.push(f.name.span)?;
+            let mut post_state = st.clone();
+            // The postcondition too needs only some positive amount of what it unfolds.
+            self.positive_only = true;
+            let posts = (|| -> R<()> {
+                for post in &f.contract.ensures {
+                    self.produce(&mut post_state, post, &wellformed.for_clause(post))?;
+                }
+                Ok(())
+            })();
+            self.positive_only = false;
+            self.pop(f.name.span)?;
+            self.function_measures.clear();
+            path_end(posts)?;
+            self.check_exhale_parts(
+                &st,
+                &f.contract.ensures,
+                false,
+                true,
+                &wellformed,
+                f.name.span,
+            )?;
+            self.result = None;
+            self.verify_function_body(f, &st)
+        })();
+        self.result = None;
+        self.function_measures.clear();
+        path_end(r)
+    }
+}

@@ -1,0 +1,43 @@
+//! The rules of symbolic execution, in the shape of Silicon's: [`evaluate`] (expression →
+//! term, with well-definedness checks), [`produce`] (assertion → added to the state),
+//! [`consume`] (assertion → checked and removed), [`execute`] (statement → successor
+//! states). The four are mutually recursive by nature; the recursion stays inside this
+//! module. Beneath them: predicates (`predicates`, `snapshots`, `nesting`), functions
+//! (`functions`, `function_bodies`, `function_axioms`, `unrolling_triggers`, `relevance`),
+//! termination (`termination`, `predicate_measures`), loops made of labels
+//! (`label_loops`), and the smaller rules (`havoc`, `forperm`, `impure_assume`, `lenient`,
+//! `allocation`, `call_targets`, `inhale_exhale`, `triggers`, `chunks`); [`members`] runs a
+//! member's contract and body; [`context`] is the state of one worker's rules.
+//!
+//! Architecture invariant: a member is reported verified only if every check on every path
+//! was proved (`unsat`); `unknown`, budgets that ran out, solver crashes and unsupported
+//! constructs become errors on the construct being checked.
+
+mod allocation;
+mod call_targets;
+mod chunks;
+mod consume;
+pub mod context;
+mod evaluate;
+pub(crate) mod execute;
+mod forperm;
+mod function_axioms;
+mod function_bodies;
+mod functions;
+mod havoc;
+mod impure_assume;
+mod inhale_exhale;
+mod label_loops;
+mod lenient;
+mod members;
+mod nesting;
+mod predicate_measures;
+mod predicates;
+mod produce;
+mod relevance;
+mod snapshots;
+mod termination;
+mod triggers;
+mod unrolling_triggers;
+
+pub(crate) use produce::axiom_wildcard;
