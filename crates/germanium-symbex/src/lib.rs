@@ -7,7 +7,8 @@
 //! [`errors`] (Viper's error ids and wording) and [`state`] (plain data: store, heap,
 //! permission amounts, snapshots); [`env`] (program-wide tables, computed once); [`decider`]
 //! (the solver session and its deterministic budget); [`trace`] (the execution log's
-//! interface, a no-op by default); `rules` (the four operations and everything beneath
+//! interface, a no-op by default); [`resources`] (the only code that looks inside a chunk:
+//! one chunk shape, one path to find, count, add, take and write); `rules` (the four operations and everything beneath
 //! them); [`run`] (sessions, worker threads, the preamble, the entry point). The theories
 //! (sorts and axioms of Viper's built-in and user types) are the crate `germanium_theories`.
 //!
@@ -18,6 +19,7 @@
 pub mod decider;
 pub mod env;
 pub mod errors;
+pub mod resources;
 mod rules;
 pub mod run;
 pub mod state;

@@ -6,7 +6,16 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The top-level modules, lowest first: each may use only those before it.
-const LAYERS: &[&str] = &["errors", "state", "env", "decider", "trace", "rules", "run"];
+const LAYERS: &[&str] = &[
+    "errors",
+    "state",
+    "env",
+    "decider",
+    "trace",
+    "resources",
+    "rules",
+    "run",
+];
 
 /// What a layer must not mention at all (checked as plain text in its code).
 const FORBIDDEN: &[(&str, &[&str])] = &[
@@ -15,6 +24,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("env", &["Solver", "SolverError"]),
     ("decider", &["germanium_syntax", "germanium_semantics"]),
     ("trace", &["Solver", "germanium_smt"]),
+    ("resources", &["germanium_syntax::ast", "Diagnostic"]),
 ];
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -9,7 +9,7 @@ use germanium_smt::{Sort, Symbol, Term};
 use germanium_syntax::Span;
 
 use crate::rules::context::{Verifier, R};
-use crate::state::{Chunk, State};
+use crate::state::{Resource, State};
 
 fn holds_ref_decl(snap: &Sort, r: &Sort) -> germanium_smt::FunDecl {
     germanium_smt::FunDecl::new(
@@ -55,10 +55,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut snaps: Vec<Term> = Vec::new();
         for heap in std::iter::once(&st.heap).chain(st.old_heaps.values()) {
             for c in &heap.chunks {
-                if let Chunk::Predicate { snap, .. } = c {
-                    if !snaps.contains(snap) {
-                        snaps.push(snap.clone());
+                match c.resource {
+                    Resource::Predicate(_) if !snaps.contains(&c.snap) => {
+                        snaps.push(c.snap.clone())
                     }
+                    Resource::Predicate(_) | Resource::Field(_) => {}
                 }
             }
         }

@@ -8,8 +8,9 @@ use germanium_smt::Term;
 use germanium_syntax::ast::{Expr, ExprKind, Stmt};
 
 use crate::errors::{ErrorContext, Reason};
+use crate::resources;
 use crate::rules::context::{Abort, Verifier, R};
-use crate::state::{Permission, State};
+use crate::state::{Permission, Resource, State};
 
 /// Where one result of a call or allocation goes.
 pub enum ResultTarget<'x> {
@@ -101,18 +102,20 @@ impl<'e, 'a> Verifier<'e, 'a> {
     ) -> R<()> {
         let ctx = ErrorContext::at("assignment.failed", s.span, "Assignment might fail.");
         let heap = st.heap.clone();
-        let found = self.find_chunk(&heap, field, &receiver, target.span)?;
+        let resource = Resource::Field(field.to_string());
+        let args = [receiver];
+        let found = self.find(&heap, &resource, &args, target.span)?;
         let writable = match found {
-            Some(i) => self.prove(heap.chunks[i].perm().at_least(&Permission::write()), s.span)?,
+            Some(i) => self.prove(heap.chunks[i].perm.at_least(&Permission::write()), s.span)?,
             None => false,
         };
         if let (Some(i), true) = (found, writable) {
-            st.heap.chunks[i].set_value(value);
+            st.heap.chunks[i].snap = value;
             return Ok(());
         }
-        let total = self.total_perm(&heap, field, &receiver);
+        let total = resources::perm_of(&heap, &resource, &args);
         if self.prove(total.at_least(&Permission::write()), s.span)? {
-            self.write_aliased(&mut st.heap, field, &receiver, &value);
+            resources::write(&mut st.heap, &resource, &args, &value);
             return Ok(());
         }
         if self.dead_path(s.span)? {

@@ -4,13 +4,13 @@
 //! A pure conjunct is assumed once checked (failed ones after being reported), under the
 //! guards it was checked under; a missing permission ends the path.
 
-use germanium_smt::{Sort, Term};
+use germanium_smt::Term;
 use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
 
 use crate::env::analysis::is_impure;
 use crate::errors::{ErrorContext, Reason};
-use crate::rules::context::{Abort, Verifier, R};
-use crate::state::{Heap, Permission, State};
+use crate::rules::context::{Verifier, R};
+use crate::state::{Heap, Permission, Resource, State};
 
 impl<'e, 'a> Verifier<'e, 'a> {
     pub fn consume(
@@ -21,11 +21,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
         ctx: &ErrorContext,
     ) -> R<()> {
         if let Some(pa) = self.as_predicate_access(a) {
-            let saved = self.perm_heap.replace(st.heap.clone());
-            let evaluated = self.eval_predicate_access(st, eval_heap, &pa, ctx);
-            self.perm_heap = saved;
-            let (args, amount) = evaluated?;
-            self.consume_predicate(st, &pa.name, &args, amount, pa.call, ctx)?;
+            let (args, amount) = self.with_perm_heap(Some(st.heap.clone()), |v| {
+                v.eval_predicate_access(st, eval_heap, &pa, ctx)
+            })?;
+            if let (Some(p), false) = (&amount, self.modes.assuming) {
+                self.check(
+                    p.is_non_negative(),
+                    ctx,
+                    Reason::NegativePermission,
+                    pa.call,
+                )?;
+            }
+            let resource = Resource::Predicate(pa.name.clone());
+            self.consume_resource(st, &resource, &args, amount, pa.call, ctx)?;
             return Ok(());
         }
         match &a.kind {
@@ -57,18 +65,22 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.consume(st, eval_heap, x, ctx)
             }
             // `assume` takes the inhale part, like `inhale`.
-            ExprKind::InhaleExhale(x, _) if self.assuming => self.consume(st, eval_heap, x, ctx),
+            ExprKind::InhaleExhale(x, _) if self.modes.assuming => {
+                self.consume(st, eval_heap, x, ctx)
+            }
             ExprKind::InhaleExhale(_, x) => self.consume(st, eval_heap, x, ctx),
             ExprKind::Acc(loc, amount) => {
                 self.consume_acc(st, eval_heap, loc, amount.as_deref(), ctx)
             }
-            ExprKind::Unfolding(access, body) if self.assuming && is_impure(self.env.sem, body) => {
+            ExprKind::Unfolding(access, body)
+                if self.modes.assuming && is_impure(self.env.sem, body) =>
+            {
                 self.assume_unfolding(st, eval_heap, access, body, ctx)
             }
             _ if is_impure(self.env.sem, a) => Err(self.unsupported_assertion(a)),
             // `[a, b]` under pure operators (`[a, b] || c`): read the whole expression.
             _ if crate::rules::inhale_exhale::contains_inhale_exhale(a) => {
-                let part = if self.assuming {
+                let part = if self.modes.assuming {
                     crate::rules::inhale_exhale::Part::Inhale
                 } else {
                     crate::rules::inhale_exhale::Part::Exhale
@@ -79,18 +91,18 @@ impl<'e, 'a> Verifier<'e, 'a> {
             _ => {
                 let reported = self.errors.len();
                 let t = self.eval_consuming(st, eval_heap, a, ctx)?;
-                if self.assuming {
+                if self.modes.assuming {
                     return self.assume_guarded(t, a.span);
                 }
                 // The conjunct is not well-defined (already reported): like Silicon, which
                 // stops there, do not also report it false; go on as after a failed check.
-                if self.checking && self.errors.len() > reported {
+                if self.modes.checking && self.errors.len() > reported {
                     return self.assume_guarded(t, a.span);
                 }
                 // Like Silicon, keep what was checked: later code may need it (e.g. an
                 // extensional collection equality). A failed check already assumed it, and
                 // without checking nothing was proved, so nothing is kept then.
-                if self.checking && self.check(t.clone(), ctx, Reason::AssertionFalse, a)? {
+                if self.modes.checking && self.check(t.clone(), ctx, Reason::AssertionFalse, a)? {
                     self.assume_guarded(t, a.span)?;
                 }
                 Ok(())
@@ -109,70 +121,18 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let (field, rcv) = self.field_location(loc)?;
         let r = self.eval_consuming(st, eval_heap, rcv, ctx)?;
         let wildcard =
-            self.positive_only || matches!(amount.map(|x| &x.kind), Some(ExprKind::Wildcard));
-        let p = match amount {
-            _ if self.positive_only => Permission::none(),
-            None => Permission::write(),
-            Some(_) if wildcard => Permission::none(), // replaced below
+            self.modes.positive_only || matches!(amount.map(|x| &x.kind), Some(ExprKind::Wildcard));
+        let amount = match amount {
+            _ if wildcard => None,
+            None => Some(self.scaled(Permission::write())),
             Some(x) => {
                 let p = Permission::of(self.eval_consuming(st, eval_heap, x, ctx)?);
                 self.check(p.is_non_negative(), ctx, Reason::NegativePermission, x)?;
-                p
+                Some(self.scaled(p))
             }
         };
-        let p = if wildcard { p } else { self.scaled(p) };
-        let guard = self.guard();
-        if self.assuming {
-            let total = self.total_perm(&st.heap, &field, &r);
-            let needed = if wildcard {
-                total.is_positive()
-            } else {
-                total.at_least(&p)
-            };
-            self.assume(Term::implies(guard.clone(), needed), loc.span)?;
-            if !wildcard {
-                self.take_spread(&mut st.heap, &field, &r, &p.when(&guard));
-            }
-            return Ok(());
-        }
-        let found = self.find_chunk(&st.heap.clone(), &field, &r, loc.span)?;
-        let single = match found {
-            Some(i) if !wildcard => self.prove(st.heap.chunks[i].perm().at_least(&p), loc.span)?,
-            Some(i) => self.prove(st.heap.chunks[i].perm().is_positive(), loc.span)?,
-            None => false,
-        };
-        let i = match found {
-            Some(i) if single || !self.checking => i,
-            _ => {
-                if !wildcard {
-                    let total = self.total_perm(&st.heap, &field, &r);
-                    if self.prove(total.at_least(&p), loc.span)? {
-                        self.take_spread(&mut st.heap, &field, &r, &p.when(&guard));
-                        return Ok(());
-                    }
-                }
-                if !self.checking || self.dead_path(loc.span)? {
-                    return Ok(());
-                }
-                self.report(ctx, Reason::InsufficientPermission, loc);
-                return Err(Abort::Failed);
-            }
-        };
-        let chunk = st.heap.chunks[i].clone();
-        let taken = if wildcard {
-            let w = Permission(self.fresh("wildcard", Sort::Real, loc.span)?);
-            let bounds = Term::and([
-                w.is_positive(),
-                Term::lt(w.0.clone(), chunk.perm().0.clone()),
-            ]);
-            self.assume(Term::implies(guard.clone(), bounds), loc.span)?;
-            w
-        } else {
-            p
-        };
-        let rest = chunk.perm().sub(&taken.when(&guard));
-        st.heap.chunks[i].set_perm(rest);
-        st.heap.drop_empty();
+        let resource = Resource::Field(field);
+        self.consume_resource(st, &resource, &[r], amount, loc, ctx)?;
         Ok(())
     }
 }

@@ -12,7 +12,7 @@ use germanium_syntax::{Diagnostic, Span};
 use crate::decider::{Budget, Decider};
 use crate::env::Env;
 use crate::errors::{make_error, ErrorContext, Reason, VerificationError};
-use crate::state::Permission;
+use crate::state::{Modes, Permission};
 
 /// Why the exploration of a path stopped early.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,22 +35,13 @@ pub struct Verifier<'e, 'a> {
     pub errors: Vec<Diagnostic>,
     /// Conditions under which the expression being evaluated is reached (`a ==> b`, `c ? a : b`).
     pub guards: Vec<Term>,
-    /// Amounts of permission in the assertion being produced or consumed are multiplied by
-    /// this (the amount of a predicate instance being folded or unfolded).
-    pub perm_scale: Option<Permission>,
-    /// Set while a function's definition is translated into an axiom: applications use
-    /// the limited versions and nothing is checked.
-    pub in_axiom: bool,
-    /// The function whose body is being verified.
-    pub current_function: Option<String>,
+    /// How the rules behave in the current scope (see [`Verifier::with_modes`]).
+    pub modes: Modes,
     /// The instances unfolded while a function definition is translated (`in_axiom`):
     /// predicate name, snapshot, arguments.
     pub axiom_unfoldings: Vec<(String, Term, Vec<Term>)>,
     /// The unfoldings (by their access's id) recorded there (see `unrolling_triggers`).
     pub axiom_trigger_unfoldings: HashSet<germanium_syntax::ast::NodeId>,
-    /// Consumption needs only some positive amount of each permission (Viper's semantics of
-    /// function preconditions and of unfoldings inside functions).
-    pub positive_only: bool,
     /// The function application under `@reveal()` being evaluated.
     pub revealing: Option<germanium_syntax::ast::NodeId>,
     /// Unfolds whose predicate bodies are being produced (nested through `unfolding`s).
@@ -58,20 +49,6 @@ pub struct Verifier<'e, 'a> {
     /// Nesting of quantifier bodies being evaluated (function postconditions are only assumed
     /// outside them).
     pub quantifier_depth: usize,
-    /// Set while a function's postcondition is being assumed (a postcondition mentioning
-    /// the function itself must not be unfolded again).
-    pub in_function_post: bool,
-    /// Field reads without permission yield unconstrained values instead of errors (when
-    /// well-definedness is checked separately, as for loop invariants).
-    pub lenient_reads: bool,
-    /// Consumption assumes instead of checking (impure `assume`).
-    pub assuming: bool,
-    /// Production takes the exhale part `b` of `[a, b]` (to check contracts' well-formedness
-    /// in both readings).
-    pub exhale_parts: bool,
-    /// Evaluation without checks of expressions known to be well-defined (a callee's
-    /// verified postcondition): function postconditions are still assumed.
-    pub trusted: bool,
     /// Function postconditions assumed inside quantifier bodies, to be quantified over the
     /// bound variables when the quantifier is done.
     pub deferred: Vec<Term>,
@@ -99,15 +76,8 @@ pub struct Verifier<'e, 'a> {
     /// `refute` statements whose assertion was not provable on some path (the others are
     /// reported when the member is done, reached or not, as in Viper).
     pub refuted: HashSet<germanium_syntax::ast::NodeId>,
-    /// When false, evaluation checks nothing (for axioms built from verified contracts).
-    pub checking: bool,
-    /// While an unfold in a checked context produces the body: its amounts must still not
-    /// be negative (a predicate need not be well-formed).
-    pub body_amounts_checked: bool,
     /// Bound, `let` and callee-parameter variables, innermost last; they shadow the store.
     pub bound: Vec<(germanium_semantics::VarId, Term)>,
-    /// The value of `result` in a function's postcondition.
-    pub result: Option<Term>,
     /// Instances being folded and unfolded, for the nesting facts (see `nesting`).
     pub nesting: crate::rules::nesting::Nesting,
 }
@@ -119,20 +89,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
             decider: Decider::new(solver, budget, env.snap.sort.clone()),
             errors: Vec::new(),
             guards: Vec::new(),
-            perm_scale: None,
-            in_axiom: false,
-            current_function: None,
+            modes: Modes::default(),
             axiom_unfoldings: Vec::new(),
             axiom_trigger_unfoldings: HashSet::new(),
             body_unfold_depth: 0,
-            positive_only: false,
             revealing: None,
             quantifier_depth: 0,
-            in_function_post: false,
-            lenient_reads: false,
-            assuming: false,
-            exhale_parts: false,
-            trusted: false,
             deferred: Vec::new(),
             method: None,
             loop_frames: Vec::new(),
@@ -140,16 +102,40 @@ impl<'e, 'a> Verifier<'e, 'a> {
             branches_entered: 0,
             method_measures: Vec::new(),
             function_measures: Vec::new(),
-            body_amounts_checked: false,
             perm_heap: None,
             loop_heads: HashMap::new(),
             label_loops: Vec::new(),
             refuted: HashSet::new(),
-            checking: true,
             bound: Vec::new(),
-            result: None,
             nesting: Default::default(),
         }
+    }
+
+    /// Runs `f` with the modes `set` makes; the modes before come back when `f` returns,
+    /// whatever it returns (an error included).
+    pub fn with_modes<T>(
+        &mut self,
+        set: impl FnOnce(&mut Modes),
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        let saved = self.modes.clone();
+        set(&mut self.modes);
+        let r = f(self);
+        self.modes = saved;
+        r
+    }
+
+    /// Runs `f` with `heap` as the heap `perm(..)` reads (`None`: the heap being
+    /// evaluated), restored afterwards.
+    pub fn with_perm_heap<T>(
+        &mut self,
+        heap: Option<crate::state::Heap>,
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        let saved = std::mem::replace(&mut self.perm_heap, heap);
+        let r = f(self);
+        self.perm_heap = saved;
+        r
     }
 
     /// Turns a solver failure into an internal error on `span`.
@@ -282,7 +268,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         reason: Reason,
         offending: &Expr,
     ) -> R<bool> {
-        if !self.checking {
+        if !self.modes.checking {
             return Ok(true);
         }
         if self.prove(fact.clone(), offending.span)? {
@@ -316,7 +302,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// `amount` times the current scale (see `perm_scale`).
     pub fn scaled(&self, amount: Permission) -> Permission {
-        match &self.perm_scale {
+        match &self.modes.perm_scale {
             Some(scale) if *scale != Permission::write() => {
                 Permission(Term::mul(vec![scale.0.clone(), amount.0]))
             }

@@ -10,9 +10,10 @@ use germanium_smt::{Sort, Term};
 use germanium_syntax::ast::{BinaryOp, CollectionKind, Expr, ExprKind, QuantifierKind, UnaryOp};
 
 use crate::errors::{ErrorContext, Reason};
+use crate::resources;
 use crate::rules::context::{Abort, Verifier, R};
 use crate::rules::triggers;
-use crate::state::{Heap, Permission, State, PRE_STATE};
+use crate::state::{Heap, Permission, Resource, State, PRE_STATE};
 use germanium_theories::operators::{self, BinaryTerm};
 use germanium_theories::TheoryOp;
 
@@ -26,7 +27,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             },
             ExprKind::BoolLit(b) => Ok(Term::bool(*b)),
             ExprKind::Null => Ok(self.env.null()),
-            ExprKind::Result => match &self.result {
+            ExprKind::Result => match &self.modes.result {
                 Some(t) => Ok(t.clone()),
                 None => Err(self.unsupported(e.span, "`result` here")),
             },
@@ -140,15 +141,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 match st.old_heaps.get(key) {
                     Some(old) => {
                         let old = old.clone();
-                        let current = self.perm_heap.take();
-                        let r = self.eval(st, &old, x, ctx);
-                        self.perm_heap = current;
-                        r
+                        self.with_perm_heap(None, |v| v.eval(st, &old, x, ctx))
                     }
                     None if label.is_some() => {
                         // The label exists (the program type-checked) but this path did not
                         // pass it.
-                        if self.checking {
+                        if self.modes.checking {
                             self.report(ctx, Reason::LabelledStateNotReached(key.to_string()), e);
                         }
                         Err(Abort::Failed)
@@ -327,28 +325,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
         result.map_err(|why| self.unsupported(e.span, why))
     }
 
-    /// Finds the chunk for `field` of `receiver` in `heap`: syntactic match first, then one
-    /// whose receiver the solver proves equal (under the current guards).
-    pub fn find_chunk(
-        &mut self,
-        heap: &Heap,
-        field: &str,
-        receiver: &Term,
-        span: germanium_syntax::Span,
-    ) -> R<Option<usize>> {
-        if let Some(i) = heap.find_syntactic(field, receiver) {
-            return Ok(Some(i));
-        }
-        let candidates: Vec<usize> = heap.of_field(field).collect();
-        for i in candidates {
-            let other = heap.chunks[i].receiver().clone();
-            if self.prove(Term::eq(receiver.clone(), other), span)? {
-                return Ok(Some(i));
-            }
-        }
-        Ok(None)
-    }
-
     fn read_field(
         &mut self,
         heap: &Heap,
@@ -357,59 +333,53 @@ impl<'e, 'a> Verifier<'e, 'a> {
         e: &Expr,
         ctx: &ErrorContext,
     ) -> R<Term> {
-        let found = self.find_chunk(heap, field, &receiver, e.span)?;
+        let resource = Resource::Field(field.to_string());
+        let args = [receiver];
+        let found = self.find(heap, &resource, &args, e.span)?;
         if let Some(i) = found {
             let chunk = heap.chunks[i].clone();
-            if !self.checking || self.prove(chunk.perm().is_positive(), e.span)? {
-                return Ok(chunk.value().clone());
+            if !self.modes.checking || self.prove(chunk.perm.is_positive(), e.span)? {
+                return Ok(chunk.snap);
             }
         }
-        let ty = self.env.sem.fields.get(field).map(|f| f.ty.clone());
-        let Some(ty) = ty else {
-            return Err(self.unsupported(e.span, "an unknown field"));
-        };
-        let sort = self.sort_of(&ty, e.span)?;
-        let readable = !self.checking
-            || self.lenient_reads
+        let readable = !self.modes.checking
+            || self.modes.lenient_reads
             || self.prove(
-                self.total_perm(heap, field, &receiver).is_positive(),
+                resources::perm_of(heap, &resource, &args).is_positive(),
                 e.span,
             )?
             || self.dead_path(e.span)?;
         if readable {
-            if self.lenient_reads && self.checking {
-                if let Some(v) = self.folded_value(heap, field, &receiver, e.span)? {
+            if self.modes.lenient_reads && self.modes.checking {
+                if let Some(v) = self.folded_value(heap, field, &args[0], e.span)? {
                     return Ok(v);
                 }
             }
-            return self.aliased_value(heap, field, &receiver, sort, e.span);
+            return self.read_value(heap, &resource, &args, e.span);
         }
         self.report(ctx, Reason::InsufficientPermission, e);
         Err(Abort::Failed)
     }
 
+    /// `perm(loc)`: in the heap set for `perm` during consumption, else in `heap`.
     fn eval_perm(&mut self, st: &State, heap: &Heap, loc: &Expr, ctx: &ErrorContext) -> R<Term> {
-        if let Some(pa) = self.as_predicate_access(loc) {
+        let (resource, args) = if let Some(pa) = self.as_predicate_access(loc) {
             let mut args = Vec::new();
             for a in pa.args {
                 args.push(self.eval(st, heap, a, ctx)?);
             }
-            let current = self.perm_heap.clone();
-            return Ok(self
-                .predicate_perm(current.as_ref().unwrap_or(heap), &pa.name, &args)
-                .0);
-        }
-        let ExprKind::FieldAccess(rcv, _) = &loc.kind else {
-            return Err(self.unsupported(loc.span, "`perm` of a predicate or wand"));
+            (Resource::Predicate(pa.name.clone()), args)
+        } else {
+            let ExprKind::FieldAccess(rcv, _) = &loc.kind else {
+                return Err(self.unsupported(loc.span, "`perm` of a predicate or wand"));
+            };
+            let Some(FieldTarget::Field(field)) = self.env.sem.field_access(loc.id).cloned() else {
+                return Err(self.unsupported(loc.span, "this `perm`"));
+            };
+            (Resource::Field(field), vec![self.eval(st, heap, rcv, ctx)?])
         };
-        let Some(FieldTarget::Field(field)) = self.env.sem.field_access(loc.id).cloned() else {
-            return Err(self.unsupported(loc.span, "this `perm`"));
-        };
-        let r = self.eval(st, heap, rcv, ctx)?;
         let current = self.perm_heap.clone();
-        Ok(self
-            .total_perm(current.as_ref().unwrap_or(heap), &field, &r)
-            .0)
+        Ok(resources::perm_of(current.as_ref().unwrap_or(heap), &resource, &args).0)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -560,25 +530,27 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let scoped = self.push(e.span);
         let result = scoped.and_then(|_| {
             let t = self.eval(st, heap, body, ctx)?;
-            let saved = std::mem::replace(&mut self.checking, false);
-            let mut sets = Vec::new();
-            for set in trigger_sets {
-                let mut terms = Vec::new();
-                for x in &set.exprs {
-                    match self.with_limited_applications(|v| v.eval(st, heap, x, ctx)) {
-                        Ok(t) => terms.push(self.limited_trigger(t, x.span)?),
-                        Err(Abort::Failed) => {}
-                        Err(other) => {
-                            self.checking = saved;
-                            return Err(other);
+            // Triggers are not checked: they are only patterns.
+            let sets = self.with_modes(
+                |m| m.checking = false,
+                |v| -> R<Vec<Vec<Term>>> {
+                    let mut sets = Vec::new();
+                    for set in trigger_sets {
+                        let mut terms = Vec::new();
+                        for x in &set.exprs {
+                            match v.with_limited_applications(|v| v.eval(st, heap, x, ctx)) {
+                                Ok(t) => terms.push(v.limited_trigger(t, x.span)?),
+                                Err(Abort::Failed) => {}
+                                Err(other) => return Err(other),
+                            }
+                        }
+                        if terms.len() == set.exprs.len() {
+                            sets.push(terms);
                         }
                     }
-                }
-                if terms.len() == set.exprs.len() {
-                    sets.push(terms);
-                }
-            }
-            self.checking = saved;
+                    Ok(sets)
+                },
+            )?;
             Ok((t, sets))
         });
         let popped = self.pop(e.span);
@@ -650,7 +622,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// (as in Viper, which binds it to a fresh symbol): its applications can trigger
     /// axioms. Not in an axiom being translated (no fresh symbols there).
     fn name_let_value(&mut self, value: &Term, span: germanium_syntax::Span) -> R<()> {
-        if self.in_axiom || value.children().is_empty() {
+        if self.modes.in_axiom || value.children().is_empty() {
             return Ok(());
         }
         let name = self.fresh("let", value.sort().clone(), span)?;
@@ -682,10 +654,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         e: &Expr,
         ctx: &ErrorContext,
     ) -> R<Term> {
-        let saved = self.perm_heap.replace(st.heap.clone());
-        let r = self.eval(st, eval_heap, e, ctx);
-        self.perm_heap = saved;
-        r
+        self.with_perm_heap(Some(st.heap.clone()), |v| v.eval(st, eval_heap, e, ctx))
     }
 }
 

@@ -215,7 +215,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let values = st
                     .store
                     .values()
-                    .chain(st.heap.chunks.iter().map(|c| c.value()));
+                    .chain(st.heap.chunks.iter().map(|c| &c.snap));
                 for t in values.chain(self.bound.iter().map(|(_, t)| t)) {
                     if *t.sort() == self.env.ref_sort && !known.contains(t) {
                         known.push(t.clone());
@@ -258,10 +258,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     return self.produce(st, a, &ctx);
                 }
                 let mut scratch = st.clone();
-                self.assuming = true;
-                let r = self.consume(&mut scratch, &st.heap, a, &ctx);
-                self.assuming = false;
-                r
+                self.with_modes(
+                    |m| m.assuming = true,
+                    |v| v.consume(&mut scratch, &st.heap, a, &ctx),
+                )
             }
             StmtKind::Exhale(a) => {
                 let ctx = ErrorContext::at("exhale.failed", a.span, "Exhale might fail.");
@@ -386,19 +386,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let post_ctx = ErrorContext::at("call.failed", s.span, "Method call might fail.");
         let saved = st.old_heaps.insert(PRE_STATE.to_string(), pre_heap);
-        let mut result = Ok(());
         // The callee's postcondition was checked to be well-formed where it was verified.
-        let (checking, trusted) = (self.checking, self.trusted);
-        self.checking = false;
-        self.trusted = true;
-        for post in &callee.contract.ensures {
-            result = self.produce(st, post, &post_ctx);
-            if result.is_err() {
-                break;
-            }
-        }
-        self.checking = checking;
-        self.trusted = trusted;
+        let result = self.with_modes(
+            |m| {
+                m.checking = false;
+                m.trusted = true;
+            },
+            |v| -> R<()> {
+                for post in &callee.contract.ensures {
+                    v.produce(st, post, &post_ctx)?;
+                }
+                Ok(())
+            },
+        );
         match saved {
             Some(h) => st.old_heaps.insert(PRE_STATE.to_string(), h),
             None => st.old_heaps.remove(PRE_STATE),
@@ -617,15 +617,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
                         v.loop_measures_at_end(&end, decreases, cond, &start)?;
                     }
                     let heap = end.heap.clone();
-                    v.lenient_reads = true;
-                    let r = (|| -> R<()> {
-                        for inv in invariants {
-                            v.consume(&mut end, &heap, inv, &preserved.for_clause(inv))?;
-                        }
-                        Ok(())
-                    })();
-                    v.lenient_reads = false;
-                    r
+                    v.with_modes(
+                        |m| m.lenient_reads = true,
+                        |v| -> R<()> {
+                            for inv in invariants {
+                                v.consume(&mut end, &heap, inv, &preserved.for_clause(inv))?;
+                            }
+                            Ok(())
+                        },
+                    )
                 },
             )
         })();
@@ -742,15 +742,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
             "Loop invariant might not hold on entry.",
         );
         let mut frame = st.clone();
-        self.lenient_reads = true;
-        let entry = (|| -> R<()> {
-            for inv in invariants {
-                self.consume(&mut frame, &st.heap, inv, &established.for_clause(inv))?;
-            }
-            Ok(())
-        })();
-        self.lenient_reads = false;
-        entry?;
+        self.with_modes(
+            |m| m.lenient_reads = true,
+            |v| -> R<()> {
+                for inv in invariants {
+                    v.consume(&mut frame, &st.heap, inv, &established.for_clause(inv))?;
+                }
+                Ok(())
+            },
+        )?;
         Ok(frame)
     }
 }

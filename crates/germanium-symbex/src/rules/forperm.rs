@@ -10,14 +10,14 @@ use germanium_smt::Term;
 use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
 
 use crate::errors::ErrorContext;
+use crate::resources;
 use crate::rules::context::{Verifier, R};
-use crate::state::{Chunk, Heap, State};
+use crate::state::{Heap, Resource, State};
 
 /// A `forperm` resource: the field or predicate whose chunks it ranges over, and the
 /// argument expressions (for a field, the receiver alone).
 pub(crate) struct ResourcePattern<'x> {
-    pub name: String,
-    pub predicate: bool,
+    pub resource: Resource,
     pub args: Vec<&'x Expr>,
 }
 
@@ -30,14 +30,6 @@ pub(crate) fn binding_positions(arg_vars: &[Option<VarId>], vars: &[VarId]) -> O
         .collect()
 }
 
-/// The arguments of a chunk: the receiver of a field chunk, the arguments of a predicate's.
-pub(crate) fn chunk_args(chunk: &Chunk) -> Vec<Term> {
-    match chunk {
-        Chunk::Field { receiver, .. } => vec![receiver.clone()],
-        Chunk::Predicate { args, .. } => args.clone(),
-    }
-}
-
 impl<'e, 'a> Verifier<'e, 'a> {
     /// The field location or predicate instance `resource` names.
     pub(crate) fn resource_pattern<'x>(
@@ -48,8 +40,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if let Some(pa) = self.as_predicate_access(resource) {
             if pa.amount.is_none() {
                 return Ok(ResourcePattern {
-                    name: pa.name,
-                    predicate: true,
+                    resource: Resource::Predicate(pa.name),
                     args: pa.args.iter().collect(),
                 });
             }
@@ -58,8 +49,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             (&resource.kind, self.env.sem.field_access(resource.id))
         {
             return Ok(ResourcePattern {
-                name: f.clone(),
-                predicate: false,
+                resource: Resource::Field(f.clone()),
                 args: vec![&**rcv],
             });
         }
@@ -71,11 +61,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// Indices of the chunks of `pattern`'s field or predicate in `heap`.
     pub(crate) fn pattern_chunks(heap: &Heap, pattern: &ResourcePattern<'_>) -> Vec<usize> {
-        if pattern.predicate {
-            heap.of_predicate(&pattern.name).collect()
-        } else {
-            heap.of_field(&pattern.name).collect()
-        }
+        heap.of(&pattern.resource).collect()
     }
 
     /// Whether two argument lists of `pattern`'s resource name the same location or
@@ -86,16 +72,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         a: &[Term],
         b: &[Term],
     ) -> Term {
-        if pattern.predicate {
-            self.args_equal(&pattern.name, a, b)
-        } else {
-            Term::and(
-                a.iter()
-                    .zip(b)
-                    .map(|(x, y)| Term::eq(x.clone(), y.clone()))
-                    .collect::<Vec<_>>(),
-            )
-        }
+        resources::equal_args(self.env, &pattern.resource, a, b)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -134,8 +111,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
             };
             for i in Self::pattern_chunks(&current, &pattern) {
                 let chunk = current.chunks[i].clone();
-                let held = chunk.perm().is_positive();
-                let actual = chunk_args(&chunk);
+                let held = chunk.perm.is_positive();
+                let actual = chunk.args.clone();
                 let depth = self.bound.len();
                 self.bound.extend(
                     vars.iter()

@@ -216,31 +216,25 @@ impl<'e, 'a> Verifier<'e, 'a> {
     fn translate_function(&mut self, f: &'a Function, lapp_shape: &Term) -> Option<Translation> {
         let span = f.name.span;
         self.push(span).ok()?;
-        let saved = (
-            self.checking,
-            self.in_axiom,
-            std::mem::take(&mut self.axiom_unfoldings),
-            self.exhale_parts,
-        );
-        let caller = self.current_function.replace(f.name.name.clone());
+        let outer_unfoldings = std::mem::take(&mut self.axiom_unfoldings);
         self.axiom_trigger_unfoldings = crate::rules::unrolling_triggers::recursive_unfoldings(
             f,
             self.env.sem,
             &self.env.function_call_graph,
         );
-        self.checking = false;
-        self.in_axiom = true;
-        // The definition is read from the precondition's inhale parts.
-        self.exhale_parts = false;
-        let r = self.translate_in_scope(f, lapp_shape, span);
-        self.checking = saved.0;
-        self.in_axiom = saved.1;
-        self.exhale_parts = saved.3;
-        self.current_function = caller;
+        let r = self.with_modes(
+            |m| {
+                m.current_function = Some(f.name.name.clone());
+                m.checking = false;
+                m.in_axiom = true;
+                // The definition is read from the precondition's inhale parts.
+                m.exhale_parts = false;
+            },
+            |v| v.translate_in_scope(f, lapp_shape, span),
+        );
         self.axiom_trigger_unfoldings.clear();
-        let unfoldings = std::mem::replace(&mut self.axiom_unfoldings, saved.2);
+        let unfoldings = std::mem::replace(&mut self.axiom_unfoldings, outer_unfoldings);
         self.bound.clear();
-        self.result = None;
         self.guards.clear();
         self.pop(span).ok()?;
         let mut tr = r.ok()??;
@@ -305,21 +299,25 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             _ => return Ok(None),
         };
-        let mut post = Vec::new();
-        self.result = Some(lapp.clone());
-        for e in &f.contract.ensures {
-            let e = crate::rules::inhale_exhale::inhale_reading(e);
-            if is_impure(self.env.sem, &e) {
-                continue;
-            }
-            let heap = st.heap.clone();
-            match self.eval(&st, &heap, &e, &ctx) {
-                Ok(t) => post.push(t),
-                Err(crate::rules::context::Abort::Failed) => {}
-                Err(other) => return Err(other),
-            }
-        }
-        self.result = None;
+        let post = self.with_modes(
+            |m| m.result = Some(lapp.clone()),
+            |v| -> R<Vec<Term>> {
+                let mut post = Vec::new();
+                for e in &f.contract.ensures {
+                    let e = crate::rules::inhale_exhale::inhale_reading(e);
+                    if is_impure(v.env.sem, &e) {
+                        continue;
+                    }
+                    let heap = st.heap.clone();
+                    match v.eval(&st, &heap, &e, &ctx) {
+                        Ok(t) => post.push(t),
+                        Err(crate::rules::context::Abort::Failed) => {}
+                        Err(other) => return Err(other),
+                    }
+                }
+                Ok(post)
+            },
+        )?;
         let body = match &f.body {
             Some(b) => {
                 let heap = st.heap.clone();

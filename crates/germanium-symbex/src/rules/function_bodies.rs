@@ -25,33 +25,36 @@ impl<'e, 'a> Verifier<'e, 'a> {
             "Function might not be well-formed.",
         );
         let heap = st.heap.clone();
-        self.current_function = Some(name.clone());
+        self.modes.current_function = Some(name.clone());
         self.function_measures = self.measures(st, &heap, &f.contract.decreases)?;
         // Inside a function only some positive amount of each permission is ever needed.
-        self.positive_only = true;
-        let value = self.eval(st, &heap, body, &ctx);
-        self.positive_only = false;
+        let value = self.with_modes(
+            |m| m.positive_only = true,
+            |v| v.eval(st, &heap, body, &ctx),
+        );
         self.function_measures.clear();
         let value = value?;
         if f.contract.ensures.is_empty() {
             return Ok(());
         }
-        self.result = Some(value);
         let violated = ErrorContext::at_conjunct(
             "postcondition.violated",
             format!("Postcondition of {name} might not hold."),
         );
         let mut end = st.clone();
         // Well-definedness of the postcondition is checked on its own (as for methods).
-        self.lenient_reads = true;
-        let r = (|| -> R<()> {
-            for post in &f.contract.ensures {
-                self.consume(&mut end, &heap, post, &violated.for_clause(post))?;
-            }
-            Ok(())
-        })();
-        self.lenient_reads = false;
-        self.result = None;
+        let r = self.with_modes(
+            |m| {
+                m.result = Some(value);
+                m.lenient_reads = true;
+            },
+            |v| -> R<()> {
+                for post in &f.contract.ensures {
+                    v.consume(&mut end, &heap, post, &violated.for_clause(post))?;
+                }
+                Ok(())
+            },
+        );
         path_end(r)
     }
 
@@ -67,18 +70,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let heap = st.heap.clone();
         let reported = self.errors.len();
-        let saved = (
-            std::mem::replace(&mut self.checking, false),
-            std::mem::replace(&mut self.positive_only, true),
-            self.result.take(),
+        let value = self.with_modes(
+            |m| {
+                m.checking = false;
+                m.positive_only = true;
+                m.result = None;
+            },
+            |v| {
+                let ctx = ErrorContext::at("function.not.wellformed", f.name.span, "");
+                v.eval(st, &heap, body, &ctx)
+            },
         );
-        let value = self.eval(
-            st,
-            &heap,
-            body,
-            &ErrorContext::at("function.not.wellformed", f.name.span, ""),
-        );
-        (self.checking, self.positive_only, self.result) = saved;
         if value == Err(Abort::Solver) {
             return Err(Abort::Solver);
         }
@@ -133,7 +135,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if caller_measures.iter().all(|m| m.tuple.is_none()) {
             return Ok(());
         }
-        let caller = self.current_function.clone().unwrap_or_default();
+        let caller = self.modes.current_function.clone().unwrap_or_default();
         let name = callee.name.name.clone();
         let recursive = name == caller || reaches(&self.env.function_call_graph, &name, &caller);
         if recursive && callee.contract.decreases.is_empty() {

@@ -45,7 +45,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// (Silicon's heights), a call to a function below it unrolls that function's definition
     /// as an application in a method would.
     fn limited_in_axiom(&self, callee: &str) -> bool {
-        match &self.current_function {
+        match &self.modes.current_function {
             Some(caller) => {
                 crate::rules::termination::reaches(&self.env.function_call_graph, callee, caller)
             }
@@ -57,13 +57,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// in a function's definition, which then also match the limited applications its
     /// unrolling produces (every unlimited application has a limited twin).
     pub fn with_limited_applications<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
-        if !self.in_axiom {
+        if !self.modes.in_axiom {
             return f(self);
         }
-        let caller = self.current_function.take();
-        let r = f(self);
-        self.current_function = caller;
-        r
+        self.with_modes(|m| m.current_function = None, f)
     }
 
     /// A trigger term that applies a Viper function uses the limited version (as Silicon
@@ -134,7 +131,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // An opaque function's definition is known only where it is revealed (Silicon: its
         // other applications are limited).
         let hidden = self.env.opaque.contains(name) && self.revealing != Some(e.id);
-        let decl = if hidden || (self.in_axiom && self.limited_in_axiom(name)) {
+        let decl = if hidden || (self.modes.in_axiom && self.limited_in_axiom(name)) {
             limited
         } else {
             unlimited
@@ -142,18 +139,20 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let depth = self.bound.len();
         self.bound
             .extend(params.iter().copied().zip(args.iter().cloned()));
-        if !self.function_measures.is_empty() && self.checking && !self.in_axiom {
+        if !self.function_measures.is_empty() && self.modes.checking && !self.modes.in_axiom {
             if let Err(err) = self.check_function_call_terminates(st, heap, function, e) {
                 self.bound.truncate(depth);
                 return Err(err);
             }
         }
         let measures = std::mem::take(&mut self.function_measures);
-        let saved_scale = self.perm_scale.take();
-        let saved_result = self.result.take();
-        let outcome = self.apply_bound(st, heap, e, name, function, &decl, &args);
-        self.result = saved_result;
-        self.perm_scale = saved_scale;
+        let outcome = self.with_modes(
+            |m| {
+                m.perm_scale = None;
+                m.result = None;
+            },
+            |v| v.apply_bound(st, heap, e, name, function, &decl, &args),
+        );
         self.function_measures = measures;
         self.bound.truncate(depth);
         outcome
@@ -175,60 +174,57 @@ impl<'e, 'a> Verifier<'e, 'a> {
             e.span,
             format!("Precondition of function {name} might not hold."),
         );
-        if self.checking {
+        if self.modes.checking {
             let mut scratch = State {
                 store: st.store.clone(),
                 heap: heap.clone(),
                 old_heaps: st.old_heaps.clone(),
             };
-            let positive_only = std::mem::replace(&mut self.positive_only, true);
-            let checked = (|| -> R<()> {
-                for pre in &function.contract.requires {
-                    self.consume(&mut scratch, heap, pre, &call_ctx)?;
-                }
-                Ok(())
-            })();
-            self.positive_only = positive_only;
-            checked?;
+            self.with_modes(
+                |m| m.positive_only = true,
+                |v| -> R<()> {
+                    for pre in &function.contract.requires {
+                        v.consume(&mut scratch, heap, pre, &call_ctx)?;
+                    }
+                    Ok(())
+                },
+            )?;
         }
         let snapshot = self.precondition_snapshot(st, heap, function)?;
         let mut full = vec![snapshot];
         full.extend(args.iter().cloned());
         let app = Term::app(decl, full);
-        if (self.checking || self.trusted)
-            && !self.in_function_post
+        if (self.modes.checking || self.modes.trusted)
+            && !self.modes.in_function_post
             && !function.contract.ensures.is_empty()
         {
-            self.in_function_post = true;
-            self.result = Some(app.clone());
-            let saved = std::mem::replace(&mut self.checking, false);
-            for post in &function.contract.ensures {
-                // The caller gains the postcondition: its inhale parts.
-                let post = crate::rules::inhale_exhale::inhale_reading(post);
-                if is_impure(self.env.sem, &post) {
-                    continue;
-                }
-                match self.eval(st, heap, &post, &call_ctx) {
-                    Ok(t) => {
-                        if self.quantifier_depth > 0 {
-                            self.deferred.push(Term::implies(self.guard(), t.clone()));
+            self.with_modes(
+                |m| {
+                    m.in_function_post = true;
+                    m.result = Some(app.clone());
+                    m.checking = false;
+                },
+                |v| -> R<()> {
+                    for post in &function.contract.ensures {
+                        // The caller gains the postcondition: its inhale parts.
+                        let post = crate::rules::inhale_exhale::inhale_reading(post);
+                        if is_impure(v.env.sem, &post) {
+                            continue;
                         }
-                        if let Err(err) = self.assume_guarded(t, e.span) {
-                            self.checking = saved;
-                            self.in_function_post = false;
-                            return Err(err);
+                        match v.eval(st, heap, &post, &call_ctx) {
+                            Ok(t) => {
+                                if v.quantifier_depth > 0 {
+                                    v.deferred.push(Term::implies(v.guard(), t.clone()));
+                                }
+                                v.assume_guarded(t, e.span)?;
+                            }
+                            Err(Abort::Failed) => {}
+                            Err(other) => return Err(other),
                         }
                     }
-                    Err(Abort::Failed) => {}
-                    Err(other) => {
-                        self.checking = saved;
-                        self.in_function_post = false;
-                        return Err(other);
-                    }
-                }
-            }
-            self.checking = saved;
-            self.in_function_post = false;
+                    Ok(())
+                },
+            )?;
         }
         Ok(app)
     }

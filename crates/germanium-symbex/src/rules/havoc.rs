@@ -12,9 +12,9 @@ use germanium_syntax::Span;
 
 use crate::errors::ErrorContext;
 use crate::rules::context::{Abort, Verifier, R};
-use crate::rules::forperm::{chunk_args, ResourcePattern};
+use crate::rules::forperm::ResourcePattern;
 use crate::rules::triggers;
-use crate::state::State;
+use crate::state::{Resource, State};
 
 impl<'e, 'a> Verifier<'e, 'a> {
     /// The condition of a (quasi)havoc and the arguments of its resource, evaluated where
@@ -55,17 +55,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
         };
         // One location: every chunk that may be it gets the same new value.
         let fresh = self.fresh(
-            &pattern.name,
-            st.heap.chunks[first].value().sort().clone(),
+            pattern.resource.name(),
+            st.heap.chunks[first].snap.sort().clone(),
             s.span,
         )?;
         for i in indices {
             let chunk = st.heap.chunks[i].clone();
             let hit = Term::and([
                 c.clone(),
-                self.pattern_args_equal(&pattern, &args, &chunk_args(&chunk)),
+                self.pattern_args_equal(&pattern, &args, &chunk.args.clone()),
             ]);
-            st.heap.chunks[i].set_value(Term::ite(hit, fresh.clone(), chunk.value().clone()));
+            st.heap.chunks[i].snap = Term::ite(hit, fresh.clone(), chunk.snap.clone());
         }
         Ok(())
     }
@@ -118,10 +118,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .collect();
         if positions.is_none() {
             // Named as Viper does: a field's receiver, a predicate's instance.
-            let named = if pattern.predicate {
-                res.span
-            } else {
-                pattern.args[0].span
+            let named = match pattern.resource {
+                Resource::Predicate(_) => res.span,
+                Resource::Field(_) => pattern.args[0].span,
             };
             self.check_havocall_injective(s, named, &pattern, &c, &args, &first, &second)?;
         }
@@ -134,7 +133,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut havocked: Vec<(Vec<Term>, Term)> = Vec::new();
         for i in indices {
             let chunk = st.heap.chunks[i].clone();
-            let actual = chunk_args(&chunk);
+            let actual = chunk.args.clone();
             let hit = match &positions {
                 Some(positions) => {
                     let at: HashMap<Term, Term> = first
@@ -155,7 +154,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     )
                 }
             };
-            let fresh = self.fresh(&pattern.name, chunk.value().sort().clone(), s.span)?;
+            let fresh = self.fresh(pattern.resource.name(), chunk.snap.sort().clone(), s.span)?;
             // Chunks that may be the same location or instance get the same new value.
             for (other_args, other_fresh) in &havocked {
                 let same = self.pattern_args_equal(&pattern, &actual, other_args);
@@ -165,7 +164,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 )?;
             }
             havocked.push((actual, fresh.clone()));
-            st.heap.chunks[i].set_value(Term::ite(hit, fresh, chunk.value().clone()));
+            st.heap.chunks[i].snap = Term::ite(hit, fresh, chunk.snap.clone());
         }
         Ok(())
     }

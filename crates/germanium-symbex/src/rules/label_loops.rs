@@ -191,15 +191,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
             "Loop invariant might not be preserved.",
         );
         let heap = st.heap.clone();
-        self.lenient_reads = true;
-        let r = (|| -> R<()> {
-            for inv in lp.invariants {
-                self.consume(&mut st, &heap, inv, &preserved.for_clause(inv))?;
-            }
-            Ok(())
-        })();
-        self.lenient_reads = false;
-        r
+        self.with_modes(
+            |m| m.lenient_reads = true,
+            |v| -> R<()> {
+                for inv in lp.invariants {
+                    v.consume(&mut st, &heap, inv, &preserved.for_clause(inv))?;
+                }
+                Ok(())
+            },
+        )
     }
 
     fn label_invariants(&self, label: &str) -> &'a [Expr] {

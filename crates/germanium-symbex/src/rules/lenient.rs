@@ -9,8 +9,9 @@ use germanium_smt::Term;
 use germanium_syntax::Span;
 
 use crate::errors::ErrorContext;
+use crate::resources;
 use crate::rules::context::{Verifier, R};
-use crate::state::{Chunk, Heap, State};
+use crate::state::{Chunk, Heap, Resource, State};
 
 impl<'e, 'a> Verifier<'e, 'a> {
     /// Where reads need no permission: whether `unfolding acc(P(args), ..) in body` names
@@ -23,7 +24,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         access: &germanium_syntax::ast::Expr,
         ctx: &ErrorContext,
     ) -> R<bool> {
-        if !self.lenient_reads || !self.checking || self.assuming || self.in_axiom {
+        if !self.modes.lenient_reads
+            || !self.modes.checking
+            || self.modes.assuming
+            || self.modes.in_axiom
+        {
             return Ok(false);
         }
         let Some(pa) = self.as_predicate_access(access) else {
@@ -33,7 +38,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         for a in pa.args {
             args.push(self.eval(st, heap, a, ctx)?);
         }
-        let held = self.predicate_perm(heap, &pa.name, &args);
+        let held = resources::perm_of(heap, &Resource::Predicate(pa.name.clone()), &args);
         Ok(!self.prove(held.is_positive(), access.span)?)
     }
 
@@ -46,18 +51,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
         receiver: &Term,
         span: Span,
     ) -> R<Option<Term>> {
-        let instances: Vec<usize> = (0..heap.chunks.len())
-            .filter(|i| !heap.chunks[*i].is_field())
-            .collect();
-        for i in instances {
-            let Chunk::Predicate {
-                name,
+        for (i, chunk) in heap.chunks.clone().into_iter().enumerate() {
+            let Chunk {
+                resource,
                 args,
                 snap,
                 perm,
-            } = heap.chunks[i].clone()
-            else {
-                continue;
+            } = chunk;
+            let name = match resource {
+                Resource::Predicate(name) => name,
+                Resource::Field(_) => continue,
             };
             let has_body = self
                 .env
@@ -74,21 +77,23 @@ impl<'e, 'a> Verifier<'e, 'a> {
             scratch.heap.chunks.remove(i);
             let start = scratch.heap.chunks.len();
             let ctx = ErrorContext::at("unfold.failed", span, "");
-            let saved = (
-                std::mem::replace(&mut self.checking, false),
-                self.perm_scale.take(),
-            );
             self.body_unfold_depth += 1;
             // Not inside any instance being unfolded (no nesting facts for this copy).
             self.nesting.enclosing.push(None);
             let reported = self.errors.len();
-            let produced = self.in_predicate_body(&name, &args, &perm, span, |v, body| {
-                v.produce_from(&mut scratch, body, Some(snap), &ctx)
-            });
+            let produced = self.with_modes(
+                |m| {
+                    m.checking = false;
+                    m.perm_scale = None;
+                },
+                |v| {
+                    v.in_predicate_body(&name, &args, &perm, span, |v, body| {
+                        v.produce_from(&mut scratch, body, Some(snap), &ctx)
+                    })
+                },
+            );
             self.nesting.enclosing.pop();
             self.body_unfold_depth -= 1;
-            self.checking = saved.0;
-            self.perm_scale = saved.1;
             if produced.is_err() {
                 // Only a better value was looked for: what could not be done is not an error.
                 self.errors.truncate(reported);
@@ -97,21 +102,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let produced_chunks: Vec<Chunk> =
                 scratch.heap.chunks[start.min(scratch.heap.chunks.len())..].to_vec();
             for c in produced_chunks {
-                if let Chunk::Field {
-                    field: f,
-                    receiver: r,
-                    value,
-                    perm,
-                } = c
+                if c.resource == Resource::Field(field.to_string())
+                    && self.prove(
+                        Term::and([
+                            resources::same_args(&c.args, std::slice::from_ref(receiver)),
+                            c.perm.is_positive(),
+                        ]),
+                        span,
+                    )?
                 {
-                    if f == field
-                        && self.prove(
-                            Term::and([Term::eq(r, receiver.clone()), perm.is_positive()]),
-                            span,
-                        )?
-                    {
-                        return Ok(Some(value));
-                    }
+                    return Ok(Some(c.snap));
                 }
             }
         }

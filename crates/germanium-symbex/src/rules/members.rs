@@ -119,14 +119,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if from_scratch {
             scratch.old_heaps.clear();
         }
-        self.exhale_parts = true;
-        let r = (|| -> R<()> {
-            for c in clauses {
-                self.produce(&mut scratch, c, &ctx.for_clause(c))?;
-            }
-            Ok(())
-        })();
-        self.exhale_parts = false;
+        let r = self.with_modes(
+            |m| m.exhale_parts = true,
+            |v| -> R<()> {
+                for c in clauses {
+                    v.produce(&mut scratch, c, &ctx.for_clause(c))?;
+                }
+                Ok(())
+            },
+        );
         self.pop(span)?;
         path_end(r)
     }
@@ -141,15 +142,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let heap = end.heap.clone();
         // Well-definedness of the postcondition is checked on its own; reads here need no
         // permission of their own (as in Carbon).
-        self.lenient_reads = true;
-        let r = (|| -> R<()> {
-            for post in &m.contract.ensures {
-                self.consume(&mut end, &heap, post, &violated.for_clause(post))?;
-            }
-            Ok(())
-        })();
-        self.lenient_reads = false;
-        r
+        self.with_modes(
+            |m| m.lenient_reads = true,
+            |v| -> R<()> {
+                for post in &m.contract.ensures {
+                    v.consume(&mut end, &heap, post, &violated.for_clause(post))?;
+                }
+                Ok(())
+            },
+        )
     }
 
     pub(crate) fn verify_function(&mut self, f: &Function) -> R<()> {
@@ -169,9 +170,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 &wellformed,
                 f.name.span,
             )?;
-            // In a function, a permission is only ever some positive amount (Viper's
-            // function semantics): `acc(x.f) && acc(y.f)` does not make x and y differ.
-            self.positive_only = true;
             // Calls in the contract must terminate too (Viper's termination plugin): those
             // in the precondition against the measure of the initial state, those in the
             // postcondition against the measure after the precondition.
@@ -186,27 +184,33 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 terminating && calls(&f.contract.ensures),
             );
             if check_pres {
-                self.current_function = Some(f.name.name.clone());
-                let heap = st.heap.clone();
-                self.function_measures = self.measures(&st, &heap, &f.contract.decreases)?;
+                self.modes.current_function = Some(f.name.name.clone());
             }
-            let produced = (|| -> R<()> {
-                for pre in &f.contract.requires {
-                    self.produce(&mut st, pre, &wellformed.for_clause(pre))?;
-                }
-                Ok(())
-            })();
-            self.positive_only = false;
+            // In a function, a permission is only ever some positive amount (Viper's
+            // function semantics): `acc(x.f) && acc(y.f)` does not make x and y differ.
+            let produced = self.with_modes(
+                |m| m.positive_only = true,
+                |v| -> R<()> {
+                    if check_pres {
+                        let heap = st.heap.clone();
+                        v.function_measures = v.measures(&st, &heap, &f.contract.decreases)?;
+                    }
+                    for pre in &f.contract.requires {
+                        v.produce(&mut st, pre, &wellformed.for_clause(pre))?;
+                    }
+                    Ok(())
+                },
+            );
             self.function_measures.clear();
             produced?;
             if check_posts {
-                self.current_function = Some(f.name.name.clone());
+                self.modes.current_function = Some(f.name.name.clone());
                 let heap = st.heap.clone();
                 self.function_measures = self.measures(&st, &heap, &f.contract.decreases)?;
             }
             let result_sort = self.sort_of(&info.result, f.name.span)?;
             let result = self.fresh("result", result_sort, f.name.span)?;
-            self.result = Some(result.clone());
+            self.modes.result = Some(result.clone());
             // With a body, `result` in the postcondition is the body's value (as in Viper).
             if let Some(value) = self.body_value_quietly(f, &st)? {
                 self.assume(Term::eq(result, value), f.name.span)?;
@@ -214,14 +218,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
             self.push(f.name.span)?;
             let mut post_state = st.clone();
             // The postcondition too needs only some positive amount of what it unfolds.
-            self.positive_only = true;
-            let posts = (|| -> R<()> {
-                for post in &f.contract.ensures {
-                    self.produce(&mut post_state, post, &wellformed.for_clause(post))?;
-                }
-                Ok(())
-            })();
-            self.positive_only = false;
+            let posts = self.with_modes(
+                |m| m.positive_only = true,
+                |v| -> R<()> {
+                    for post in &f.contract.ensures {
+                        v.produce(&mut post_state, post, &wellformed.for_clause(post))?;
+                    }
+                    Ok(())
+                },
+            );
             self.pop(f.name.span)?;
             self.function_measures.clear();
             path_end(posts)?;
@@ -233,10 +238,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 &wellformed,
                 f.name.span,
             )?;
-            self.result = None;
+            self.modes.result = None;
             self.verify_function_body(f, &st)
         })();
-        self.result = None;
+        self.modes.result = None;
         self.function_measures.clear();
         path_end(r)
     }

@@ -13,9 +13,9 @@
 //! was proved (`unsat`); `unknown`, budgets that ran out, solver crashes and unsupported
 //! constructs become errors on the construct being checked.
 
+mod access;
 mod allocation;
 mod call_targets;
-mod chunks;
 mod consume;
 pub mod context;
 mod evaluate;

@@ -193,7 +193,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         held: Term,
         span: Span,
     ) -> R<()> {
-        if self.in_axiom {
+        if self.modes.in_axiom {
             return Ok(());
         }
         let (Some(Some(outer)), Some(inner)) = (

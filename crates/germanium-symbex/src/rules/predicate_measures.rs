@@ -67,7 +67,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         args: &[Term],
         span: Span,
     ) -> R<()> {
-        if self.in_axiom || !self.member_has_predicate_measures() {
+        if self.modes.in_axiom || !self.member_has_predicate_measures() {
             return Ok(());
         }
         let Some(domain) = self
@@ -90,9 +90,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let depth = self.bound.len();
         self.bound
             .extend(params.into_iter().zip(args.iter().cloned()));
-        let saved = std::mem::replace(&mut self.checking, false);
-        let r = self.nested_in(st, body, &outer, &domain);
-        self.checking = saved;
+        let r = self.with_modes(
+            |m| m.checking = false,
+            |v| v.nested_in(st, body, &outer, &domain),
+        );
         self.bound.truncate(depth);
         r
     }
@@ -106,6 +107,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return has_predicate_measure(method_decreases(m), sem);
         }
         match self
+            .modes
             .current_function
             .as_ref()
             .and_then(|f| self.env.functions.get(f))

@@ -10,7 +10,7 @@ use germanium_syntax::Span;
 use crate::env::analysis::is_impure;
 use crate::errors::{ErrorContext, Reason};
 use crate::rules::context::{Verifier, R};
-use crate::state::{Chunk, Permission, State};
+use crate::state::{Permission, Resource, State};
 
 /// The amount a `wildcard` stands for while a function's axioms are translated: one
 /// constant, positive and small at the outermost solver level, so that a precondition with a wildcard
@@ -26,12 +26,10 @@ pub fn axiom_wildcard() -> germanium_smt::FunDecl {
 impl<'e, 'a> Verifier<'e, 'a> {
     /// Some positive amount, for `wildcard` (see [`axiom_wildcard`] for axioms).
     pub fn wildcard_amount(&mut self, span: Span) -> R<Term> {
-        if self.in_axiom {
+        if self.modes.in_axiom {
             return Ok(Term::constant(&axiom_wildcard()));
         }
-        let w = self.fresh("wildcard", germanium_smt::Sort::Real, span)?;
-        self.assume(Permission(w.clone()).is_positive(), span)?;
-        Ok(w)
+        Ok(self.some_amount(span)?.0)
     }
 
     pub fn produce(&mut self, st: &mut State, a: &Expr, ctx: &ErrorContext) -> R<()> {
@@ -49,24 +47,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
     ) -> R<()> {
         if let Some(pa) = self.as_predicate_access(a) {
             let heap = st.heap.clone();
-            let positive_only = std::mem::replace(&mut self.positive_only, false);
-            let evaluated = self.eval_predicate_access(st, &heap, &pa, ctx);
-            self.positive_only = positive_only;
-            let (args, amount) = evaluated?;
+            let (args, amount) = self.with_modes(
+                |m| m.positive_only = false,
+                |v| v.eval_predicate_access(st, &heap, &pa, ctx),
+            )?;
             let amount = match amount {
                 Some(p) => {
                     if let Some(x) = pa.amount {
                         self.check_amount(&p, ctx, x)?;
                     }
-                    if self.positive_only && !p.is_literally_none() {
-                        // Some positive amount when p is positive (function semantics).
-                        let w = Permission(self.fresh(
-                            "wildcard",
-                            germanium_smt::Sort::Real,
-                            a.span,
-                        )?);
-                        self.assume(Term::implies(p.is_positive(), w.is_positive()), a.span)?;
-                        Permission(Term::ite(p.is_positive(), w.0, Permission::none().0))
+                    if self.modes.positive_only && !p.is_literally_none() {
+                        self.some_where_positive(&p, a.span)?
                     } else {
                         p
                     }
@@ -76,7 +67,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             if let Some(s) = &snap {
                 self.record_unfolded_nesting(&pa.name, &args, s, amount.is_positive(), a.span)?;
             }
-            return self.produce_predicate(st, &pa.name, args, amount, snap, a.span);
+            let amount = amount.when(&self.guard());
+            let resource = Resource::Predicate(pa.name.clone());
+            return self.produce_resource(st, &resource, args, amount, snap, a.span);
         }
         match &a.kind {
             ExprKind::Binary(BinaryOp::And, l, r) if is_impure(self.env.sem, a) => {
@@ -126,14 +119,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.produce_from(st, x, snap, ctx)
             }
             ExprKind::InhaleExhale(x, y) => {
-                let part = if self.exhale_parts { y } else { x };
+                let part = if self.modes.exhale_parts { y } else { x };
                 self.produce_from(st, part, snap, ctx)
             }
             ExprKind::Acc(loc, amount) => self.produce_acc(st, loc, amount.as_deref(), snap, ctx),
             _ if is_impure(self.env.sem, a) => Err(self.unsupported_assertion(a)),
             // `[a, b]` under pure operators (`[a, b] || c`): read the whole expression.
             _ if crate::rules::inhale_exhale::contains_inhale_exhale(a) => {
-                let part = if self.exhale_parts {
+                let part = if self.modes.exhale_parts {
                     crate::rules::inhale_exhale::Part::Exhale
                 } else {
                     crate::rules::inhale_exhale::Part::Inhale
@@ -155,7 +148,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// them different values). Holds when `held` (and the current guards) do. Not assumed
     /// for function preconditions, whose path conditions become axiom premises.
     fn assume_snapshot_shape(&mut self, s: &Term, whole: Term, held: Term, span: Span) -> R<()> {
-        if self.body_unfold_depth == 0 || self.in_axiom {
+        if self.body_unfold_depth == 0 || self.modes.in_axiom {
             return Ok(());
         }
         let fact = Term::implies(held, Term::eq(s.clone(), whole));
@@ -165,14 +158,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// An amount produced must not be negative; checked also in the body an unfold
     /// produces (see `body_amounts_checked`).
     fn check_amount(&mut self, p: &Permission, ctx: &ErrorContext, x: &Expr) -> R<()> {
-        if self.checking || !self.body_amounts_checked {
+        if self.modes.checking || !self.modes.body_amounts_checked {
             self.check(p.is_non_negative(), ctx, Reason::NegativePermission, x)?;
             return Ok(());
         }
-        self.checking = true;
-        let r = self.check(p.is_non_negative(), ctx, Reason::NegativePermission, x);
-        self.checking = false;
-        r.map(|_| ())
+        self.with_modes(
+            |m| m.checking = true,
+            |v| v.check(p.is_non_negative(), ctx, Reason::NegativePermission, x),
+        )
+        .map(|_| ())
     }
 
     /// The unsupported-feature error for an impure assertion Germanium cannot handle.
@@ -227,10 +221,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 p
             }
         };
-        let p = if self.positive_only && !p.is_literally_none() {
-            let w = Permission(self.fresh("wildcard", germanium_smt::Sort::Real, loc.span)?);
-            self.assume(Term::implies(p.is_positive(), w.is_positive()), loc.span)?;
-            Permission(Term::ite(p.is_positive(), w.0, Permission::none().0))
+        let p = if self.modes.positive_only && !p.is_literally_none() {
+            self.some_where_positive(&p, loc.span)?
         } else {
             self.scaled(p)
         };
@@ -254,7 +246,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             None => None,
         };
-        self.add_chunk(st, &field, r, p.when(&guard), value, loc.span)
+        let resource = Resource::Field(field);
+        self.produce_resource(st, &resource, vec![r], p.when(&guard), value, loc.span)
     }
 
     /// Adds `amount` to `receiver.field`, merging with a chunk for the same location.
@@ -266,89 +259,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         amount: Permission,
         loc: &Expr,
     ) -> R<()> {
-        self.add_chunk(st, field, receiver, amount, None, loc.span)
-    }
-
-    /// Adds a chunk (with `value`, or a fresh one), merging with a chunk for the same
-    /// location, and records what the permission bound implies: at most full permission per
-    /// location, hence distinct receivers for chunks whose amounts add up to more.
-    pub fn add_chunk(
-        &mut self,
-        st: &mut State,
-        field: &str,
-        receiver: Term,
-        amount: Permission,
-        value: Option<Term>,
-        span: Span,
-    ) -> R<()> {
-        if amount.is_literally_none() {
-            return Ok(());
-        }
-        let found = self.find_chunk(&st.heap.clone(), field, &receiver, span)?;
-        match found {
-            Some(i) => {
-                let old = st.heap.chunks[i].clone();
-                if let Some(v) = &value {
-                    let agree = Term::and([old.perm().is_positive(), amount.is_positive()]);
-                    self.assume(
-                        Term::implies(agree, Term::eq(v.clone(), old.value().clone())),
-                        span,
-                    )?;
-                }
-                if !self.prove(old.perm().is_positive(), span)? {
-                    let v = match value {
-                        Some(v) => v,
-                        None => self.fresh(field, old.value().sort().clone(), span)?,
-                    };
-                    // The old value where the old chunk held something (both agree where both
-                    // do), the new one elsewhere: nothing is assumed of a value whose amount
-                    // is none (e.g. the other branch of a conditional assertion's snapshot).
-                    st.heap.chunks[i].set_value(Term::ite(
-                        old.perm().is_positive(),
-                        old.value().clone(),
-                        v,
-                    ));
-                }
-                let total = old.perm().add(&amount);
-                self.assume(total.at_most(&Permission::write()), span)?;
-                st.heap.chunks[i].set_perm(total);
-            }
-            None => {
-                let value = match value {
-                    Some(v) => v,
-                    None => {
-                        let ty = self.env.sem.fields.get(field).map(|f| f.ty.clone());
-                        let Some(ty) = ty else {
-                            return Err(self.unsupported(span, "an unknown field"));
-                        };
-                        let sort = self.sort_of(&ty, span)?;
-                        self.fresh(field, sort, span)?
-                    }
-                };
-                self.assume(amount.at_most(&Permission::write()), span)?;
-                let others: Vec<Chunk> = st
-                    .heap
-                    .of_field(field)
-                    .map(|j| st.heap.chunks[j].clone())
-                    .collect();
-                for other in others {
-                    let same = Term::eq(receiver.clone(), other.receiver().clone());
-                    let too_much = Term::gt(amount.add(other.perm()).0, Permission::write().0);
-                    self.assume(Term::implies(too_much, Term::not(same.clone())), span)?;
-                    let both = Term::and([same, amount.is_positive(), other.perm().is_positive()]);
-                    self.assume(
-                        Term::implies(both, Term::eq(value.clone(), other.value().clone())),
-                        span,
-                    )?;
-                }
-                st.heap.push(Chunk::Field {
-                    field: field.to_string(),
-                    receiver,
-                    value,
-                    perm: amount,
-                });
-            }
-        }
-        Ok(())
+        let resource = Resource::Field(field.to_string());
+        self.produce_resource(st, &resource, vec![receiver], amount, None, loc.span)
     }
 }

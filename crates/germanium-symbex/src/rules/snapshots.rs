@@ -9,7 +9,7 @@ use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
 use crate::env::analysis::is_impure;
 use crate::errors::ErrorContext;
 use crate::rules::context::{Abort, Verifier, R};
-use crate::state::{Heap, Permission, State};
+use crate::state::{Heap, Permission, Resource, State};
 
 impl<'e, 'a> Verifier<'e, 'a> {
     /// The snapshot of the permissions `a` requires, read from `heap` (`None`: `a` is pure).
@@ -50,9 +50,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Ok(None);
         }
         let ctx = ErrorContext::at("application.precondition", a.span, "");
-        let saved = std::mem::replace(&mut self.checking, false);
-        let result = self.snapshot_of(st, heap, a, &ctx);
-        self.checking = saved;
+        let result = self.with_modes(|m| m.checking = false, |v| v.snapshot_of(st, heap, a, &ctx));
         match result {
             Ok(t) => Ok(t),
             // Could not read it: an unknown snapshot is always sound.
@@ -95,8 +93,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let unit = self.env.snap.unit();
         if let Some(pa) = self.as_predicate_access(a) {
             let (args, amount) = self.eval_predicate_access(st, heap, &pa, ctx)?;
-            let snap = match self.find_predicate_chunk(heap, &pa.name, &args, a.span)? {
-                Some(i) => heap.chunks[i].value().clone(),
+            let resource = Resource::Predicate(pa.name.clone());
+            let snap = match self.find(heap, &resource, &args, a.span)? {
+                Some(i) => heap.chunks[i].snap.clone(),
                 None => return Err(Abort::Failed),
             };
             let held = amount.map_or(Term::tt(), |p| p.is_positive());
@@ -159,16 +158,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     }
                     _ => Term::tt(),
                 };
-                let value = match self.find_chunk(heap, &field, &r, loc.span)? {
-                    Some(i) => heap.chunks[i].value().clone(),
-                    None => {
-                        let ty = self.env.sem.fields.get(&field).map(|f| f.ty.clone());
-                        let Some(ty) = ty else {
-                            return Err(Abort::Failed);
-                        };
-                        let sort = self.sort_of(&ty, loc.span)?;
-                        self.aliased_value(heap, &field, &r, sort, loc.span)?
-                    }
+                let resource = Resource::Field(field.clone());
+                let args = [r];
+                let value = match self.find(heap, &resource, &args, loc.span)? {
+                    Some(i) => heap.chunks[i].snap.clone(),
+                    None => self.read_value(heap, &resource, &args, loc.span)?,
                 };
                 let wrapped = self.wrap(value, loc.span)?;
                 Ok(Some(Term::ite(held, wrapped, unit)))

@@ -56,52 +56,52 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// are left out.
     pub fn measures(&mut self, st: &State, heap: &Heap, clauses: &[Decreases]) -> R<Vec<Measure>> {
         let ctx = ErrorContext::at("termination.failed", Span::default(), "");
-        let saved = std::mem::replace(&mut self.checking, false);
-        let result = (|| -> R<Vec<Measure>> {
-            let mut out = Vec::new();
-            let mut earlier = Vec::new();
-            for d in clauses {
-                if matches!(d.kind, DecreasesKind::Star) {
-                    continue;
-                }
-                let cond = match &d.condition {
-                    Some(c) => self.eval(st, heap, c, &ctx)?,
-                    None => Term::tt(),
-                };
-                let guard = Term::and(
-                    earlier
-                        .iter()
-                        .map(|c: &Term| Term::not(c.clone()))
-                        .chain([cond.clone()]),
-                );
-                earlier.push(cond);
-                let tuple = match &d.kind {
-                    DecreasesKind::Tuple(exprs) => {
-                        let mut values = Vec::new();
-                        for e in exprs {
-                            if let Some(instance) =
-                                self.predicate_instance_measure(st, heap, e, &ctx)?
-                            {
-                                values.push(instance);
-                                continue;
-                            }
-                            let ty = self.type_of(e)?;
-                            values.push((self.eval(st, heap, e, &ctx)?, ty));
-                        }
-                        Some(values)
+        self.with_modes(
+            |m| m.checking = false,
+            |v| -> R<Vec<Measure>> {
+                let mut out = Vec::new();
+                let mut earlier = Vec::new();
+                for d in clauses {
+                    if matches!(d.kind, DecreasesKind::Star) {
+                        continue;
                     }
-                    _ => None,
-                };
-                out.push(Measure {
-                    guard,
-                    tuple,
-                    span: d.span,
-                });
-            }
-            Ok(out)
-        })();
-        self.checking = saved;
-        result
+                    let cond = match &d.condition {
+                        Some(c) => v.eval(st, heap, c, &ctx)?,
+                        None => Term::tt(),
+                    };
+                    let guard = Term::and(
+                        earlier
+                            .iter()
+                            .map(|c: &Term| Term::not(c.clone()))
+                            .chain([cond.clone()]),
+                    );
+                    earlier.push(cond);
+                    let tuple = match &d.kind {
+                        DecreasesKind::Tuple(exprs) => {
+                            let mut values = Vec::new();
+                            for e in exprs {
+                                if let Some(instance) =
+                                    v.predicate_instance_measure(st, heap, e, &ctx)?
+                                {
+                                    values.push(instance);
+                                    continue;
+                                }
+                                let ty = v.type_of(e)?;
+                                values.push((v.eval(st, heap, e, &ctx)?, ty));
+                            }
+                            Some(values)
+                        }
+                        _ => None,
+                    };
+                    out.push(Measure {
+                        guard,
+                        tuple,
+                        span: d.span,
+                    });
+                }
+                Ok(out)
+            },
+        )
     }
 
     fn order(&mut self, function: &str, ty: &Type, args: Vec<Term>, span: Span) -> R<Term> {
@@ -281,10 +281,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     ) -> R<()> {
         let heap = st.heap.clone();
         let ctx = ErrorContext::at("termination.failed", cond.span, "");
-        let saved = std::mem::replace(&mut self.checking, false);
-        let again = self.eval(st, &heap, cond, &ctx);
-        self.checking = saved;
-        let again = again?;
+        let again = self.with_modes(|m| m.checking = false, |v| v.eval(st, &heap, cond, &ctx))?;
         let end = self.measures(st, &heap, clauses)?;
         for (m_start, m_end) in start.iter().zip(&end) {
             let (Some(before), Some(after)) = (&m_start.tuple, &m_end.tuple) else {

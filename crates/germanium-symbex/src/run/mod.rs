@@ -16,6 +16,7 @@ use germanium_syntax::{Diagnostic, SourceMap, Span};
 use crate::decider::budget::{Budget, MEMORY_LIMIT_MB};
 use crate::env::Env;
 use crate::rules::context::{Abort, Verifier, R};
+use crate::state::Modes;
 
 /// Settings of one verification run.
 #[derive(Clone, Debug)]
@@ -390,16 +391,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// Runs one member in its own scope and returns its errors.
     fn run_member(&mut self, name: Span, f: impl FnOnce(&mut Self) -> R<()>) -> Vec<Diagnostic> {
         self.errors.clear();
+        self.modes = Modes::default();
         self.guards.clear();
         self.bound.clear();
-        self.result = None;
-        self.checking = true;
         self.quantifier_depth = 0;
-        self.in_function_post = false;
-        self.lenient_reads = false;
-        self.assuming = false;
-        self.exhale_parts = false;
-        self.trusted = false;
         self.deferred.clear();
         self.method = None;
         self.loop_frames.clear();
@@ -410,12 +405,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.loop_heads.clear();
         self.label_loops.clear();
         self.refuted.clear();
-        self.perm_scale = None;
-        self.in_axiom = false;
-        self.current_function = None;
         self.axiom_unfoldings.clear();
         self.body_unfold_depth = 0;
-        self.positive_only = false;
         let outcome = match self.decider.begin_member() {
             Ok(depth) => (f(self), depth),
             Err(e) => (

@@ -1,75 +1,69 @@
-//! The symbolic heap: a list of field and predicate chunks. Lookup that needs the solver
-//! (receiver or argument equality) is done by the verifier; here are the syntactic parts.
+//! The symbolic heap: a list of chunks, each an amount of permission to one resource.
+//! Lookups that need the solver (are two receivers or argument lists equal?) are in
+//! `resources`; here is the plain data and its syntactic parts.
 
 use germanium_smt::Term;
 
 use super::permission::Permission;
 
-/// One heap chunk: `perm` permission to `receiver.field`, whose value is `value` (the
-/// chunk's snapshot), or `perm` permission to the predicate instance `name(args)`, whose
-/// snapshot `snap` stands for the values folded inside it.
+/// What a chunk holds permission to. Viper's field and predicate names are global and never
+/// clash. Code that treats kinds differently matches on this exhaustively, so a new kind
+/// (quantified chunks, wands) makes the compiler point at every place to extend.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Resource {
+    /// The field of an object: the chunk's only argument is the receiver; its snapshot is
+    /// the field's value.
+    Field(String),
+    /// An instance of a predicate: the chunk's arguments are the instance's; its snapshot
+    /// stands for the values folded inside it.
+    Predicate(String),
+}
+
+impl Resource {
+    /// The field's or predicate's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Resource::Field(name) | Resource::Predicate(name) => name,
+        }
+    }
+
+    /// The most a state may hold of one location of this resource (fields: `write`;
+    /// predicate instances: no bound).
+    pub fn max_amount(&self) -> Option<Permission> {
+        match self {
+            Resource::Field(_) => Some(Permission::write()),
+            Resource::Predicate(_) => None,
+        }
+    }
+}
+
+/// One heap chunk: `perm` permission to `resource(args)`, whose snapshot is `snap`.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Chunk {
-    Field {
-        field: String,
-        receiver: Term,
-        value: Term,
-        perm: Permission,
-    },
-    Predicate {
-        name: String,
-        args: Vec<Term>,
-        snap: Term,
-        perm: Permission,
-    },
+pub struct Chunk {
+    pub resource: Resource,
+    pub args: Vec<Term>,
+    pub snap: Term,
+    pub perm: Permission,
 }
 
 impl Chunk {
-    /// The field's name, or the predicate's (Viper's names are global: they never clash).
-    pub fn field(&self) -> &str {
-        match self {
-            Chunk::Field { field, .. } => field,
-            Chunk::Predicate { name, .. } => name,
+    /// `perm` of `receiver.field`, whose value is `value`.
+    pub fn field(field: &str, receiver: Term, value: Term, perm: Permission) -> Chunk {
+        Chunk {
+            resource: Resource::Field(field.to_string()),
+            args: vec![receiver],
+            snap: value,
+            perm,
         }
     }
 
-    pub fn is_field(&self) -> bool {
-        matches!(self, Chunk::Field { .. })
-    }
-
-    /// The receiver of a field chunk (a predicate chunk's snapshot otherwise: callers only
-    /// ask field chunks).
-    pub fn receiver(&self) -> &Term {
-        match self {
-            Chunk::Field { receiver, .. } => receiver,
-            Chunk::Predicate { snap, .. } => snap,
-        }
-    }
-
-    /// The value (field) or snapshot (predicate).
-    pub fn value(&self) -> &Term {
-        match self {
-            Chunk::Field { value, .. } => value,
-            Chunk::Predicate { snap, .. } => snap,
-        }
-    }
-
-    pub fn perm(&self) -> &Permission {
-        match self {
-            Chunk::Field { perm, .. } | Chunk::Predicate { perm, .. } => perm,
-        }
-    }
-
-    pub fn set_perm(&mut self, amount: Permission) {
-        match self {
-            Chunk::Field { perm, .. } | Chunk::Predicate { perm, .. } => *perm = amount,
-        }
-    }
-
-    pub fn set_value(&mut self, new_value: Term) {
-        match self {
-            Chunk::Field { value, .. } => *value = new_value,
-            Chunk::Predicate { snap, .. } => *snap = new_value,
+    /// `perm` of the instance `name(args)` with snapshot `snap`.
+    pub fn predicate(name: &str, args: Vec<Term>, snap: Term, perm: Permission) -> Chunk {
+        Chunk {
+            resource: Resource::Predicate(name.to_string()),
+            args,
+            snap,
+            perm,
         }
     }
 }
@@ -84,33 +78,19 @@ impl Heap {
         Heap::default()
     }
 
-    /// Indices of the chunks for `field`.
-    pub fn of_field<'a>(&'a self, field: &'a str) -> impl Iterator<Item = usize> + 'a {
+    /// Indices of the chunks of `resource`.
+    pub fn of<'a>(&'a self, resource: &'a Resource) -> impl Iterator<Item = usize> + 'a {
         self.chunks
             .iter()
             .enumerate()
-            .filter(move |(_, c)| c.is_field() && c.field() == field)
+            .filter(move |(_, c)| c.resource == *resource)
             .map(|(i, _)| i)
     }
 
-    /// Indices of the chunks of predicate `name`.
-    pub fn of_predicate<'a>(&'a self, name: &'a str) -> impl Iterator<Item = usize> + 'a {
-        self.chunks
-            .iter()
-            .enumerate()
-            .filter(move |(_, c)| matches!(c, Chunk::Predicate { name: n, .. } if n == name))
-            .map(|(i, _)| i)
-    }
-
-    /// The chunk of `name` whose arguments are syntactically `args`.
-    pub fn find_predicate_syntactic(&self, name: &str, args: &[Term]) -> Option<usize> {
-        self.of_predicate(name).find(|&i| matches!(&self.chunks[i], Chunk::Predicate { args: a, .. } if a.as_slice() == args))
-    }
-
-    /// The chunk for `field` whose receiver is syntactically `receiver`.
-    pub fn find_syntactic(&self, field: &str, receiver: &Term) -> Option<usize> {
-        self.of_field(field)
-            .find(|&i| self.chunks[i].receiver() == receiver)
+    /// The chunk of `resource` whose arguments are syntactically `args`.
+    pub fn find_syntactic(&self, resource: &Resource, args: &[Term]) -> Option<usize> {
+        self.of(resource)
+            .find(|&i| self.chunks[i].args.as_slice() == args)
     }
 
     pub fn push(&mut self, chunk: Chunk) -> usize {
@@ -120,15 +100,19 @@ impl Heap {
 
     /// Drops chunks whose permission is literally zero.
     pub fn drop_empty(&mut self) {
-        self.chunks.retain(|c| !c.perm().is_literally_none());
+        self.chunks.retain(|c| !c.perm.is_literally_none());
     }
 
-    /// Every receiver term in the heap.
+    /// Every object the heap holds a field of.
     pub fn receivers(&self) -> Vec<Term> {
         let mut out: Vec<Term> = Vec::new();
-        for c in self.chunks.iter().filter(|c| c.is_field()) {
-            if !out.contains(c.receiver()) {
-                out.push(c.receiver().clone());
+        for c in &self.chunks {
+            let receiver = match c.resource {
+                Resource::Field(_) => c.args.first(),
+                Resource::Predicate(_) => None,
+            };
+            if let Some(r) = receiver.filter(|r| !out.contains(r)) {
+                out.push(r.clone());
             }
         }
         out
@@ -147,40 +131,34 @@ mod tests {
     #[test]
     fn syntactic_lookup_by_field_and_receiver() {
         let mut heap = Heap::new();
-        heap.push(Chunk::Field {
-            field: "f".into(),
-            receiver: r("x"),
-            value: Term::int(1),
-            perm: Permission::write(),
-        });
-        heap.push(Chunk::Field {
-            field: "g".into(),
-            receiver: r("x"),
-            value: Term::int(2),
-            perm: Permission::write(),
-        });
-        assert_eq!(heap.find_syntactic("g", &r("x")), Some(1));
-        assert_eq!(heap.find_syntactic("f", &r("y")), None);
-        assert_eq!(heap.of_field("f").count(), 1);
+        heap.push(Chunk::field("f", r("x"), Term::int(1), Permission::write()));
+        heap.push(Chunk::field("g", r("x"), Term::int(2), Permission::write()));
+        heap.push(Chunk::predicate(
+            "g",
+            vec![r("x")],
+            Term::int(3),
+            Permission::write(),
+        ));
+        let g = Resource::Field("g".into());
+        assert_eq!(heap.find_syntactic(&g, &[r("x")]), Some(1));
+        assert_eq!(heap.find_syntactic(&g, &[r("y")]), None);
+        assert_eq!(heap.of(&Resource::Field("f".into())).count(), 1);
+        assert_eq!(heap.of(&Resource::Predicate("g".into())).count(), 1);
     }
 
     #[test]
     fn empty_chunks_are_dropped() {
         let mut heap = Heap::new();
-        heap.push(Chunk::Field {
-            field: "f".into(),
-            receiver: r("x"),
-            value: Term::int(1),
-            perm: Permission::none(),
-        });
-        heap.push(Chunk::Field {
-            field: "f".into(),
-            receiver: r("y"),
-            value: Term::int(1),
-            perm: Permission::write(),
-        });
+        heap.push(Chunk::field("f", r("x"), Term::int(1), Permission::none()));
+        heap.push(Chunk::field("f", r("y"), Term::int(1), Permission::write()));
+        heap.push(Chunk::predicate(
+            "P",
+            vec![r("z")],
+            Term::int(1),
+            Permission::write(),
+        ));
         heap.drop_empty();
-        assert_eq!(heap.chunks.len(), 1);
+        assert_eq!(heap.chunks.len(), 2);
         assert_eq!(heap.receivers(), vec![r("y")]);
     }
 }

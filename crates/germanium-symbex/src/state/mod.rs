@@ -2,6 +2,7 @@
 //! permission amounts and snapshot constructors.
 
 pub mod heap;
+pub mod modes;
 pub mod permission;
 pub mod snapshot;
 
@@ -10,7 +11,8 @@ use std::collections::HashMap;
 use germanium_semantics::VarId;
 use germanium_smt::Term;
 
-pub use heap::{Chunk, Heap};
+pub use heap::{Chunk, Heap, Resource};
+pub use modes::Modes;
 pub use permission::Permission;
 
 /// The label of the method's pre-state (`old(e)`).

@@ -1,0 +1,361 @@
+//! Resources: the only code that looks inside a chunk. One chunk shape for every kind of
+//! resource (a field of an object, a predicate instance; quantified and wand chunks next)
+//! and one path for each operation on it: find the chunk of a location, how much of it the
+//! heap holds (`perm`), its value, add an amount, take an amount (from one chunk or spread
+//! over several that may be the location), write and havoc its value.
+//!
+//! A location's permission may be spread over several chunks whose arguments may be equal
+//! (after `acc(x.f) && (x != y ==> acc(y.f))`): amounts are summed over all chunks of the
+//! resource, reads pick the value of a chunk that is the location and holds some of it,
+//! writes update every chunk that may be it, and taking goes greedily from each.
+//!
+//! Architecture invariant: every decision that needs the solver goes through the
+//! [`Decider`], under the guard the caller passes; nothing here reports errors (solver
+//! failures are returned) or reads the syntax tree.
+
+use germanium_smt::{SolverError, Sort, Term};
+
+use crate::decider::Decider;
+use crate::env::Env;
+use crate::state::{Chunk, Heap, Permission, Resource};
+
+/// Whether two argument lists are the same terms (the solver's `=`).
+pub fn same_args(a: &[Term], b: &[Term]) -> Term {
+    Term::and(a.iter().zip(b).map(|(x, y)| Term::eq(x.clone(), y.clone())))
+}
+
+/// Whether two argument lists name the same location as Viper values: a predicate's
+/// collection arguments compare extensionally (as `==` does), so `Multiset() union
+/// Multiset(x)` names the same instance as `Multiset(x)`.
+pub fn equal_args(env: &Env, resource: &Resource, a: &[Term], b: &[Term]) -> Term {
+    match resource {
+        Resource::Field(_) => same_args(a, b),
+        Resource::Predicate(name) => {
+            let params = env
+                .sem
+                .predicates
+                .get(name)
+                .map(|p| p.params.clone())
+                .unwrap_or_default();
+            let parts = a.iter().zip(b).enumerate().map(|(i, (x, y))| {
+                let ty = params.get(i).map(|v| env.sem.var(*v).ty.clone());
+                match (ty, &env.theories) {
+                    (Some(ty), Some(t)) => t
+                        .equal(&ty, x.clone(), y.clone())
+                        .unwrap_or_else(|_| Term::eq(x.clone(), y.clone())),
+                    _ => Term::eq(x.clone(), y.clone()),
+                }
+            });
+            Term::and(parts.collect::<Vec<_>>())
+        }
+    }
+}
+
+/// Whether `fact` holds on the current path under `guard`.
+fn proves(decider: &mut Decider, guard: &Term, fact: Term) -> Result<bool, SolverError> {
+    let goal = Term::implies(guard.clone(), fact);
+    if goal.is_true() {
+        return Ok(true);
+    }
+    decider.refutes(&Term::not(goal))
+}
+
+/// The chunk of `resource(args)`: a syntactic match first, then one whose arguments the
+/// solver proves equal (under `guard`).
+pub fn find(
+    decider: &mut Decider,
+    env: &Env,
+    heap: &Heap,
+    resource: &Resource,
+    args: &[Term],
+    guard: &Term,
+) -> Result<Option<usize>, SolverError> {
+    if let Some(i) = heap.find_syntactic(resource, args) {
+        return Ok(Some(i));
+    }
+    for i in heap.of(resource) {
+        let same = equal_args(env, resource, args, &heap.chunks[i].args);
+        if proves(decider, guard, same)? {
+            return Ok(Some(i));
+        }
+    }
+    Ok(None)
+}
+
+/// `perm(resource(args))` in `heap`: the sum over the chunks that are the location.
+pub fn perm_of(heap: &Heap, resource: &Resource, args: &[Term]) -> Permission {
+    let mut parts = vec![Permission::none().0];
+    for i in heap.of(resource) {
+        let c = &heap.chunks[i];
+        let same = same_args(args, &c.args);
+        parts.push(Term::ite(same, c.perm.0.clone(), Permission::none().0));
+    }
+    Permission(Term::add(parts))
+}
+
+/// The value of `resource(args)` from whichever chunk is it and holds some of it;
+/// `otherwise` (an unconstrained value) if none does.
+pub fn value_of(heap: &Heap, resource: &Resource, args: &[Term], otherwise: Term) -> Term {
+    let mut value = otherwise;
+    let indices: Vec<usize> = heap.of(resource).collect();
+    for i in indices.into_iter().rev() {
+        let c = &heap.chunks[i];
+        let holds = Term::and([same_args(args, &c.args), c.perm.is_positive()]);
+        value = Term::ite(holds, c.snap.clone(), value);
+    }
+    value
+}
+
+/// Writes `value` to `resource(args)` in every chunk that may be that location.
+pub fn write(heap: &mut Heap, resource: &Resource, args: &[Term], value: &Term) {
+    let indices: Vec<usize> = heap.of(resource).collect();
+    for i in indices {
+        let c = &mut heap.chunks[i];
+        let same = same_args(args, &c.args);
+        c.snap = Term::ite(same, value.clone(), c.snap.clone());
+    }
+}
+
+/// Gives the chunks of `resource` whose arguments are `args` where `hit` holds the value
+/// `fresh` (havoc).
+pub fn havoc_where(heap: &mut Heap, indices: &[usize], hit: impl Fn(&Chunk) -> Term, fresh: &Term) {
+    for &i in indices {
+        let c = &mut heap.chunks[i];
+        c.snap = Term::ite(hit(c), fresh.clone(), c.snap.clone());
+    }
+}
+
+/// Takes from every chunk of `resource` that may be `args`: `take` gets whether a chunk is
+/// the location and its amount, and says how much of it goes. With `otherwise`, returns the
+/// location's snapshot: that of a chunk that is it and holds some of it (under `when`),
+/// else `otherwise`.
+pub fn take_from_all<E>(
+    heap: &mut Heap,
+    resource: &Resource,
+    args: &[Term],
+    when: &Term,
+    otherwise: Option<Term>,
+    mut take: impl FnMut(Term, &Permission) -> Result<Permission, E>,
+) -> Result<Option<Term>, E> {
+    let mut snap = otherwise;
+    let indices: Vec<usize> = heap.of(resource).collect();
+    for i in indices {
+        let c = heap.chunks[i].clone();
+        let same = same_args(args, &c.args);
+        if let Some(s) = snap {
+            let holds = Term::and([when.clone(), same.clone(), c.perm.is_positive()]);
+            snap = Some(Term::ite(holds, c.snap, s));
+        }
+        let taken = take(same, &c.perm)?;
+        heap.chunks[i].perm = c.perm.sub(&taken);
+    }
+    heap.drop_empty();
+    Ok(snap)
+}
+
+/// Takes `amount` of `resource(args)` greedily from the chunks that may hold it (the caller
+/// has proved that they hold enough together).
+pub fn take_greedily(heap: &mut Heap, resource: &Resource, args: &[Term], amount: &Permission) {
+    let mut remaining = amount.clone();
+    let taken = take_from_all(
+        heap,
+        resource,
+        args,
+        &Term::tt(),
+        None,
+        |same, perm| -> Result<Permission, std::convert::Infallible> {
+            let available = Permission(Term::ite(same, perm.0.clone(), Permission::none().0));
+            let taken = Permission(Term::ite(
+                available.at_least(&remaining),
+                remaining.0.clone(),
+                available.0.clone(),
+            ));
+            remaining = remaining.sub(&taken);
+            Ok(taken)
+        },
+    );
+    let _ = taken;
+}
+
+/// The base of fresh names for values of `resource`.
+fn fresh_base(resource: &Resource) -> String {
+    match resource {
+        Resource::Field(f) => f.clone(),
+        Resource::Predicate(p) => format!("snap.{p}"),
+    }
+}
+
+/// Adds `amount` of `resource(args)` whose snapshot is `snap` (`None`: unknown, a fresh
+/// value of `sort`), merging with a chunk of the same location. Locations that turn out to
+/// be the same have the same value, and no state holds more of one location than the
+/// resource allows ([`Resource::max_amount`]).
+#[allow(clippy::too_many_arguments)]
+pub fn add(
+    decider: &mut Decider,
+    env: &Env,
+    heap: &mut Heap,
+    resource: &Resource,
+    args: Vec<Term>,
+    amount: Permission,
+    snap: Option<Term>,
+    sort: &Sort,
+    guard: &Term,
+) -> Result<(), SolverError> {
+    if amount.is_literally_none() {
+        return Ok(());
+    }
+    let max = resource.max_amount();
+    if let Some(i) = find(decider, env, heap, resource, &args, guard)? {
+        let old = heap.chunks[i].clone();
+        if let Some(v) = &snap {
+            let both = Term::and([old.perm.is_positive(), amount.is_positive()]);
+            decider.assume(Term::implies(both, Term::eq(v.clone(), old.snap.clone())))?;
+        }
+        if !proves(decider, guard, old.perm.is_positive())? {
+            let v = match snap {
+                Some(v) => v,
+                None => decider.fresh(&fresh_base(resource), sort.clone())?,
+            };
+            // The old value where the old chunk held something (both agree where both do),
+            // the new one elsewhere: nothing is assumed of a value whose amount is none
+            // (e.g. the other branch of a conditional assertion's snapshot).
+            heap.chunks[i].snap = Term::ite(old.perm.is_positive(), old.snap.clone(), v);
+        }
+        let total = old.perm.add(&amount);
+        if let Some(max) = &max {
+            decider.assume(total.at_most(max))?;
+        }
+        heap.chunks[i].perm = total;
+        return Ok(());
+    }
+    let snap = match snap {
+        Some(v) => v,
+        None => decider.fresh(&fresh_base(resource), sort.clone())?,
+    };
+    if let Some(max) = &max {
+        decider.assume(amount.at_most(max))?;
+    }
+    let others: Vec<Chunk> = heap.of(resource).map(|j| heap.chunks[j].clone()).collect();
+    for other in others {
+        let same = same_args(&args, &other.args);
+        if let Some(max) = &max {
+            let too_much = Term::gt(amount.add(&other.perm).0, max.0.clone());
+            decider.assume(Term::implies(too_much, Term::not(same.clone())))?;
+        }
+        let both = Term::and([same, amount.is_positive(), other.perm.is_positive()]);
+        decider.assume(Term::implies(
+            both,
+            Term::eq(snap.clone(), other.snap.clone()),
+        ))?;
+    }
+    heap.push(Chunk {
+        resource: resource.clone(),
+        args,
+        snap,
+        perm: amount,
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use germanium_smt::{FunDecl, Symbol};
+
+    fn r(name: &str) -> Term {
+        Term::constant(&FunDecl::constant(Symbol::user(name), Sort::named("Ref")))
+    }
+
+    #[test]
+    fn perm_sums_the_chunks_that_may_be_the_location() {
+        let mut heap = Heap::new();
+        let f = Resource::Field("f".into());
+        heap.push(Chunk::field(
+            "f",
+            r("x"),
+            Term::int(1),
+            Permission::fraction(1, 2),
+        ));
+        heap.push(Chunk::field(
+            "f",
+            r("y"),
+            Term::int(2),
+            Permission::fraction(1, 2),
+        ));
+        heap.push(Chunk::predicate(
+            "f2",
+            vec![r("x")],
+            Term::int(3),
+            Permission::write(),
+        ));
+        let total = perm_of(&heap, &f, &[r("x")]);
+        let text = total.0.to_string();
+        assert!(text.contains("ite"), "{text}");
+        // Taking x.f's half empties x's chunk; y's keeps its half where x != y.
+        take_greedily(&mut heap, &f, &[r("x")], &Permission::fraction(1, 2));
+        assert_eq!(heap.chunks.len(), 2);
+        assert_eq!(heap.chunks[0].args, [r("y")]);
+        assert!(heap.chunks[0].perm.0.to_string().contains("ite"));
+        assert_eq!(heap.chunks[1].perm, Permission::write());
+    }
+
+    fn instance(name: &str, arg: Term) -> Chunk {
+        Chunk::predicate(name, vec![arg], Term::int(0), Permission::write())
+    }
+
+    #[test]
+    fn taking_all_of_the_same_instance_empties_its_chunk() {
+        let mut heap = Heap::new();
+        heap.push(instance("P", r("x")));
+        take_greedily(
+            &mut heap,
+            &Resource::Predicate("P".into()),
+            &[r("x")],
+            &Permission::write(),
+        );
+        assert!(heap.chunks.is_empty());
+    }
+
+    #[test]
+    fn an_instance_that_may_differ_keeps_a_conditional_amount() {
+        let mut heap = Heap::new();
+        heap.push(instance("P", r("x")));
+        take_greedily(
+            &mut heap,
+            &Resource::Predicate("P".into()),
+            &[r("y")],
+            &Permission::write(),
+        );
+        assert_eq!(heap.chunks.len(), 1);
+        assert_ne!(heap.chunks[0].perm, Permission::write());
+    }
+
+    #[test]
+    fn other_resources_are_left_alone() {
+        let mut heap = Heap::new();
+        heap.push(instance("Q", r("x")));
+        heap.push(Chunk::field("P", r("x"), Term::int(1), Permission::write()));
+        take_greedily(
+            &mut heap,
+            &Resource::Predicate("P".into()),
+            &[r("x")],
+            &Permission::write(),
+        );
+        assert!(heap.chunks.iter().all(|c| c.perm == Permission::write()));
+    }
+
+    #[test]
+    fn writes_reach_every_chunk_that_may_be_the_location() {
+        let mut heap = Heap::new();
+        let f = Resource::Field("f".into());
+        heap.push(Chunk::field("f", r("x"), Term::int(1), Permission::write()));
+        write(&mut heap, &f, &[r("x")], &Term::int(5));
+        assert_eq!(heap.chunks[0].snap, Term::int(5));
+        write(&mut heap, &f, &[r("y")], &Term::int(6));
+        assert!(heap.chunks[0].snap.to_string().contains("ite"));
+        assert_eq!(
+            value_of(&heap, &f, &[r("x")], Term::int(0)).sort(),
+            &Sort::Int
+        );
+    }
+}
