@@ -45,6 +45,8 @@ pub struct Options {
     pub jobs: usize,
     /// `if` branches one member may explore (`None`: the verifier's default).
     pub max_branches: Option<usize>,
+    /// Makes each verification worker's execution-log sink (`None`: no log).
+    pub trace: Option<germanium_symbex::TraceSinks>,
 }
 
 /// Big enough for programs nested thousands of levels deep.
@@ -61,6 +63,7 @@ impl Options {
             stack_size: DEFAULT_STACK_SIZE,
             jobs: 1,
             max_branches: None,
+            trace: None,
         }
     }
 }

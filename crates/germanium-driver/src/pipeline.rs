@@ -118,6 +118,7 @@ fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap)
         smt_log: options.smt_log.clone(),
         jobs: options.jobs,
         max_branches: options.max_branches,
+        trace: options.trace.clone(),
     };
     diagnostics.extend(germanium_symbex::verify_program(
         &program,

@@ -191,3 +191,56 @@ fn branch_budget_stops_path_explosion_with_an_error() {
     let line = report.sources.start(budget[0].span).line;
     assert!((6..=35).contains(&line), "budget reported on line {line}");
 }
+
+/// The execution log sees every operation and branch, and switching it on changes nothing.
+#[test]
+fn an_execution_log_records_steps_and_changes_no_result() {
+    use germanium_symbex::trace::{Record, Sink, Step};
+    use std::sync::{Arc, Mutex};
+
+    struct Shared(Arc<Mutex<Vec<Step>>>);
+    impl Sink for Shared {
+        fn enabled(&self) -> bool {
+            true
+        }
+        fn record(&mut self, record: &Record<'_>) {
+            self.0.lock().unwrap().push(record.step);
+        }
+    }
+
+    let dir = std::env::temp_dir().join(format!("germanium-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("traced.vpr");
+    std::fs::write(
+        &file,
+        many_methods(3) + "method b(x: Int) { if (x > 0) { assert x > 1 } }\n",
+    )
+    .unwrap();
+    let plain = run_file(&file, &Options::new(Mode::Verify));
+    let steps = Arc::new(Mutex::new(Vec::new()));
+    let mut options = Options::new(Mode::Verify);
+    let shared = Arc::clone(&steps);
+    options.trace = Some(germanium_symbex::TraceSinks(Arc::new(move || {
+        Box::new(Shared(Arc::clone(&shared))) as Box<dyn Sink>
+    })));
+    let traced = run_file(&file, &options);
+    let _ = std::fs::remove_dir_all(&dir);
+    let ids = |r: &germanium_driver::FileReport| {
+        r.diagnostics
+            .iter()
+            .map(|d| (r.sources.start(d.span).line, d.id.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&plain), ids(&traced));
+    assert_eq!(ids(&plain).len(), 2, "{:?}", ids(&plain));
+    let steps = steps.lock().unwrap();
+    for step in [
+        Step::Evaluate,
+        Step::Produce,
+        Step::Consume,
+        Step::Execute,
+        Step::Branch,
+    ] {
+        assert!(steps.contains(&step), "no {step:?} recorded");
+    }
+}

@@ -11,6 +11,7 @@ use crate::env::analysis::is_impure;
 use crate::errors::{ErrorContext, Reason};
 use crate::rules::context::{Verifier, R};
 use crate::state::{Heap, Permission, Resource, State};
+use crate::trace::Step;
 
 impl<'e, 'a> Verifier<'e, 'a> {
     pub fn consume(
@@ -20,6 +21,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         a: &Expr,
         ctx: &ErrorContext,
     ) -> R<()> {
+        self.trace(Step::Consume, a.span, String::new);
         if let Some(pa) = self.as_predicate_access(a) {
             let (args, amount) = self.with_perm_heap(Some(st.heap.clone()), |v| {
                 v.eval_predicate_access(st, eval_heap, &pa, ctx)

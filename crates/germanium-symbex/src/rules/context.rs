@@ -13,6 +13,7 @@ use crate::decider::{Budget, Decider};
 use crate::env::Env;
 use crate::errors::{make_error, ErrorContext, Reason, VerificationError};
 use crate::state::{Modes, Permission};
+use crate::trace::{NoTrace, Record, Sink, Step};
 
 /// Why the exploration of a path stopped early.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,6 +38,8 @@ pub struct Verifier<'e, 'a> {
     pub guards: Vec<Term>,
     /// How the rules behave in the current scope (see [`Verifier::with_modes`]).
     pub modes: Modes,
+    /// Where the execution log goes (nowhere by default).
+    pub trace: Box<dyn Sink>,
     /// The instances unfolded while a function definition is translated (`in_axiom`):
     /// predicate name, snapshot, arguments.
     pub axiom_unfoldings: Vec<(String, Term, Vec<Term>)>,
@@ -90,6 +93,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             errors: Vec::new(),
             guards: Vec::new(),
             modes: Modes::default(),
+            trace: Box::new(NoTrace),
             axiom_unfoldings: Vec::new(),
             axiom_trigger_unfoldings: HashSet::new(),
             body_unfold_depth: 0,
@@ -136,6 +140,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let r = f(self);
         self.perm_heap = saved;
         r
+    }
+
+    /// Records a step of symbolic execution in the execution log; `detail` is only built
+    /// when a log is on.
+    pub fn trace(&mut self, step: Step, span: Span, detail: impl FnOnce() -> String) {
+        if self.trace.enabled() {
+            let detail = detail();
+            let depth = self.decider.depth();
+            self.trace.record(&Record {
+                step,
+                span,
+                detail: &detail,
+                depth,
+            });
+        }
     }
 
     /// Turns a solver failure into an internal error on `span`.

@@ -14,12 +14,14 @@ use crate::resources;
 use crate::rules::context::{Abort, Verifier, R};
 use crate::rules::triggers;
 use crate::state::{Heap, Permission, Resource, State, PRE_STATE};
+use crate::trace::Step;
 use germanium_theories::operators::{self, BinaryTerm};
 use germanium_theories::TheoryOp;
 
 impl<'e, 'a> Verifier<'e, 'a> {
     /// Evaluates `e` in state `st`, reading fields from `heap`.
     pub fn eval(&mut self, st: &State, heap: &Heap, e: &Expr, ctx: &ErrorContext) -> R<Term> {
+        self.trace(Step::Evaluate, e.span, String::new);
         match &e.kind {
             ExprKind::IntLit(text) => match Term::int_from_text(text) {
                 Some(t) => Ok(t),
@@ -297,6 +299,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// Runs `f` with `cond` added to the guards.
     pub fn under<T>(&mut self, cond: Term, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        self.trace(Step::Branch, germanium_syntax::Span::default(), || {
+            format!("under {cond}")
+        });
         self.guards.push(cond);
         let r = f(self);
         self.guards.pop();

@@ -11,6 +11,7 @@ use germanium_syntax::ast::{Expr, ExprKind, NewFields, Stmt, StmtKind};
 use crate::errors::{ErrorContext, Reason};
 use crate::rules::context::{Abort, Verifier, R};
 use crate::state::{Heap, Permission, State, PRE_STATE};
+use crate::trace::Step;
 
 /// Bound on the `goto`s followed on one path (beyond it, the program loops through labels).
 const MAX_GOTOS_PER_PATH: usize = 32;
@@ -61,6 +62,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     fn exec_stmt(&mut self, mut st: State, s: &Stmt, k: &mut Cont<'_, 'e, 'a>) -> R<()> {
+        self.trace(Step::Execute, s.span, String::new);
         match &s.kind {
             StmtKind::Block(b) => self.exec_seq(st, &b.stmts, k),
             StmtKind::If {
@@ -95,6 +97,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                             ),
                         ));
                     }
+                    self.trace(Step::Branch, s.span, || format!("if: {guard}"));
                     self.push(s.span)?;
                     let r = self
                         .assume(guard, s.span)

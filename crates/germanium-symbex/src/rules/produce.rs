@@ -11,6 +11,7 @@ use crate::env::analysis::is_impure;
 use crate::errors::{ErrorContext, Reason};
 use crate::rules::context::{Verifier, R};
 use crate::state::{Permission, Resource, State};
+use crate::trace::Step;
 
 /// The amount a `wildcard` stands for while a function's axioms are translated: one
 /// constant, positive and small at the outermost solver level, so that a precondition with a wildcard
@@ -45,6 +46,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         snap: Option<Term>,
         ctx: &ErrorContext,
     ) -> R<()> {
+        self.trace(Step::Produce, a.span, String::new);
         if let Some(pa) = self.as_predicate_access(a) {
             let heap = st.heap.clone();
             let (args, amount) = self.with_modes(

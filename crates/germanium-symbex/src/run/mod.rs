@@ -32,6 +32,18 @@ pub struct VerifyOptions {
     /// `if` branches one member may explore (default
     /// [`crate::env::MAX_BRANCHES_PER_MEMBER`]).
     pub max_branches: Option<usize>,
+    /// Makes each worker's execution-log sink (`None`: no log).
+    pub trace: Option<TraceSinks>,
+}
+
+/// Makes one execution-log sink per worker thread.
+#[derive(Clone)]
+pub struct TraceSinks(pub std::sync::Arc<dyn Fn() -> Box<dyn crate::trace::Sink> + Send + Sync>);
+
+impl std::fmt::Debug for TraceSinks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TraceSinks(..)")
+    }
 }
 
 impl Default for VerifyOptions {
@@ -42,6 +54,7 @@ impl Default for VerifyOptions {
             smt_log: None,
             jobs: 1,
             max_branches: None,
+            trace: None,
         }
     }
 }
@@ -211,6 +224,7 @@ fn run_members<'a>(
                     .map(|b| log_path(b, w, workers, phase));
                 let mut worker = Worker {
                     env,
+                    trace: options.trace.clone(),
                     config,
                     budget: Budget::from_timeout(options.timeout.unwrap_or(DEFAULT_QUERY_TIMEOUT)),
                     posts,
@@ -246,6 +260,7 @@ struct Worker<'e, 'a> {
     env: &'e Env<'a>,
     config: SolverConfig,
     budget: Budget,
+    trace: Option<TraceSinks>,
     posts: &'e HashSet<String>,
     verifier: Option<Verifier<'e, 'a>>,
 }
@@ -267,7 +282,12 @@ impl<'e, 'a> Worker<'e, 'a> {
             };
             if self.verifier.is_none() {
                 match start_worker(self.env, self.config.clone(), self.budget, self.posts) {
-                    Ok(v) => self.verifier = Some(v),
+                    Ok(mut v) => {
+                        if let Some(sinks) = &self.trace {
+                            v.trace = (sinks.0)();
+                        }
+                        self.verifier = Some(v)
+                    }
                     Err(message) => {
                         found.push((i, vec![Diagnostic::new(ids::INTERNAL, span, message)]));
                         continue;
