@@ -127,8 +127,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// Removes `amount` (`None`: some positive amount, for `wildcard`) of `resource(args)`
-    /// and returns its snapshot: from one chunk that holds enough, else spread over the
-    /// chunks that may be the location. Missing permission is reported with `ctx` at `at`.
+    /// from the state's heap and returns its snapshot (see [`Verifier::consume_from`]).
     pub fn consume_resource(
         &mut self,
         st: &mut State,
@@ -138,33 +137,68 @@ impl<'e, 'a> Verifier<'e, 'a> {
         at: &Expr,
         ctx: &ErrorContext,
     ) -> R<Term> {
+        self.consume_from(&mut [&mut st.heap], resource, args, amount, at, ctx)
+    }
+
+    /// Removes `amount` (`None`: some positive amount) of `resource(args)` from a stack of
+    /// heaps, in order: as much as the first holds, the rest from the next, and so on (a
+    /// wand's package takes from what its left-hand side provides before the current
+    /// state). Returns the location's snapshot. Missing permission is reported with `ctx` at
+    /// `at`.
+    pub fn consume_from(
+        &mut self,
+        heaps: &mut [&mut Heap],
+        resource: &Resource,
+        args: &[Term],
+        amount: Option<Permission>,
+        at: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
         let span = at.span;
         if self.modes.assuming {
-            return self.assume_held(st, resource, args, amount, span);
+            return self.assume_held(heaps, resource, args, amount, span);
         }
+        match heaps {
+            [heap] => self.take_from_heap(heap, resource, args, amount, at, ctx),
+            _ => self.take_from_stack(heaps, resource, args, amount, at, ctx),
+        }
+    }
+
+    /// [`Verifier::consume_from`] with one heap: from one chunk that holds enough, else
+    /// spread over the chunks that may be the location.
+    fn take_from_heap(
+        &mut self,
+        heap: &mut Heap,
+        resource: &Resource,
+        args: &[Term],
+        amount: Option<Permission>,
+        at: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
+        let span = at.span;
         let guard = self.guard();
-        let found = self.find(&st.heap.clone(), resource, args, span)?;
+        let found = self.find(&heap.clone(), resource, args, span)?;
         let enough = match (found, &amount) {
             (Some(i), Some(p)) => {
-                !self.modes.checking || self.prove(st.heap.chunks[i].perm.at_least(p), span)?
+                !self.modes.checking || self.prove(heap.chunks[i].perm.at_least(p), span)?
             }
             (Some(i), None) => {
-                !self.modes.checking || self.prove(st.heap.chunks[i].perm.is_positive(), span)?
+                !self.modes.checking || self.prove(heap.chunks[i].perm.is_positive(), span)?
             }
             (None, _) => false,
         };
         if let (Some(i), true) = (found, enough) {
-            let chunk = st.heap.chunks[i].clone();
+            let chunk = heap.chunks[i].clone();
             let taken = match amount {
                 Some(p) => p,
                 None => self.some_of(&chunk.perm, &guard, span)?,
             };
-            st.heap.chunks[i].perm = chunk.perm.sub(&taken.when(&guard));
-            st.heap.drop_empty();
+            heap.chunks[i].perm = chunk.perm.sub(&taken.when(&guard));
+            heap.drop_empty();
             return Ok(chunk.snap);
         }
         // Spread over chunks whose arguments may be equal.
-        let total = resources::perm_of(&st.heap, resource, args);
+        let total = resources::perm_of(&*heap, resource, args);
         let spread = match &amount {
             Some(p) => self.prove(total.at_least(p), span)?,
             None => self.prove(total.is_positive(), span)?,
@@ -175,7 +209,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 Some(p) => {
                     let mut remaining = p.when(&guard);
                     resources::take_from_all(
-                        &mut st.heap,
+                        heap,
                         resource,
                         args,
                         &Term::tt(),
@@ -196,7 +230,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 // Some positive amount (wildcard, or inside a function) of a location held
                 // in chunks whose arguments may be equal: some of each chunk that is it.
                 None => resources::take_from_all(
-                    &mut st.heap,
+                    heap,
                     resource,
                     args,
                     &guard.clone(),
@@ -217,20 +251,79 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Err(Abort::Failed)
     }
 
+    /// [`Verifier::consume_from`] with several heaps: the stack must hold the amount in
+    /// total; each heap gives what it holds up to what is still needed (the last one the
+    /// rest), and a wildcard takes some of the first heap that holds any. The snapshot is
+    /// that of the first heap holding the location (heaps agree where both hold it).
+    fn take_from_stack(
+        &mut self,
+        heaps: &mut [&mut Heap],
+        resource: &Resource,
+        args: &[Term],
+        amount: Option<Permission>,
+        at: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
+        let span = at.span;
+        let guard = self.guard();
+        let held: Vec<Permission> = heaps
+            .iter()
+            .map(|h| resources::perm_of(h, resource, args))
+            .collect();
+        let total = held.iter().fold(Permission::none(), |sum, h| sum.add(h));
+        let enough = match &amount {
+            Some(p) => total.at_least(p),
+            None => total.is_positive(),
+        };
+        if self.modes.checking && !self.prove(enough, span)? {
+            if self.dead_path(span)? {
+                return self.fresh_value(resource, span);
+            }
+            self.report(ctx, Reason::InsufficientPermission, at);
+            return Err(Abort::Failed);
+        }
+        let mut snap = self.fresh_value(resource, span)?;
+        for (heap, h) in heaps.iter().zip(&held).rev() {
+            let value = resources::value_of(heap, resource, args, snap.clone());
+            snap = Term::ite(h.is_positive(), value, snap);
+        }
+        match amount {
+            Some(p) => take_in_order(heaps, &held, resource, args, p, &guard),
+            None => {
+                let mut none_before = guard.clone();
+                for (i, heap) in heaps.iter_mut().enumerate() {
+                    let here = Term::and([none_before.clone(), held[i].is_positive()]);
+                    resources::take_from_all(heap, resource, args, &here, None, |same, perm| {
+                        let this_one = Term::and([here.clone(), same, perm.is_positive()]);
+                        let w = self.some_of(perm, &this_one, span)?;
+                        Ok(Permission(Term::ite(this_one, w.0, Permission::none().0)))
+                    })?;
+                    none_before = Term::and([none_before, Term::not(held[i].is_positive())]);
+                }
+            }
+        }
+        Ok(snap)
+    }
+
     /// `assume acc(resource(args), amount)` (`None`: wildcard, some positive amount):
-    /// assumes the location is held to that amount (where the guards hold) and takes the
-    /// amount from the chunks that may be it. Returns an unconstrained snapshot (an
-    /// assumption does not look at the contents). See `impure_assume`.
+    /// assumes the stack of heaps holds the location to that amount (where the guards
+    /// hold) and takes the amount from the chunks that may be it, in order. Returns an
+    /// unconstrained snapshot (an assumption does not look at the contents). See
+    /// `impure_assume`.
     pub fn assume_held(
         &mut self,
-        st: &mut State,
+        heaps: &mut [&mut Heap],
         resource: &Resource,
         args: &[Term],
         amount: Option<Permission>,
         span: Span,
     ) -> R<Term> {
         let guard = self.guard();
-        let total = resources::perm_of(&st.heap, resource, args);
+        let held: Vec<Permission> = heaps
+            .iter()
+            .map(|h| resources::perm_of(h, resource, args))
+            .collect();
+        let total = held.iter().fold(Permission::none(), |sum, h| sum.add(h));
         let needed = match &amount {
             Some(p) => total.at_least(p),
             None => total.is_positive(),
@@ -239,7 +332,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // A wildcard takes nothing: later amounts are then assumed less strictly, which
         // only assumes less.
         if let Some(p) = amount {
-            resources::take_greedily(&mut st.heap, resource, args, &p.when(&guard));
+            take_in_order(heaps, &held, resource, args, p, &guard);
         }
         self.fresh_value(resource, span)
     }
@@ -263,5 +356,33 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// Whether the current path is infeasible (then every check holds vacuously).
     pub fn dead_path(&mut self, span: Span) -> R<bool> {
         self.prove(Term::ff(), span)
+    }
+}
+
+/// Takes `amount` of `resource(args)` from a stack of heaps holding `held` each: from each
+/// heap what it holds up to what is still needed, the rest from the last (the caller has
+/// proved or assumed that the stack holds enough).
+fn take_in_order(
+    heaps: &mut [&mut Heap],
+    held: &[Permission],
+    resource: &Resource,
+    args: &[Term],
+    amount: Permission,
+    guard: &Term,
+) {
+    let mut remaining = amount;
+    let last = heaps.len() - 1;
+    for (i, heap) in heaps.iter_mut().enumerate() {
+        let taken = if i == last {
+            remaining.clone()
+        } else {
+            Permission(Term::ite(
+                held[i].at_least(&remaining),
+                remaining.0.clone(),
+                held[i].0.clone(),
+            ))
+        };
+        resources::take_greedily(heap, resource, args, &taken.when(guard));
+        remaining = remaining.sub(&taken);
     }
 }

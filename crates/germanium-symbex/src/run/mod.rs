@@ -328,7 +328,7 @@ impl<'e, 'a> Worker<'e, 'a> {
     }
 }
 
-fn start_worker<'e, 'a>(
+pub(crate) fn start_worker<'e, 'a>(
     env: &'e Env<'a>,
     config: SolverConfig,
     budget: Budget,
@@ -451,3 +451,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
         std::mem::take(&mut self.errors)
     }
 }
+
+#[cfg(test)]
+mod tests;

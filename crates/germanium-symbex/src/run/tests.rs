@@ -1,0 +1,155 @@
+//! Consumption from a stack of heaps, on a real solver: what the first heap holds goes
+//! first, the rest comes from the next; missing permission is reported.
+
+use std::collections::HashSet;
+
+use germanium_smt::{SolverConfig, Term};
+use germanium_syntax::ast::{ItemKind, StmtKind};
+use germanium_syntax::SourceMap;
+
+use super::start_worker;
+use crate::decider::Budget;
+use crate::env::Env;
+use crate::errors::ErrorContext;
+use crate::resources;
+use crate::rules::context::Abort;
+use crate::state::{Chunk, Heap, Permission, Resource};
+
+const PROGRAM: &str = "field f: Int\nmethod m(x: Ref) { assert x.f == 0 }\n";
+
+fn with_verifier(
+    test: impl FnOnce(&mut crate::rules::context::Verifier<'_, '_>, &germanium_syntax::ast::Expr),
+) {
+    let (program, sem) = germanium_theories::testing::checked(PROGRAM);
+    let mut sources = SourceMap::new();
+    sources.add("test.vpr".into(), PROGRAM.to_string());
+    let env = Env::new(&program, &sem, &sources);
+    let budget = Budget::from_timeout(std::time::Duration::from_secs(5));
+    let mut v = start_worker(&env, SolverConfig::default(), budget, &HashSet::new())
+        .expect("a solver starts");
+    let at = program
+        .items
+        .iter()
+        .find_map(|item| match &item.kind {
+            ItemKind::Method(m) => m.body.as_ref().and_then(|b| match &b.stmts[0].kind {
+                StmtKind::Assert(e) => Some(e.clone()),
+                _ => None,
+            }),
+            _ => None,
+        })
+        .expect("the assertion");
+    v.decider.begin_member().unwrap();
+    test(&mut v, &at);
+}
+
+fn field() -> Resource {
+    Resource::Field("f".into())
+}
+
+/// Whether the solver proves `perm(x.f) == amount` in `heap`.
+fn holds(
+    v: &mut crate::rules::context::Verifier<'_, '_>,
+    heap: &Heap,
+    x: &Term,
+    amount: Permission,
+) -> bool {
+    let held = resources::perm_of(heap, &field(), std::slice::from_ref(x));
+    v.prove(Term::eq(held.0, amount.0), Default::default())
+        .unwrap()
+}
+
+#[test]
+fn a_stack_gives_what_its_first_heap_holds_first() {
+    with_verifier(|v, at| {
+        let x: Term = v.fresh("x", v.env.ref_sort.clone(), at.span).unwrap();
+        let ctx = ErrorContext::at("exhale.failed", at.span, "Exhale might fail.");
+        let half = Permission::fraction(1, 2);
+        let mut first = Heap::new();
+        first.push(Chunk::field("f", x.clone(), Term::int(1), half.clone()));
+        let mut second = Heap::new();
+        second.push(Chunk::field(
+            "f",
+            x.clone(),
+            Term::int(1),
+            Permission::write(),
+        ));
+        let snap = v
+            .consume_from(
+                &mut [&mut first, &mut second],
+                &field(),
+                std::slice::from_ref(&x),
+                Some(half.clone()),
+                at,
+                &ctx,
+            )
+            .unwrap();
+        assert!(holds(v, &first, &x, Permission::none()));
+        assert!(holds(v, &second, &x, Permission::write()));
+        assert!(v.prove(Term::eq(snap, Term::int(1)), at.span).unwrap());
+        // What the first heap lacks comes from the second.
+        first.push(Chunk::field(
+            "f",
+            x.clone(),
+            Term::int(1),
+            Permission::fraction(1, 4),
+        ));
+        v.consume_from(
+            &mut [&mut first, &mut second],
+            &field(),
+            std::slice::from_ref(&x),
+            Some(half.clone()),
+            at,
+            &ctx,
+        )
+        .unwrap();
+        assert!(holds(v, &first, &x, Permission::none()));
+        assert!(holds(v, &second, &x, Permission::fraction(3, 4)));
+        // A wildcard takes some of the first heap that holds any.
+        v.consume_from(
+            &mut [&mut first, &mut second],
+            &field(),
+            std::slice::from_ref(&x),
+            None,
+            at,
+            &ctx,
+        )
+        .unwrap();
+        let left = resources::perm_of(&second, &field(), std::slice::from_ref(&x));
+        assert!(v
+            .prove(
+                Term::lt(left.0.clone(), Permission::fraction(3, 4).0),
+                at.span
+            )
+            .unwrap());
+        assert!(v.prove(left.is_positive(), at.span).unwrap());
+        assert!(v.errors.is_empty(), "{:?}", v.errors);
+    });
+}
+
+#[test]
+fn a_stack_that_holds_too_little_is_reported() {
+    with_verifier(|v, at| {
+        let x: Term = v.fresh("x", v.env.ref_sort.clone(), at.span).unwrap();
+        let ctx = ErrorContext::at("exhale.failed", at.span, "Exhale might fail.");
+        let quarter = Permission::fraction(1, 4);
+        let mut first = Heap::new();
+        first.push(Chunk::field("f", x.clone(), Term::int(1), quarter.clone()));
+        let mut second = Heap::new();
+        second.push(Chunk::field("f", x.clone(), Term::int(1), quarter));
+        let r = v.consume_from(
+            &mut [&mut first, &mut second],
+            &field(),
+            &[x],
+            Some(Permission::write()),
+            at,
+            &ctx,
+        );
+        assert_eq!(r, Err(Abort::Failed));
+        assert_eq!(v.errors.len(), 1);
+        assert!(
+            v.errors[0].id.ends_with("insufficient.permission"),
+            "{:?}",
+            v.errors
+        );
+    });
+}
