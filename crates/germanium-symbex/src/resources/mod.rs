@@ -156,13 +156,25 @@ pub fn take_from_all<E>(
 /// Takes `amount` of `resource(args)` greedily from the chunks that may hold it (the caller
 /// has proved that they hold enough together).
 pub fn take_greedily(heap: &mut Heap, resource: &Resource, args: &[Term], amount: &Permission) {
+    take_greedily_with_snapshot(heap, resource, args, amount, None);
+}
+
+/// [`take_greedily`], returning the location's snapshot (see [`take_from_all`]) when
+/// `otherwise` is given.
+pub fn take_greedily_with_snapshot(
+    heap: &mut Heap,
+    resource: &Resource,
+    args: &[Term],
+    amount: &Permission,
+    otherwise: Option<Term>,
+) -> Option<Term> {
     let mut remaining = amount.clone();
     let taken = take_from_all(
         heap,
         resource,
         args,
         &Term::tt(),
-        None,
+        otherwise,
         |same, perm| -> Result<Permission, std::convert::Infallible> {
             let available = Permission(Term::ite(same, perm.0.clone(), Permission::none().0));
             let taken = Permission(Term::ite(
@@ -174,7 +186,10 @@ pub fn take_greedily(heap: &mut Heap, resource: &Resource, args: &[Term], amount
             Ok(taken)
         },
     );
-    let _ = taken;
+    match taken {
+        Ok(snap) => snap,
+        Err(never) => match never {},
+    }
 }
 
 /// The base of fresh names for values of `resource`.

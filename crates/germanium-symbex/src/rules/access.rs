@@ -206,41 +206,18 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if spread {
             let otherwise = self.fresh_value(resource, span)?;
             let snap = match amount {
-                Some(p) => {
-                    let mut remaining = p.when(&guard);
-                    resources::take_from_all(
-                        heap,
-                        resource,
-                        args,
-                        &Term::tt(),
-                        Some(otherwise),
-                        |same, perm| -> R<Permission> {
-                            let available =
-                                Permission(Term::ite(same, perm.0.clone(), Permission::none().0));
-                            let taken = Permission(Term::ite(
-                                available.at_least(&remaining),
-                                remaining.0.clone(),
-                                available.0.clone(),
-                            ));
-                            remaining = remaining.sub(&taken);
-                            Ok(taken)
-                        },
-                    )?
-                }
-                // Some positive amount (wildcard, or inside a function) of a location held
-                // in chunks whose arguments may be equal: some of each chunk that is it.
-                None => resources::take_from_all(
+                Some(p) => resources::take_greedily_with_snapshot(
                     heap,
                     resource,
                     args,
-                    &guard.clone(),
+                    &p.when(&guard),
                     Some(otherwise),
-                    |same, perm| {
-                        let this_one = Term::and([guard.clone(), same, perm.is_positive()]);
-                        let w = self.some_of(perm, &this_one, span)?;
-                        Ok(Permission(Term::ite(this_one, w.0, Permission::none().0)))
-                    },
-                )?,
+                ),
+                // Some positive amount (wildcard, or inside a function) of a location held
+                // in chunks whose arguments may be equal: some of each chunk that is it.
+                None => {
+                    self.take_some_of_each(heap, resource, args, &guard, Some(otherwise), span)?
+                }
             };
             return Ok(snap.unwrap_or_else(Term::tt));
         }
@@ -293,16 +270,30 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let mut none_before = guard.clone();
                 for (i, heap) in heaps.iter_mut().enumerate() {
                     let here = Term::and([none_before.clone(), held[i].is_positive()]);
-                    resources::take_from_all(heap, resource, args, &here, None, |same, perm| {
-                        let this_one = Term::and([here.clone(), same, perm.is_positive()]);
-                        let w = self.some_of(perm, &this_one, span)?;
-                        Ok(Permission(Term::ite(this_one, w.0, Permission::none().0)))
-                    })?;
+                    self.take_some_of_each(heap, resource, args, &here, None, span)?;
                     none_before = Term::and([none_before, Term::not(held[i].is_positive())]);
                 }
             }
         }
         Ok(snap)
+    }
+
+    /// Takes some positive amount of each chunk that is `resource(args)` and holds some of
+    /// it, where `when` holds; returns the location's snapshot when `otherwise` is given.
+    fn take_some_of_each(
+        &mut self,
+        heap: &mut Heap,
+        resource: &Resource,
+        args: &[Term],
+        when: &Term,
+        otherwise: Option<Term>,
+        span: Span,
+    ) -> R<Option<Term>> {
+        resources::take_from_all(heap, resource, args, when, otherwise, |same, perm| {
+            let this_one = Term::and([when.clone(), same, perm.is_positive()]);
+            let w = self.some_of(perm, &this_one, span)?;
+            Ok(Permission(Term::ite(this_one, w.0, Permission::none().0)))
+        })
     }
 
     /// `assume acc(resource(args), amount)` (`None`: wildcard, some positive amount):
@@ -340,7 +331,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// Adds a chunk taken out of the state earlier (a loop's frame) back to it, outside any
     /// guard (the amount already says when it is held).
     pub fn readd_chunk(&mut self, st: &mut State, c: &Chunk, span: Span) -> R<()> {
-        let guards = std::mem::take(&mut self.guards);
+        let guards = std::mem::take(&mut self.member.guards);
         let r = self.produce_resource(
             st,
             &c.resource,
@@ -349,7 +340,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             Some(c.snap.clone()),
             span,
         );
-        self.guards = guards;
+        self.member.guards = guards;
         r
     }
 

@@ -26,16 +26,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let (args, amount) = self.with_perm_heap(Some(st.heap.clone()), |v| {
                 v.eval_predicate_access(st, eval_heap, &pa, ctx)
             })?;
-            if let (Some(p), false) = (&amount, self.modes.assuming) {
-                self.check(
-                    p.is_non_negative(),
-                    ctx,
-                    Reason::NegativePermission,
-                    pa.call,
-                )?;
-            }
-            let resource = Resource::Predicate(pa.name.clone());
-            self.consume_resource(st, &resource, &args, amount, pa.call, ctx)?;
+            self.consume_instance(st, &pa, &args, amount, ctx)?;
             return Ok(());
         }
         match &a.kind {
@@ -57,9 +48,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let Some(var) = self.env.sem.binders.get(&(a.id, 0)).copied() else {
                     return Err(self.unsupported(a.span, "this `let`"));
                 };
-                self.bound.push((var, v));
+                self.member.bound.push((var, v));
                 let r = self.consume(st, eval_heap, body, ctx);
-                self.bound.pop();
+                self.member.bound.pop();
                 r
             }
             // `@reveal()` changes how its application is evaluated: left to `eval`.

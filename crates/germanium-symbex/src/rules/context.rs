@@ -28,18 +28,12 @@ pub enum Abort {
 
 pub type R<T> = Result<T, Abort>;
 
-/// One worker: a solver session and the state of the member being verified.
-pub struct Verifier<'e, 'a> {
-    pub env: &'e Env<'a>,
-    /// The solver session.
-    pub decider: Decider,
-    pub errors: Vec<Diagnostic>,
+/// What the rules keep while one member is verified: guards, bound variables, loops and
+/// measures, counters. A value: a new member starts from `MemberState::default()`.
+#[derive(Default)]
+pub struct MemberState<'a> {
     /// Conditions under which the expression being evaluated is reached (`a ==> b`, `c ? a : b`).
     pub guards: Vec<Term>,
-    /// How the rules behave in the current scope (see [`Verifier::with_modes`]).
-    pub modes: Modes,
-    /// Where the execution log goes (nowhere by default).
-    pub trace: Box<dyn Sink>,
     /// The instances unfolded while a function definition is translated (`in_axiom`):
     /// predicate name, snapshot, arguments.
     pub axiom_unfoldings: Vec<(String, Term, Vec<Term>)>,
@@ -81,6 +75,20 @@ pub struct Verifier<'e, 'a> {
     pub refuted: HashSet<germanium_syntax::ast::NodeId>,
     /// Bound, `let` and callee-parameter variables, innermost last; they shadow the store.
     pub bound: Vec<(germanium_semantics::VarId, Term)>,
+}
+
+/// One worker: a solver session and the state of the member being verified.
+pub struct Verifier<'e, 'a> {
+    pub env: &'e Env<'a>,
+    /// The solver session.
+    pub decider: Decider,
+    pub errors: Vec<Diagnostic>,
+    /// How the rules behave in the current scope (see [`Verifier::with_modes`]).
+    pub modes: Modes,
+    /// The state of the member being verified, new for each member.
+    pub member: MemberState<'a>,
+    /// Where the execution log goes (nowhere by default).
+    pub trace: Box<dyn Sink>,
     /// Instances being folded and unfolded, for the nesting facts (see `nesting`).
     pub nesting: crate::rules::nesting::Nesting,
 }
@@ -91,26 +99,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             env,
             decider: Decider::new(solver, budget, env.snap.sort.clone()),
             errors: Vec::new(),
-            guards: Vec::new(),
             modes: Modes::default(),
+            member: MemberState::default(),
             trace: Box::new(NoTrace),
-            axiom_unfoldings: Vec::new(),
-            axiom_trigger_unfoldings: HashSet::new(),
-            body_unfold_depth: 0,
-            revealing: None,
-            quantifier_depth: 0,
-            deferred: Vec::new(),
-            method: None,
-            loop_frames: Vec::new(),
-            gotos_on_path: 0,
-            branches_entered: 0,
-            method_measures: Vec::new(),
-            function_measures: Vec::new(),
-            perm_heap: None,
-            loop_heads: HashMap::new(),
-            label_loops: Vec::new(),
-            refuted: HashSet::new(),
-            bound: Vec::new(),
             nesting: Default::default(),
         }
     }
@@ -136,9 +127,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         heap: Option<crate::state::Heap>,
         f: impl FnOnce(&mut Self) -> T,
     ) -> T {
-        let saved = std::mem::replace(&mut self.perm_heap, heap);
+        let saved = std::mem::replace(&mut self.member.perm_heap, heap);
         let r = f(self);
-        self.perm_heap = saved;
+        self.member.perm_heap = saved;
         r
     }
 
@@ -245,7 +236,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// The current guard as one term.
     pub fn guard(&self) -> Term {
-        Term::and(self.guards.iter().cloned())
+        Term::and(self.member.guards.iter().cloned())
     }
 
     /// Assumes `fact` under the current guards.

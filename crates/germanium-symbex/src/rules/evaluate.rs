@@ -132,9 +132,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 }
             }
             ExprKind::Annotated(a, x) if a.name.name == "reveal" => {
-                let outer = self.revealing.replace(x.id);
+                let outer = self.member.revealing.replace(x.id);
                 let r = self.eval(st, heap, x, ctx);
-                self.revealing = outer;
+                self.member.revealing = outer;
                 r
             }
             ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => self.eval(st, heap, x, ctx),
@@ -162,9 +162,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     return Err(self.unsupported(e.span, "this `let`"));
                 };
                 self.name_let_value(&v, value.span)?;
-                self.bound.push((var, v));
+                self.member.bound.push((var, v));
                 let r = self.eval(st, heap, body, ctx);
-                self.bound.pop();
+                self.member.bound.pop();
                 r
             }
             ExprKind::Quantifier {
@@ -302,9 +302,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.trace(Step::Branch, germanium_syntax::Span::default(), || {
             format!("under {cond}")
         });
-        self.guards.push(cond);
+        self.member.guards.push(cond);
         let r = f(self);
-        self.guards.pop();
+        self.member.guards.pop();
         r
     }
 
@@ -313,7 +313,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let Some(var) = var else {
             return Err(self.unsupported(e.span, "an unresolved identifier"));
         };
-        if let Some((_, t)) = self.bound.iter().rev().find(|(v, _)| *v == var) {
+        if let Some((_, t)) = self.member.bound.iter().rev().find(|(v, _)| *v == var) {
             return Ok(t.clone());
         }
         match st.store.get(&var) {
@@ -383,7 +383,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             };
             (Resource::Field(field), vec![self.eval(st, heap, rcv, ctx)?])
         };
-        let current = self.perm_heap.clone();
+        let current = self.member.perm_heap.clone();
         Ok(resources::perm_of(current.as_ref().unwrap_or(heap), &resource, &args).0)
     }
 
@@ -528,10 +528,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
             vars.push((symbol, sort));
             constants.push((var, c));
         }
-        let depth = self.bound.len();
-        let deferred_from = self.deferred.len();
-        self.bound.extend(constants.iter().cloned());
-        self.quantifier_depth += 1;
+        let depth = self.member.bound.len();
+        let deferred_from = self.member.deferred.len();
+        self.member.bound.extend(constants.iter().cloned());
+        self.member.quantifier_depth += 1;
         let scoped = self.push(e.span);
         let result = scoped.and_then(|_| {
             let t = self.eval(st, heap, body, ctx)?;
@@ -559,9 +559,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             Ok((t, sets))
         });
         let popped = self.pop(e.span);
-        self.quantifier_depth -= 1;
-        self.bound.truncate(depth);
-        let facts: Vec<Term> = self.deferred.drain(deferred_from..).collect();
+        self.member.quantifier_depth -= 1;
+        self.member.bound.truncate(depth);
+        let facts: Vec<Term> = self.member.deferred.drain(deferred_from..).collect();
         let (body_term, sets) = result?;
         popped?;
         let map: HashMap<Term, Term> = constants
@@ -592,8 +592,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 fact_triggers = sets.clone();
             }
             let quantified = Term::forall(vars.clone(), fact, fact_triggers);
-            if self.quantifier_depth > 0 {
-                self.deferred.push(quantified.clone());
+            if self.member.quantifier_depth > 0 {
+                self.member.deferred.push(quantified.clone());
             }
             self.assume(quantified, e.span)?;
         }

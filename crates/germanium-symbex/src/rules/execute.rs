@@ -32,7 +32,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut rest = stmts;
         while let Some((first, tail)) = rest.split_first() {
             if let StmtKind::Label(name, _) = &first.kind {
-                if let Some(&end_id) = self.loop_heads.get(&name.name) {
+                if let Some(&end_id) = self.member.loop_heads.get(&name.name) {
                     let index = stmts.len() - rest.len();
                     let Some(end) = stmts
                         .iter()
@@ -86,8 +86,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     if !self.feasible(guard.clone(), s.span)? {
                         continue;
                     }
-                    self.branches_entered += 1;
-                    if self.branches_entered > self.env.max_branches {
+                    self.member.branches_entered += 1;
+                    if self.member.branches_entered > self.env.max_branches {
                         let limit = self.env.max_branches;
                         return Err(self.unsupported(
                             s.span,
@@ -117,7 +117,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 if !self.feasible(Term::tt(), s.span)? {
                     return Ok(());
                 }
-                if self.label_loops.iter().any(|l| l.name == label.name) {
+                if self.member.label_loops.iter().any(|l| l.name == label.name) {
                     return self.goto_loop_head(st, &label.name);
                 }
                 self.goto(st, s, &label.name)
@@ -219,7 +219,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     .store
                     .values()
                     .chain(st.heap.chunks.iter().map(|c| &c.snap));
-                for t in values.chain(self.bound.iter().map(|(_, t)| t)) {
+                for t in values.chain(self.member.bound.iter().map(|(_, t)| t)) {
                     if *t.sort() == self.env.ref_sort && !known.contains(t) {
                         known.push(t.clone());
                     }
@@ -345,16 +345,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
         for a in args {
             values.push(self.eval(st, &heap, a, &ctx)?);
         }
-        let depth = self.bound.len();
-        self.bound.extend(info.params.iter().copied().zip(values));
-        if !self.method_measures.is_empty() {
+        let depth = self.member.bound.len();
+        self.member
+            .bound
+            .extend(info.params.iter().copied().zip(values));
+        if !self.member.method_measures.is_empty() {
             if let Err(e) = self.check_call_terminates(st, &heap, callee, s) {
-                self.bound.truncate(depth);
+                self.member.bound.truncate(depth);
                 return Err(e);
             }
         }
         let result = self.call_bound(st, s, name, callee, &info.returns, heap);
         let returned: Vec<Term> = self
+            .member
             .bound
             .drain(depth..)
             .skip(info.params.len())
@@ -385,7 +388,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let info = self.env.sem.var(*r).clone();
             let sort = self.sort_of(&info.ty, s.span)?;
             let t = self.fresh(&info.name, sort, s.span)?;
-            self.bound.push((*r, t));
+            self.member.bound.push((*r, t));
         }
         let post_ctx = ErrorContext::at("call.failed", s.span, "Method call might fail.");
         let saved = st.old_heaps.insert(PRE_STATE.to_string(), pre_heap);
@@ -421,7 +424,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         match result {
             Ok(()) if !failed_checks => Ok(()),
             Ok(()) | Err(Abort::Failed) => {
-                self.refuted.insert(s.id);
+                self.member.refuted.insert(s.id);
                 Ok(())
             }
             Err(other) => Err(other),
@@ -432,7 +435,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     pub fn report_refutations(&mut self, stmts: &[Stmt]) {
         for s in stmts {
             match &s.kind {
-                StmtKind::Refute(a) if !self.refuted.contains(&s.id) => {
+                StmtKind::Refute(a) if !self.member.refuted.contains(&s.id) => {
                     let ctx = ErrorContext::at("refute.failed", s.span, "Refute might fail.");
                     self.report(&ctx, Reason::RefutationTrue, a);
                 }
@@ -455,7 +458,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// `goto label` where the label comes later in this or an enclosing statement list:
     /// execution resumes at the label (taking back the frames of the loops it leaves).
     fn goto(&mut self, mut st: State, s: &Stmt, label: &str) -> R<()> {
-        let Some(body) = self.method.and_then(|m| m.body.as_ref()) else {
+        let Some(body) = self.member.method.and_then(|m| m.body.as_ref()) else {
             return Err(self.unsupported(s.span, "`goto` here"));
         };
         let mut to_goto = Vec::new();
@@ -485,25 +488,26 @@ impl<'e, 'a> Verifier<'e, 'a> {
             // Jumps back would make loops without invariants, which Viper verifies as loops.
             return Err(self.unsupported(s.span, "`goto` backwards or into a nested block or loop"));
         }
-        if self.gotos_on_path >= MAX_GOTOS_PER_PATH {
+        if self.member.gotos_on_path >= MAX_GOTOS_PER_PATH {
             return Err(self.unsupported(s.span, "loops made of labels and `goto`"));
         }
         let exited = to_goto[k..to_goto.len() - 1]
             .iter()
             .filter(|(list, i)| matches!(list[*i].kind, StmtKind::While { .. }))
             .count();
-        if exited > self.loop_frames.len() {
+        if exited > self.member.loop_frames.len() {
             return Err(self.unsupported(s.span, "this `goto`"));
         }
-        let kept = self.loop_frames.len() - exited;
-        let frames: Vec<Heap> = self.loop_frames.drain(kept..).collect();
+        let kept = self.member.loop_frames.len() - exited;
+        let frames: Vec<Heap> = self.member.loop_frames.drain(kept..).collect();
         // Loops made of labels whose bodies the target lies outside of are left too.
         let inside = self
+            .member
             .label_loops
             .iter()
             .take_while(|l| l.contains(&to_label))
             .count();
-        let left_label_loops = self.label_loops.split_off(inside);
+        let left_label_loops = self.member.label_loops.split_off(inside);
         for lp in left_label_loops.iter().rev() {
             for c in &lp.frame.chunks {
                 self.readd_chunk(&mut st, c, s.span)?;
@@ -516,11 +520,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let (last_list, last_index) = to_label[k];
         let outer = to_label[..k].to_vec();
-        self.gotos_on_path += 1;
+        self.member.gotos_on_path += 1;
         let r = self.run_from(st, last_list, last_index, &outer);
-        self.gotos_on_path -= 1;
-        self.loop_frames.extend(frames);
-        self.label_loops.extend(left_label_loops);
+        self.member.gotos_on_path -= 1;
+        self.member.loop_frames.extend(frames);
+        self.member.label_loops.extend(left_label_loops);
         r
     }
 
@@ -544,22 +548,25 @@ impl<'e, 'a> Verifier<'e, 'a> {
         outer: &[(&[Stmt], usize)],
     ) -> R<()> {
         let inside = list.get(from).and_then(|first| {
-            self.label_loops
+            self.member
+                .label_loops
                 .iter()
                 .rposition(|l| l.body.contains(&first.id))
         });
-        let end =
-            inside.and_then(|pos| list.iter().position(|x| x.id == self.label_loops[pos].last));
+        let end = inside.and_then(|pos| {
+            list.iter()
+                .position(|x| x.id == self.member.label_loops[pos].last)
+        });
         if let (Some(pos), Some(end)) = (inside, end) {
-            let lp = self.label_loops[pos].clone();
+            let lp = self.member.label_loops[pos].clone();
             let body = &list[from..=end.max(from)];
             return self.exec_seq(st, body, &mut |v: &mut Verifier<'e, 'a>, mut out: State| {
-                let left = v.label_loops.split_off(pos);
+                let left = v.member.label_loops.split_off(pos);
                 for c in &lp.frame.chunks {
                     v.readd_chunk(&mut out, c, list[end].span)?;
                 }
                 let r = v.run_from(out, list, end + 1, outer);
-                v.label_loops.extend(left);
+                v.member.label_loops.extend(left);
                 r
             });
         }
@@ -595,7 +602,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         };
         self.havoc(&mut inner, &modified, s)?;
         self.push(s.span)?;
-        self.loop_frames.push(frame.heap.clone());
+        self.member.loop_frames.push(frame.heap.clone());
         let body_result = (|| -> R<()> {
             for inv in invariants {
                 self.produce(&mut inner, inv, &wellformed.for_clause(inv))?;
@@ -632,7 +639,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 },
             )
         })();
-        self.loop_frames.pop();
+        self.member.loop_frames.pop();
         self.pop(s.span)?;
         path_end(body_result)?;
         // After the loop: the frame, havocked variables, the invariant and the negated condition.

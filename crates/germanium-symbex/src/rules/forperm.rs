@@ -94,7 +94,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
         }
         // Evaluated in the current state (during an exhale: what is left), body included.
-        let current = self.perm_heap.clone().unwrap_or_else(|| heap.clone());
+        let current = self
+            .member
+            .perm_heap
+            .clone()
+            .unwrap_or_else(|| heap.clone());
         let mut parts = Vec::new();
         for resource in resources {
             let pattern = self.resource_pattern(resource, "`forperm`")?;
@@ -113,15 +117,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let chunk = current.chunks[i].clone();
                 let held = chunk.perm.is_positive();
                 let actual = chunk.args.clone();
-                let depth = self.bound.len();
-                self.bound.extend(
+                let depth = self.member.bound.len();
+                self.member.bound.extend(
                     vars.iter()
                         .zip(&positions)
                         .map(|(v, p)| (*v, actual[*p].clone())),
                 );
                 let part = self
                     .forperm_instance(st, &current, &pattern, &positions, &actual, held, body, ctx);
-                self.bound.truncate(depth);
+                self.member.bound.truncate(depth);
                 parts.push(part?);
             }
         }

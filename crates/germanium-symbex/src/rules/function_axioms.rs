@@ -216,12 +216,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
     fn translate_function(&mut self, f: &'a Function, lapp_shape: &Term) -> Option<Translation> {
         let span = f.name.span;
         self.push(span).ok()?;
-        let outer_unfoldings = std::mem::take(&mut self.axiom_unfoldings);
-        self.axiom_trigger_unfoldings = crate::rules::unrolling_triggers::recursive_unfoldings(
-            f,
-            self.env.sem,
-            &self.env.function_call_graph,
-        );
+        let outer_unfoldings = std::mem::take(&mut self.member.axiom_unfoldings);
+        self.member.axiom_trigger_unfoldings =
+            crate::rules::unrolling_triggers::recursive_unfoldings(
+                f,
+                self.env.sem,
+                &self.env.function_call_graph,
+            );
         let r = self.with_modes(
             |m| {
                 m.current_function = Some(f.name.name.clone());
@@ -232,10 +233,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
             },
             |v| v.translate_in_scope(f, lapp_shape, span),
         );
-        self.axiom_trigger_unfoldings.clear();
-        let unfoldings = std::mem::replace(&mut self.axiom_unfoldings, outer_unfoldings);
-        self.bound.clear();
-        self.guards.clear();
+        self.member.axiom_trigger_unfoldings.clear();
+        let unfoldings = std::mem::replace(&mut self.member.axiom_unfoldings, outer_unfoldings);
+        self.member.bound.clear();
+        self.member.guards.clear();
         self.pop(span).ok()?;
         let mut tr = r.ok()??;
         fix_wildcards(&mut tr);
@@ -272,7 +273,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let var = self.env.sem.var(*p).clone();
             let sort = self.sort_of(&var.ty, span)?;
             let c = self.fresh(&var.name, sort, span)?;
-            self.bound.push((*p, c.clone()));
+            self.member.bound.push((*p, c.clone()));
             params.push(c);
         }
         let ctx = ErrorContext::at("function.not.wellformed", span, "");

@@ -26,13 +26,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
         );
         let heap = st.heap.clone();
         self.modes.current_function = Some(name.clone());
-        self.function_measures = self.measures(st, &heap, &f.contract.decreases)?;
+        self.member.function_measures = self.measures(st, &heap, &f.contract.decreases)?;
         // Inside a function only some positive amount of each permission is ever needed.
         let value = self.with_modes(
             |m| m.positive_only = true,
             |v| v.eval(st, &heap, body, &ctx),
         );
-        self.function_measures.clear();
+        self.member.function_measures.clear();
         let value = value?;
         if f.contract.ensures.is_empty() {
             return Ok(());
@@ -118,9 +118,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         callee: &Function,
         call: &Expr,
     ) -> R<()> {
-        let caller_measures = std::mem::take(&mut self.function_measures);
+        let caller_measures = std::mem::take(&mut self.member.function_measures);
         let r = self.function_call_terminates(st, heap, callee, call, &caller_measures);
-        self.function_measures = caller_measures;
+        self.member.function_measures = caller_measures;
         r
     }
 

@@ -119,6 +119,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if function.body.is_some()
             && !self.decider.is_defined(name)
             && self
+                .member
                 .method
                 .is_some_and(|m| m.body.as_ref().is_some_and(|b| has_refute(&b.stmts)))
         {
@@ -130,22 +131,24 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let (unlimited, limited) = self.function_decls(name, e.span)?;
         // An opaque function's definition is known only where it is revealed (Silicon: its
         // other applications are limited).
-        let hidden = self.env.opaque.contains(name) && self.revealing != Some(e.id);
+        let hidden = self.env.opaque.contains(name) && self.member.revealing != Some(e.id);
         let decl = if hidden || (self.modes.in_axiom && self.limited_in_axiom(name)) {
             limited
         } else {
             unlimited
         };
-        let depth = self.bound.len();
-        self.bound
+        let depth = self.member.bound.len();
+        self.member
+            .bound
             .extend(params.iter().copied().zip(args.iter().cloned()));
-        if !self.function_measures.is_empty() && self.modes.checking && !self.modes.in_axiom {
+        if !self.member.function_measures.is_empty() && self.modes.checking && !self.modes.in_axiom
+        {
             if let Err(err) = self.check_function_call_terminates(st, heap, function, e) {
-                self.bound.truncate(depth);
+                self.member.bound.truncate(depth);
                 return Err(err);
             }
         }
-        let measures = std::mem::take(&mut self.function_measures);
+        let measures = std::mem::take(&mut self.member.function_measures);
         let outcome = self.with_modes(
             |m| {
                 m.perm_scale = None;
@@ -153,8 +156,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
             },
             |v| v.apply_bound(st, heap, e, name, function, &decl, &args),
         );
-        self.function_measures = measures;
-        self.bound.truncate(depth);
+        self.member.function_measures = measures;
+        self.member.bound.truncate(depth);
         outcome
     }
 
@@ -213,8 +216,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
                         }
                         match v.eval(st, heap, &post, &call_ctx) {
                             Ok(t) => {
-                                if v.quantifier_depth > 0 {
-                                    v.deferred.push(Term::implies(v.guard(), t.clone()));
+                                if v.member.quantifier_depth > 0 {
+                                    v.member.deferred.push(Term::implies(v.guard(), t.clone()));
                                 }
                                 v.assume_guarded(t, e.span)?;
                             }

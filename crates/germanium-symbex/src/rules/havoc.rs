@@ -98,16 +98,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
             ));
         }
         let heap = st.heap.clone();
-        let depth = self.bound.len();
-        self.bound.extend(first.iter().cloned());
-        self.quantifier_depth += 1;
+        let depth = self.member.bound.len();
+        self.member.bound.extend(first.iter().cloned());
+        self.member.quantifier_depth += 1;
         let evaluated = self
             .push(s.span)
             .and_then(|_| self.havoc_target(st, &heap, cond, &pattern, &ctx));
         let popped = self.pop(s.span);
-        self.quantifier_depth -= 1;
-        self.bound.truncate(depth);
-        self.deferred.clear();
+        self.member.quantifier_depth -= 1;
+        self.member.bound.truncate(depth);
+        self.member.deferred.clear();
         let (c, args) = evaluated?;
         popped?;
         // Where each variable is an argument on its own, a chunk's arguments give its value:

@@ -143,7 +143,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         inner
             .old_heaps
             .insert(name.name.clone(), inner.heap.clone());
-        self.label_loops.push(LabelLoop {
+        self.member.label_loops.push(LabelLoop {
             name: name.name.clone(),
             invariants,
             frame: frame.heap.clone(),
@@ -156,28 +156,29 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let body = &list[index + 1..=end.min(list.len() - 1)];
         let after = &list[end.min(list.len() - 1) + 1..];
         let frame_heap = frame.heap.clone();
-        let depth = self.label_loops.len();
+        let depth = self.member.label_loops.len();
         let r = self.exec_seq(
             inner,
             body,
             &mut |v: &mut Verifier<'e, 'a>, mut out: State| {
                 // Leaving the loop by running past its body: the frame comes back.
-                let inner_loops = v.label_loops.split_off(depth - 1);
+                let inner_loops = v.member.label_loops.split_off(depth - 1);
                 for c in &frame_heap.chunks {
                     v.readd_chunk(&mut out, c, head.span)?;
                 }
                 let r = v.exec_seq(out, after, k);
-                v.label_loops.extend(inner_loops);
+                v.member.label_loops.extend(inner_loops);
                 r
             },
         );
-        self.label_loops.truncate(depth - 1);
+        self.member.label_loops.truncate(depth - 1);
         path_end(r)
     }
 
     /// `goto` back to an enclosing loop head: the invariant must hold again; the path ends.
     pub fn goto_loop_head(&mut self, mut st: State, label: &str) -> R<()> {
         let Some(lp) = self
+            .member
             .label_loops
             .iter()
             .rev()
@@ -220,7 +221,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             None
         }
-        self.method
+        self.member
+            .method
             .and_then(|m| m.body.as_ref())
             .and_then(|b| find(&b.stmts, label))
             .unwrap_or(&[])

@@ -77,7 +77,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             scratch.heap.chunks.remove(i);
             let start = scratch.heap.chunks.len();
             let ctx = ErrorContext::at("unfold.failed", span, "");
-            self.body_unfold_depth += 1;
+            self.member.body_unfold_depth += 1;
             // Not inside any instance being unfolded (no nesting facts for this copy).
             self.nesting.enclosing.push(None);
             let reported = self.errors.len();
@@ -93,7 +93,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 },
             );
             self.nesting.enclosing.pop();
-            self.body_unfold_depth -= 1;
+            self.member.body_unfold_depth -= 1;
             if produced.is_err() {
                 // Only a better value was looked for: what could not be done is not an error.
                 self.errors.truncate(reported);

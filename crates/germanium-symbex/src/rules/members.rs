@@ -76,10 +76,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
             m.name.span,
         )?;
         let Some(body) = &m.body else { return Ok(()) };
-        self.method = self.env.methods.get(&m.name.name).copied();
-        self.loop_heads = crate::rules::label_loops::loop_heads(&body.stmts);
+        self.member.method = self.env.methods.get(&m.name.name).copied();
+        self.member.loop_heads = crate::rules::label_loops::loop_heads(&body.stmts);
         let heap = st.heap.clone();
-        self.method_measures = self.measures(&st, &heap, &m.contract.decreases)?;
+        self.member.method_measures = self.measures(&st, &heap, &m.contract.decreases)?;
         let r = self.exec_seq(
             st,
             &body.stmts,
@@ -134,7 +134,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// The end of the method body: the postcondition must hold.
     pub fn method_end(&mut self, mut end: State) -> R<()> {
-        let Some(m) = self.method else { return Ok(()) };
+        let Some(m) = self.member.method else {
+            return Ok(());
+        };
         let violated = ErrorContext::at_conjunct(
             "postcondition.violated",
             format!("Postcondition of {} might not hold.", m.name.name),
@@ -193,7 +195,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 |v| -> R<()> {
                     if check_pres {
                         let heap = st.heap.clone();
-                        v.function_measures = v.measures(&st, &heap, &f.contract.decreases)?;
+                        v.member.function_measures =
+                            v.measures(&st, &heap, &f.contract.decreases)?;
                     }
                     for pre in &f.contract.requires {
                         v.produce(&mut st, pre, &wellformed.for_clause(pre))?;
@@ -201,12 +204,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     Ok(())
                 },
             );
-            self.function_measures.clear();
+            self.member.function_measures.clear();
             produced?;
             if check_posts {
                 self.modes.current_function = Some(f.name.name.clone());
                 let heap = st.heap.clone();
-                self.function_measures = self.measures(&st, &heap, &f.contract.decreases)?;
+                self.member.function_measures = self.measures(&st, &heap, &f.contract.decreases)?;
             }
             let result_sort = self.sort_of(&info.result, f.name.span)?;
             let result = self.fresh("result", result_sort, f.name.span)?;
@@ -228,7 +231,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 },
             );
             self.pop(f.name.span)?;
-            self.function_measures.clear();
+            self.member.function_measures.clear();
             path_end(posts)?;
             self.check_exhale_parts(
                 &st,
@@ -242,7 +245,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             self.verify_function_body(f, &st)
         })();
         self.modes.result = None;
-        self.function_measures.clear();
+        self.member.function_measures.clear();
         path_end(r)
     }
 }

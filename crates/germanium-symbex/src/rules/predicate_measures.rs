@@ -87,14 +87,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
         };
         let outer = self.predicate_instance(name, args.to_vec(), span)?;
         let params = self.predicate_params(name);
-        let depth = self.bound.len();
-        self.bound
+        let depth = self.member.bound.len();
+        self.member
+            .bound
             .extend(params.into_iter().zip(args.iter().cloned()));
         let r = self.with_modes(
             |m| m.checking = false,
             |v| v.nested_in(st, body, &outer, &domain),
         );
-        self.bound.truncate(depth);
+        self.member.bound.truncate(depth);
         r
     }
 
@@ -103,7 +104,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     fn member_has_predicate_measures(&self) -> bool {
         use germanium_semantics::auto_import::{has_predicate_measure, method_decreases};
         let sem = self.env.sem;
-        if let Some(m) = self.method {
+        if let Some(m) = self.member.method {
             return has_predicate_measure(method_decreases(m), sem);
         }
         match self

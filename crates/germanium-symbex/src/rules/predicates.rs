@@ -98,6 +98,29 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .unwrap_or_default()
     }
 
+    /// Consumes `amount` (`None`: some positive amount) of the instance `pa` names, whose
+    /// arguments evaluated to `args`; returns its snapshot. A negative amount is reported at
+    /// the instance.
+    pub fn consume_instance(
+        &mut self,
+        st: &mut State,
+        pa: &PredicateAccess<'_>,
+        args: &[Term],
+        amount: Option<Permission>,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
+        if let (Some(p), false) = (&amount, self.modes.assuming) {
+            self.check(
+                p.is_non_negative(),
+                ctx,
+                Reason::NegativePermission,
+                pa.call,
+            )?;
+        }
+        let resource = Resource::Predicate(pa.name.clone());
+        self.consume_resource(st, &resource, args, amount, pa.call, ctx)
+    }
+
     /// Binds the predicate's parameters to `args` while `f` runs, with amounts scaled by
     /// `amount`.
     pub(crate) fn in_predicate_body<T>(
@@ -115,11 +138,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Err(self.unsupported(span, "folding or unfolding an abstract predicate"));
         };
         let params = self.predicate_params(name);
-        let depth = self.bound.len();
-        self.bound
+        let depth = self.member.bound.len();
+        self.member
+            .bound
             .extend(params.into_iter().zip(args.iter().cloned()));
         let r = self.with_modes(|m| m.perm_scale = Some(amount.clone()), |v| f(v, body));
-        self.bound.truncate(depth);
+        self.member.bound.truncate(depth);
         r
     }
 
@@ -146,25 +170,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.require_positive(&amount, x, access, ctx)?;
             }
         }
-        if let (Some(p), false) = (&requested, self.modes.assuming) {
-            self.check(
-                p.is_non_negative(),
-                ctx,
-                Reason::NegativePermission,
-                pa.call,
-            )?;
-        }
-        let resource = Resource::Predicate(pa.name.clone());
-        let snap = self.consume_resource(st, &resource, &args, requested, pa.call, ctx)?;
-        if self.modes.in_axiom && self.axiom_trigger_unfoldings.contains(&access.id) {
-            self.axiom_unfoldings
+        let snap = self.consume_instance(st, &pa, &args, requested, ctx)?;
+        if self.modes.in_axiom && self.member.axiom_trigger_unfoldings.contains(&access.id) {
+            self.member
+                .axiom_unfoldings
                 .push((pa.name.clone(), snap.clone(), args.clone()));
         }
         let trigger = self.predicate_trigger(&pa.name, snap.clone(), args.clone(), access.span)?;
         self.assume_guarded(trigger, access.span)?;
         // The body was checked to be well-formed with the predicate: nothing to check here
         // (an `unfolding` inside it may need more than the amount unfolded leaves).
-        self.body_unfold_depth += 1;
+        self.member.body_unfold_depth += 1;
         let enclosing = self
             .instance(&pa.name, &args)
             .map(|inst| (inst, snap.clone()));
@@ -186,7 +202,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 r.and_then(|()| v.assume_nested_instances(st, &pa.name, &args, access.span))
             },
         );
-        self.body_unfold_depth -= 1;
+        self.member.body_unfold_depth -= 1;
         r
     }
 
@@ -282,7 +298,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // An `unfolding` inside a predicate body produced by an unfold inside another: a
         // recursive predicate would unfold forever. Its value is left unknown (the body's
         // well-formedness is checked with the predicate).
-        if self.body_unfold_depth >= 2 {
+        if self.member.body_unfold_depth >= 2 {
             let ty = self.type_of(body)?;
             let sort = self.sort_of(&ty, body.span)?;
             return self.fresh("unfolding", sort, body.span);

@@ -111,9 +111,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let Some(var) = self.env.sem.binders.get(&(a.id, 0)).copied() else {
                     return Err(self.unsupported(a.span, "this `let`"));
                 };
-                self.bound.push((var, v));
+                self.member.bound.push((var, v));
                 let r = self.produce_from(st, body, snap, ctx);
-                self.bound.pop();
+                self.member.bound.pop();
                 r
             }
             // `@reveal()` changes how its application is evaluated: left to `eval`.
@@ -150,7 +150,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// them different values). Holds when `held` (and the current guards) do. Not assumed
     /// for function preconditions, whose path conditions become axiom premises.
     fn assume_snapshot_shape(&mut self, s: &Term, whole: Term, held: Term, span: Span) -> R<()> {
-        if self.body_unfold_depth == 0 || self.modes.in_axiom {
+        if self.member.body_unfold_depth == 0 || self.modes.in_axiom {
             return Ok(());
         }
         let fact = Term::implies(held, Term::eq(s.clone(), whole));

@@ -138,9 +138,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let Some(var) = self.env.sem.binders.get(&(a.id, 0)).copied() else {
                     return Err(Abort::Failed);
                 };
-                self.bound.push((var, v));
+                self.member.bound.push((var, v));
                 let r = self.snapshot_of(st, heap, body, ctx);
-                self.bound.pop();
+                self.member.bound.pop();
                 r
             }
             // The layout of the part an unfold produces and a function's definition is

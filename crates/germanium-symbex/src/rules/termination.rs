@@ -186,11 +186,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
         callee: &'a germanium_syntax::ast::Method,
         call: &Stmt,
     ) -> R<()> {
-        let caller_measures = self.method_measures.clone();
+        let caller_measures = self.member.method_measures.clone();
         if caller_measures.iter().all(|m| m.tuple.is_none()) {
             return Ok(()); // no measure, or `decreases _`: nothing to prove
         }
-        let caller = self.method.map(|m| m.name.name.clone()).unwrap_or_default();
+        let caller = self
+            .member
+            .method
+            .map(|m| m.name.name.clone())
+            .unwrap_or_default();
         let name = callee.name.name.clone();
         let recursive = reaches(&self.env.call_graph, &name, &caller);
         let callee_measures = self.measures(st, heap, &callee.contract.decreases)?;
@@ -258,7 +262,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let measures = self.measures(st, &heap, clauses)?;
         // Only a method that must terminate needs its loops to (their measures still must
         // decrease).
-        if !measures.is_empty() && !self.method_measures.is_empty() {
+        if !measures.is_empty() && !self.member.method_measures.is_empty() {
             let applies = Term::or(measures.iter().map(|m| m.guard.clone()));
             self.termination_check(
                 applies,

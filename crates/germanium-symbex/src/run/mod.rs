@@ -15,7 +15,7 @@ use germanium_syntax::{Diagnostic, SourceMap, Span};
 
 use crate::decider::budget::{Budget, MEMORY_LIMIT_MB};
 use crate::env::Env;
-use crate::rules::context::{Abort, Verifier, R};
+use crate::rules::context::{Abort, MemberState, Verifier, R};
 use crate::state::Modes;
 
 /// Settings of one verification run.
@@ -176,7 +176,7 @@ pub fn verify_program(
 }
 
 /// Members per solver session, at least (see [`sessions`]).
-pub const MIN_SESSION_MEMBERS: usize = 8;
+pub const MIN_SESSION_MEMBERS: usize = 4;
 
 /// Splits `which` into solver sessions: runs of consecutive members, at least
 /// [`MIN_SESSION_MEMBERS`] long (but for the last). Each session starts from the solver state
@@ -412,21 +412,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     fn run_member(&mut self, name: Span, f: impl FnOnce(&mut Self) -> R<()>) -> Vec<Diagnostic> {
         self.errors.clear();
         self.modes = Modes::default();
-        self.guards.clear();
-        self.bound.clear();
-        self.quantifier_depth = 0;
-        self.deferred.clear();
-        self.method = None;
-        self.loop_frames.clear();
-        self.gotos_on_path = 0;
-        self.branches_entered = 0;
-        self.method_measures.clear();
-        self.perm_heap = None;
-        self.loop_heads.clear();
-        self.label_loops.clear();
-        self.refuted.clear();
-        self.axiom_unfoldings.clear();
-        self.body_unfold_depth = 0;
+        self.member = MemberState::default();
         let outcome = match self.decider.begin_member() {
             Ok(depth) => (f(self), depth),
             Err(e) => (
