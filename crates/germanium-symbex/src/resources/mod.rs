@@ -116,8 +116,8 @@ pub fn write(heap: &mut Heap, resource: &Resource, args: &[Term], value: &Term) 
     }
 }
 
-/// Gives the chunks of `resource` whose arguments are `args` where `hit` holds the value
-/// `fresh` (havoc).
+/// Gives the chunks at `indices` the value `fresh` where `hit` (of the chunk) holds, and
+/// keeps their value elsewhere (havoc).
 pub fn havoc_where(heap: &mut Heap, indices: &[usize], hit: impl Fn(&Chunk) -> Term, fresh: &Term) {
     for &i in indices {
         let c = &mut heap.chunks[i];

@@ -11,6 +11,7 @@ use germanium_syntax::ast::{Expr, Stmt};
 use germanium_syntax::Span;
 
 use crate::errors::ErrorContext;
+use crate::resources;
 use crate::rules::context::{Abort, Verifier, R};
 use crate::rules::forperm::ResourcePattern;
 use crate::rules::triggers;
@@ -59,14 +60,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
             st.heap.chunks[first].snap.sort().clone(),
             s.span,
         )?;
-        for i in indices {
-            let chunk = st.heap.chunks[i].clone();
-            let hit = Term::and([
-                c.clone(),
-                self.pattern_args_equal(&pattern, &args, &chunk.args.clone()),
-            ]);
-            st.heap.chunks[i].snap = Term::ite(hit, fresh.clone(), chunk.snap.clone());
-        }
+        let env = self.env;
+        let hit = |chunk: &crate::state::Chunk| {
+            let same = resources::equal_args(env, &pattern.resource, &args, &chunk.args);
+            Term::and([c.clone(), same])
+        };
+        resources::havoc_where(&mut st.heap, &indices, hit, &fresh);
         Ok(())
     }
 
@@ -164,7 +163,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 )?;
             }
             havocked.push((actual, fresh.clone()));
-            st.heap.chunks[i].snap = Term::ite(hit, fresh, chunk.snap.clone());
+            resources::havoc_where(&mut st.heap, &[i], |_| hit.clone(), &fresh);
         }
         Ok(())
     }
