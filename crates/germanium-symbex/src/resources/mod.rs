@@ -93,6 +93,71 @@ pub fn perm_of(heap: &Heap, resource: &Resource, args: &[Term]) -> Permission {
     Permission(Term::add(parts))
 }
 
+/// What a heap holds of one location, as the rules see it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Held {
+    /// Where the heap keeps it (for [`amount_at`] and friends).
+    pub index: usize,
+    pub resource: Resource,
+    pub args: Vec<Term>,
+    pub snap: Term,
+    pub perm: Permission,
+}
+
+/// Everything `heap` holds, of `resource` only if given, in heap order.
+pub fn held(heap: &Heap, resource: Option<&Resource>) -> Vec<Held> {
+    heap.chunks
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| match resource {
+            Some(r) => c.resource == *r,
+            None => true,
+        })
+        .map(|(index, c)| Held {
+            index,
+            resource: c.resource.clone(),
+            args: c.args.clone(),
+            snap: c.snap.clone(),
+            perm: c.perm.clone(),
+        })
+        .collect()
+}
+
+/// The amount held by the chunk at `index` (from [`find`] or [`held`]).
+pub fn amount_at(heap: &Heap, index: usize) -> &Permission {
+    &heap.chunks[index].perm
+}
+
+/// The snapshot (a field's value) of the chunk at `index`.
+pub fn snapshot_at(heap: &Heap, index: usize) -> &Term {
+    &heap.chunks[index].snap
+}
+
+/// Gives the chunk at `index` the snapshot `value` (a write with full permission).
+pub fn set_snapshot_at(heap: &mut Heap, index: usize, value: Term) {
+    heap.chunks[index].snap = value;
+}
+
+/// Takes `amount` from the chunk at `index` (which holds enough) and returns its snapshot;
+/// a chunk left with literally nothing is dropped.
+pub fn take_at(heap: &mut Heap, index: usize, amount: &Permission) -> Term {
+    let chunk = &mut heap.chunks[index];
+    chunk.perm = chunk.perm.sub(amount);
+    let snap = chunk.snap.clone();
+    heap.drop_empty();
+    snap
+}
+
+/// Removes the chunk at `index` (a copy of the heap without one instance).
+pub fn remove_at(heap: &mut Heap, index: usize) {
+    heap.chunks.remove(index);
+}
+
+/// How many chunks `heap` has (what was added after this count is new).
+pub fn count(heap: &Heap) -> usize {
+    heap.chunks.len()
+}
+
 /// The value of `resource(args)` from whichever chunk is it and holds some of it;
 /// `otherwise` (an unconstrained value) if none does.
 pub fn value_of(heap: &Heap, resource: &Resource, args: &[Term], otherwise: Term) -> Term {
@@ -116,13 +181,11 @@ pub fn write(heap: &mut Heap, resource: &Resource, args: &[Term], value: &Term) 
     }
 }
 
-/// Gives the chunks at `indices` the value `fresh` where `hit` (of the chunk) holds, and
-/// keeps their value elsewhere (havoc).
-pub fn havoc_where(heap: &mut Heap, indices: &[usize], hit: impl Fn(&Chunk) -> Term, fresh: &Term) {
-    for &i in indices {
-        let c = &mut heap.chunks[i];
-        c.snap = Term::ite(hit(c), fresh.clone(), c.snap.clone());
-    }
+/// Gives the chunk at `index` the value `fresh` where `hit` holds, and keeps its value
+/// elsewhere (havoc).
+pub fn havoc_at(heap: &mut Heap, index: usize, hit: &Term, fresh: &Term) {
+    let c = &mut heap.chunks[index];
+    c.snap = Term::ite(hit.clone(), fresh.clone(), c.snap.clone());
 }
 
 /// Takes from every chunk of `resource` that may be `args`: `take` gets whether a chunk is

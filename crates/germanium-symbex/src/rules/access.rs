@@ -11,7 +11,7 @@ use germanium_syntax::Span;
 use crate::errors::{ErrorContext, Reason};
 use crate::resources;
 use crate::rules::context::{Abort, Verifier, R};
-use crate::state::{Chunk, Heap, Permission, Resource, State};
+use crate::state::{Heap, Permission, Resource, State};
 
 impl<'e, 'a> Verifier<'e, 'a> {
     /// The chunk of `resource(args)` in `heap` (see [`resources::find`]).
@@ -180,22 +180,24 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let found = self.find(&heap.clone(), resource, args, span)?;
         let enough = match (found, &amount) {
             (Some(i), Some(p)) => {
-                !self.modes.checking || self.prove(heap.chunks[i].perm.at_least(p), span)?
+                let held = resources::amount_at(heap, i).at_least(p);
+                !self.modes.checking || self.prove(held, span)?
             }
             (Some(i), None) => {
-                !self.modes.checking || self.prove(heap.chunks[i].perm.is_positive(), span)?
+                let held = resources::amount_at(heap, i).is_positive();
+                !self.modes.checking || self.prove(held, span)?
             }
             (None, _) => false,
         };
         if let (Some(i), true) = (found, enough) {
-            let chunk = heap.chunks[i].clone();
             let taken = match amount {
                 Some(p) => p,
-                None => self.some_of(&chunk.perm, &guard, span)?,
+                None => {
+                    let held = resources::amount_at(heap, i).clone();
+                    self.some_of(&held, &guard, span)?
+                }
             };
-            heap.chunks[i].perm = chunk.perm.sub(&taken.when(&guard));
-            heap.drop_empty();
-            return Ok(chunk.snap);
+            return Ok(resources::take_at(heap, i, &taken.when(&guard)));
         }
         // Spread over chunks whose arguments may be equal.
         let total = resources::perm_of(&*heap, resource, args);
@@ -328,18 +330,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.fresh_value(resource, span)
     }
 
-    /// Adds a chunk taken out of the state earlier (a loop's frame) back to it, outside any
-    /// guard (the amount already says when it is held).
-    pub fn readd_chunk(&mut self, st: &mut State, c: &Chunk, span: Span) -> R<()> {
+    /// Adds what `frame` holds (taken out of the state earlier: a loop's frame) back to the
+    /// state, outside any guard (the amounts already say when they are held).
+    pub fn readd_frame(&mut self, st: &mut State, frame: &Heap, span: Span) -> R<()> {
         let guards = std::mem::take(&mut self.member.guards);
-        let r = self.produce_resource(
-            st,
-            &c.resource,
-            c.args.clone(),
-            c.perm.clone(),
-            Some(c.snap.clone()),
-            span,
-        );
+        let r = (|| -> R<()> {
+            for h in resources::held(frame, None) {
+                self.produce_resource(st, &h.resource, h.args, h.perm, Some(h.snap), span)?;
+            }
+            Ok(())
+        })();
         self.member.guards = guards;
         r
     }

@@ -54,11 +54,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let holds = holds_ref_decl(&self.env.snap.sort, &self.env.ref_sort);
         let mut snaps: Vec<Term> = Vec::new();
         for heap in std::iter::once(&st.heap).chain(st.old_heaps.values()) {
-            for c in &heap.chunks {
-                match c.resource {
-                    Resource::Predicate(_) if !snaps.contains(&c.snap) => {
-                        snaps.push(c.snap.clone())
-                    }
+            for h in crate::resources::held(heap, None) {
+                match h.resource {
+                    Resource::Predicate(_) if !snaps.contains(&h.snap) => snaps.push(h.snap),
                     Resource::Predicate(_) | Resource::Field(_) => {}
                 }
             }

@@ -106,11 +106,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let args = [receiver];
         let found = self.find(&heap, &resource, &args, target.span)?;
         let writable = match found {
-            Some(i) => self.prove(heap.chunks[i].perm.at_least(&Permission::write()), s.span)?,
+            Some(i) => {
+                let held = resources::amount_at(&heap, i).at_least(&Permission::write());
+                self.prove(held, s.span)?
+            }
             None => false,
         };
         if let (Some(i), true) = (found, writable) {
-            st.heap.chunks[i].snap = value;
+            resources::set_snapshot_at(&mut st.heap, i, value);
             return Ok(());
         }
         let total = resources::perm_of(&heap, &resource, &args);

@@ -342,9 +342,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let args = [receiver];
         let found = self.find(heap, &resource, &args, e.span)?;
         if let Some(i) = found {
-            let chunk = heap.chunks[i].clone();
-            if !self.modes.checking || self.prove(chunk.perm.is_positive(), e.span)? {
-                return Ok(chunk.snap);
+            let held = resources::amount_at(heap, i).is_positive();
+            if !self.modes.checking || self.prove(held, e.span)? {
+                return Ok(resources::snapshot_at(heap, i).clone());
             }
         }
         let readable = !self.modes.checking

@@ -9,6 +9,7 @@ use germanium_smt::Term;
 use germanium_syntax::ast::{Expr, ExprKind, NewFields, Stmt, StmtKind};
 
 use crate::errors::{ErrorContext, Reason};
+use crate::resources;
 use crate::rules::context::{Abort, Verifier, R};
 use crate::state::{Heap, Permission, State, PRE_STATE};
 use crate::trace::Step;
@@ -215,10 +216,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.assume(Term::not(Term::eq(r.clone(), self.env.null())), s.span)?;
                 // A new object differs from every reference the state knows.
                 let mut known = st.heap.receivers();
-                let values = st
-                    .store
-                    .values()
-                    .chain(st.heap.chunks.iter().map(|c| &c.snap));
+                let held = resources::held(&st.heap, None);
+                let values = st.store.values().chain(held.iter().map(|h| &h.snap));
                 for t in values.chain(self.member.bound.iter().map(|(_, t)| t)) {
                     if *t.sort() == self.env.ref_sort && !known.contains(t) {
                         known.push(t.clone());
@@ -509,14 +508,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .count();
         let left_label_loops = self.member.label_loops.split_off(inside);
         for lp in left_label_loops.iter().rev() {
-            for c in &lp.frame.chunks {
-                self.readd_chunk(&mut st, c, s.span)?;
-            }
+            self.readd_frame(&mut st, &lp.frame, s.span)?;
         }
         for frame in &frames {
-            for c in &frame.chunks {
-                self.readd_chunk(&mut st, c, s.span)?;
-            }
+            self.readd_frame(&mut st, frame, s.span)?;
         }
         let (last_list, last_index) = to_label[k];
         let outer = to_label[..k].to_vec();
@@ -562,9 +557,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let body = &list[from..=end.max(from)];
             return self.exec_seq(st, body, &mut |v: &mut Verifier<'e, 'a>, mut out: State| {
                 let left = v.member.label_loops.split_off(pos);
-                for c in &lp.frame.chunks {
-                    v.readd_chunk(&mut out, c, list[end].span)?;
-                }
+                v.readd_frame(&mut out, &lp.frame, list[end].span)?;
                 let r = v.run_from(out, list, end + 1, outer);
                 v.member.label_loops.extend(left);
                 r

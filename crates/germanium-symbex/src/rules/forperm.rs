@@ -59,11 +59,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Err(self.unsupported(resource.span, format!("{what} over this resource")))
     }
 
-    /// Indices of the chunks of `pattern`'s field or predicate in `heap`.
-    pub(crate) fn pattern_chunks(heap: &Heap, pattern: &ResourcePattern<'_>) -> Vec<usize> {
-        heap.of(&pattern.resource).collect()
-    }
-
     /// Whether two argument lists of `pattern`'s resource name the same location or
     /// instance (as Viper values).
     pub(crate) fn pattern_args_equal(
@@ -113,8 +108,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     "a `forperm` whose variables are not arguments of the resource",
                 ));
             };
-            for i in Self::pattern_chunks(&current, &pattern) {
-                let chunk = current.chunks[i].clone();
+            for chunk in resources::held(&current, Some(&pattern.resource)) {
                 let held = chunk.perm.is_positive();
                 let actual = chunk.args.clone();
                 let depth = self.member.bound.len();

@@ -50,22 +50,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let pattern = self.resource_pattern(res, "`quasihavoc`")?;
         let heap = st.heap.clone();
         let (c, args) = self.havoc_target(st, &heap, cond, &pattern, &ctx)?;
-        let indices = Self::pattern_chunks(&st.heap, &pattern);
-        let Some(&first) = indices.first() else {
+        let held = resources::held(&st.heap, Some(&pattern.resource));
+        let Some(first) = held.first() else {
             return Ok(());
         };
         // One location: every chunk that may be it gets the same new value.
-        let fresh = self.fresh(
-            pattern.resource.name(),
-            st.heap.chunks[first].snap.sort().clone(),
-            s.span,
-        )?;
-        let env = self.env;
-        let hit = |chunk: &crate::state::Chunk| {
-            let same = resources::equal_args(env, &pattern.resource, &args, &chunk.args);
-            Term::and([c.clone(), same])
-        };
-        resources::havoc_where(&mut st.heap, &indices, hit, &fresh);
+        let fresh = self.fresh(pattern.resource.name(), first.snap.sort().clone(), s.span)?;
+        for h in &held {
+            let same = resources::equal_args(self.env, &pattern.resource, &args, &h.args);
+            let hit = Term::and([c.clone(), same]);
+            resources::havoc_at(&mut st.heap, h.index, &hit, &fresh);
+        }
         Ok(())
     }
 
@@ -128,10 +123,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .zip(&vars)
             .map(|((_, t), (name, sort))| (t.clone(), Term::var(name.clone(), sort.clone())))
             .collect();
-        let indices = Self::pattern_chunks(&st.heap, &pattern);
         let mut havocked: Vec<(Vec<Term>, Term)> = Vec::new();
-        for i in indices {
-            let chunk = st.heap.chunks[i].clone();
+        for chunk in resources::held(&st.heap, Some(&pattern.resource)) {
             let actual = chunk.args.clone();
             let hit = match &positions {
                 Some(positions) => {
@@ -163,7 +156,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 )?;
             }
             havocked.push((actual, fresh.clone()));
-            resources::havoc_where(&mut st.heap, &[i], |_| hit.clone(), &fresh);
+            resources::havoc_at(&mut st.heap, chunk.index, &hit, &fresh);
         }
         Ok(())
     }

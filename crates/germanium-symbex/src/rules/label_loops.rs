@@ -163,9 +163,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             &mut |v: &mut Verifier<'e, 'a>, mut out: State| {
                 // Leaving the loop by running past its body: the frame comes back.
                 let inner_loops = v.member.label_loops.split_off(depth - 1);
-                for c in &frame_heap.chunks {
-                    v.readd_chunk(&mut out, c, head.span)?;
-                }
+                v.readd_frame(&mut out, &frame_heap, head.span)?;
                 let r = v.exec_seq(out, after, k);
                 v.member.label_loops.extend(inner_loops);
                 r

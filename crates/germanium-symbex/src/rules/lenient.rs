@@ -11,7 +11,7 @@ use germanium_syntax::Span;
 use crate::errors::ErrorContext;
 use crate::resources;
 use crate::rules::context::{Verifier, R};
-use crate::state::{Chunk, Heap, Resource, State};
+use crate::state::{Heap, Resource, State};
 
 impl<'e, 'a> Verifier<'e, 'a> {
     /// Where reads need no permission: whether `unfolding acc(P(args), ..) in body` names
@@ -51,13 +51,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
         receiver: &Term,
         span: Span,
     ) -> R<Option<Term>> {
-        for (i, chunk) in heap.chunks.clone().into_iter().enumerate() {
-            let Chunk {
+        for instance in resources::held(heap, None) {
+            let resources::Held {
+                index,
                 resource,
                 args,
                 snap,
                 perm,
-            } = chunk;
+            } = instance;
             let name = match resource {
                 Resource::Predicate(name) => name,
                 Resource::Field(_) => continue,
@@ -74,8 +75,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 heap: heap.clone(),
                 ..State::default()
             };
-            scratch.heap.chunks.remove(i);
-            let start = scratch.heap.chunks.len();
+            resources::remove_at(&mut scratch.heap, index);
+            let start = resources::count(&scratch.heap);
             let ctx = ErrorContext::at("unfold.failed", span, "");
             self.member.body_unfold_depth += 1;
             // Not inside any instance being unfolded (no nesting facts for this copy).
@@ -99,18 +100,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.errors.truncate(reported);
                 continue;
             }
-            let produced_chunks: Vec<Chunk> =
-                scratch.heap.chunks[start.min(scratch.heap.chunks.len())..].to_vec();
-            for c in produced_chunks {
-                if c.resource == Resource::Field(field.to_string())
-                    && self.prove(
-                        Term::and([
-                            resources::same_args(&c.args, std::slice::from_ref(receiver)),
-                            c.perm.is_positive(),
-                        ]),
-                        span,
-                    )?
-                {
+            let produced = resources::held(&scratch.heap, Some(&Resource::Field(field.into())));
+            for c in produced.into_iter().filter(|c| c.index >= start) {
+                if self.prove(
+                    Term::and([
+                        resources::same_args(&c.args, std::slice::from_ref(receiver)),
+                        c.perm.is_positive(),
+                    ]),
+                    span,
+                )? {
                     return Ok(Some(c.snap));
                 }
             }

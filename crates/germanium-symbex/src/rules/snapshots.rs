@@ -8,6 +8,7 @@ use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
 
 use crate::env::analysis::is_impure;
 use crate::errors::ErrorContext;
+use crate::resources;
 use crate::rules::context::{Abort, Verifier, R};
 use crate::state::{Heap, Permission, Resource, State};
 
@@ -95,7 +96,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let (args, amount) = self.eval_predicate_access(st, heap, &pa, ctx)?;
             let resource = Resource::Predicate(pa.name.clone());
             let snap = match self.find(heap, &resource, &args, a.span)? {
-                Some(i) => heap.chunks[i].snap.clone(),
+                Some(i) => resources::snapshot_at(heap, i).clone(),
                 None => return Err(Abort::Failed),
             };
             let held = amount.map_or(Term::tt(), |p| p.is_positive());
@@ -161,7 +162,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let resource = Resource::Field(field.clone());
                 let args = [r];
                 let value = match self.find(heap, &resource, &args, loc.span)? {
-                    Some(i) => heap.chunks[i].snap.clone(),
+                    Some(i) => resources::snapshot_at(heap, i).clone(),
                     None => self.read_value(heap, &resource, &args, loc.span)?,
                 };
                 let wrapped = self.wrap(value, loc.span)?;
