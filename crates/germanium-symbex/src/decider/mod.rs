@@ -16,6 +16,19 @@ use germanium_smt::{FunDecl, NameGenerator, SatResult, Solver, SolverError, Sort
 pub use budget::Budget;
 pub use path_conditions::PathConditions;
 
+/// The outcome of [`Decider::refutes_or_explains`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Refutation {
+    /// The negation is unsatisfiable: what it negates holds on this path.
+    Proved,
+    /// Not proved: `sat` (a real counterexample) or `unknown`, with the values of the
+    /// wanted terms in the solver's model where it had one.
+    NotProved {
+        answer: SatResult,
+        values: Option<Vec<germanium_smt::Value>>,
+    },
+}
+
 /// A solver session and what this worker knows about it.
 pub struct Decider {
     solver: Solver,
@@ -152,12 +165,44 @@ impl Decider {
     /// Whether `negation` is unsatisfiable on the current path, i.e. what it negates is
     /// valid. `unknown` (recorded in [`Decider::gave_up`]) counts as not proved.
     pub fn refutes(&mut self, negation: &Term) -> Result<bool, SolverError> {
-        let result = self.check_with(negation)?;
+        let outcome = self.refutes_or_explains(negation, &[])?;
+        Ok(outcome == Refutation::Proved)
+    }
+
+    /// Like [`Decider::refutes`], but when `negation` is not refuted, reads the values of
+    /// `wanted` in the solver's model *inside* the query's scope (after the scope is popped
+    /// the model is gone): what a counterexample is made of. `None` where the solver has no
+    /// model to give (it gave up without one).
+    pub fn refutes_or_explains(
+        &mut self,
+        negation: &Term,
+        wanted: &[Term],
+    ) -> Result<Refutation, SolverError> {
+        self.solver.push()?;
+        let result = self
+            .solver
+            .assert(negation)
+            .and_then(|_| self.solver.check_sat(self.budget.limits()));
+        let explained = match &result {
+            Ok(SatResult::Unsat) | Err(_) => None,
+            // A model of an `unknown` answer may not satisfy the query: still worth showing,
+            // marked as such by the answer the caller sees.
+            Ok(_) => self.solver.get_value(wanted).ok(),
+        };
+        let popped = self.solver.pop(1);
+        let result = result?;
+        popped?;
         self.gave_up = match &result {
             SatResult::Unknown(reason) => Some(reason.clone()),
             _ => None,
         };
-        Ok(result == SatResult::Unsat)
+        Ok(match result {
+            SatResult::Unsat => Refutation::Proved,
+            answer => Refutation::NotProved {
+                answer,
+                values: explained,
+            },
+        })
     }
 
     /// Whether the current path with `extra` may be feasible (`sat` or `unknown`).

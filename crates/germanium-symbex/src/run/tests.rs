@@ -174,3 +174,40 @@ fn sessions_are_runs_of_consecutive_members_fixed_by_the_program() {
         }
     }
 }
+
+#[test]
+fn a_failed_proof_shows_the_model_of_its_own_query() {
+    use crate::decider::Refutation;
+    use germanium_smt::Value;
+    with_verifier(|v, at| {
+        let x: Term = v.fresh("x", germanium_smt::Sort::Int, at.span).unwrap();
+        v.assume(Term::gt(x.clone(), Term::int(0)), at.span)
+            .unwrap();
+        // x > 5 does not follow: the model is read before the query's scope is popped.
+        let claim = Term::gt(x.clone(), Term::int(5));
+        match v
+            .decider
+            .refutes_or_explains(&Term::not(claim), std::slice::from_ref(&x))
+        {
+            Ok(Refutation::NotProved { answer, values }) => {
+                // The preamble's quantifiers make Z3 answer `unknown` rather than `sat`
+                // (no model-based instantiation), with a model all the same.
+                assert!(!answer.is_unsat(), "{answer:?}");
+                let values = values.expect("a model");
+                let Value::Int(n) = &values[0] else {
+                    panic!("{values:?}")
+                };
+                let n = n.as_i128().unwrap();
+                assert!(0 < n && n <= 5, "{n}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let holds = Term::gt(x.clone(), Term::int(-1));
+        assert_eq!(
+            v.decider
+                .refutes_or_explains(&Term::not(holds), &[x])
+                .unwrap(),
+            Refutation::Proved
+        );
+    });
+}
