@@ -73,7 +73,42 @@ pub fn find(
     if let Some(i) = heap.find_syntactic(resource, args) {
         return Ok(Some(i));
     }
-    for i in heap.of(resource) {
+    // Newest first: a location just made (a node reached by a walk) is usually the one
+    // looked up next.
+    let candidates: Vec<usize> = heap.of(resource).collect();
+    for i in candidates.into_iter().rev() {
+        let same = equal_args(env, resource, args, &heap.chunks[i].args);
+        if proves(decider, guard, same)? {
+            return Ok(Some(i));
+        }
+    }
+    Ok(None)
+}
+
+/// The chunk `amount` of `resource(args)` can be merged into: as [`find`], but a candidate
+/// that cannot be the location is not asked about. Where the resource allows at most
+/// `write` per location and both the candidate and the new amount are all or nothing, the
+/// two are different locations wherever both hold something (what [`add`] assumes next),
+/// so merging them gains nothing: a separate chunk is as precise, and the solver query it
+/// saves is one per chunk of the field (a walk down a list asked about every earlier node).
+fn find_to_merge(
+    decider: &mut Decider,
+    env: &Env,
+    heap: &Heap,
+    resource: &Resource,
+    args: &[Term],
+    amount: &Permission,
+    guard: &Term,
+) -> Result<Option<usize>, SolverError> {
+    if let Some(i) = heap.find_syntactic(resource, args) {
+        return Ok(Some(i));
+    }
+    let exclusive = resource.max_amount().is_some() && amount.is_all_or_nothing();
+    let candidates: Vec<usize> = heap.of(resource).collect();
+    for i in candidates.into_iter().rev() {
+        if exclusive && heap.chunks[i].perm.is_all_or_nothing() {
+            continue;
+        }
         let same = equal_args(env, resource, args, &heap.chunks[i].args);
         if proves(decider, guard, same)? {
             return Ok(Some(i));
@@ -283,7 +318,7 @@ pub fn add(
         return Ok(());
     }
     let max = resource.max_amount();
-    if let Some(i) = find(decider, env, heap, resource, &args, guard)? {
+    if let Some(i) = find_to_merge(decider, env, heap, resource, &args, &amount, guard)? {
         let old = heap.chunks[i].clone();
         if let Some(v) = &snap {
             let both = Term::and([old.perm.is_positive(), amount.is_positive()]);

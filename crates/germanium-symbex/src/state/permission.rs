@@ -69,6 +69,22 @@ impl Permission {
         Term::le(self.0.clone(), other.0.clone())
     }
 
+    /// Whether the amount is syntactically all or nothing: `write`, or `write` under a
+    /// condition and none otherwise (`ite(c, write, none)`).
+    pub fn is_all_or_nothing(&self) -> bool {
+        if self.0 == Permission::write().0 {
+            return true;
+        }
+        match self.0.kind() {
+            germanium_smt::TermKind::Op(germanium_smt::Op::Ite, args) => {
+                args.len() == 3
+                    && args[1] == Permission::write().0
+                    && args[2] == Permission::none().0
+            }
+            _ => false,
+        }
+    }
+
     /// Whether the amount is syntactically the literal zero.
     pub fn is_literally_none(&self) -> bool {
         self.0.as_real().is_some_and(|r| r.is_zero())
@@ -90,6 +106,15 @@ mod tests {
         assert!(Permission::none().is_positive().is_false());
         assert!(Permission::write().at_least(&half).is_true());
         assert!(half.at_least(&Permission::write()).is_false());
+    }
+
+    #[test]
+    fn all_or_nothing_amounts() {
+        let c = Term::var(germanium_smt::Symbol::user("c"), germanium_smt::Sort::Bool);
+        assert!(Permission::write().is_all_or_nothing());
+        assert!(Permission::write().when(&c).is_all_or_nothing());
+        assert!(!Permission::fraction(1, 2).when(&c).is_all_or_nothing());
+        assert!(!Permission::none().is_all_or_nothing());
     }
 
     #[test]
