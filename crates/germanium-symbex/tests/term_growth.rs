@@ -101,3 +101,48 @@ fn lookups_in_a_walk_down_a_list_grow_less_than_quadratically() {
         "solver queries grew {ratio:.2}x for twice the steps ({short} -> {long})"
     );
 }
+
+/// Folds under a recursive function: `unfold list(x); x.val := x.val + 1; fold list(x);
+/// assert sum(x) == s0 + i`, `steps` times.
+fn fold_and_sum(steps: usize) -> String {
+    let mut text = String::from(
+        "field next: Ref\nfield val: Int\n\
+         predicate list(x: Ref) { acc(x.val) && acc(x.next) && (x.next != null ==> list(x.next)) }\n\
+         function sum(x: Ref): Int requires list(x)\n\
+         { unfolding list(x) in x.val + (x.next == null ? 0 : sum(x.next)) }\n\
+         method m(x: Ref) requires list(x) {\n var s0: Int := sum(x)\n",
+    );
+    for i in 1..=steps {
+        text.push_str(&format!(
+            " unfold list(x)\n x.val := x.val + 1\n fold list(x)\n assert sum(x) == s0 + {i}\n"
+        ));
+    }
+    text.push_str("}\n");
+    text
+}
+
+/// A folded instance's snapshot is named when it is made, so the next fold does not copy
+/// it again: the solver input grows linearly (it grew about three times per fold).
+#[test]
+fn folds_under_a_recursive_function_grow_linearly() {
+    let dir = std::env::temp_dir().join(format!("germanium-folds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let size = |steps: usize| {
+        let source = dir.join(format!("folds{steps}.vpr"));
+        std::fs::write(&source, fold_and_sum(steps)).unwrap();
+        let log: PathBuf = dir.join(format!("folds{steps}.smt2"));
+        let mut options = Options::new(Mode::Verify);
+        options.smt_log = Some(log.clone());
+        options.jobs = 1;
+        let report = run_file(&source, &options);
+        assert!(report.diagnostics.is_empty(), "{:#?}", report.diagnostics);
+        std::fs::metadata(&log).unwrap().len()
+    };
+    let (short, long) = (size(10), size(20));
+    let _ = std::fs::remove_dir_all(&dir);
+    let ratio = long as f64 / short as f64;
+    assert!(
+        ratio < 2.6,
+        "SMT input grew {ratio:.2}x for twice the folds ({short} -> {long} bytes)"
+    );
+}

@@ -268,6 +268,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             Some(s) => s,
             None => self.env.snap.unit(),
         };
+        // A name for the new snapshot: it is built from the old ones, which a later fold
+        // would otherwise copy again (terms growing exponentially with the folds).
+        let snap = self.name_term(snap, &format!("snap.{}", pa.name), access.span)?;
         let trigger = self.predicate_trigger(&pa.name, snap.clone(), args.clone(), access.span)?;
         self.assume_guarded(trigger, access.span)?;
         // The instances the body held are now inside the new one.
