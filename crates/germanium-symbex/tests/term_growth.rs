@@ -146,3 +146,47 @@ fn folds_under_a_recursive_function_grow_linearly() {
         "SMT input grew {ratio:.2}x for twice the folds ({short} -> {long} bytes)"
     );
 }
+
+/// `s := s ++ Seq(i)`, `steps` times, then the length (`claimed`) is asserted.
+fn appends(steps: usize, claimed: usize) -> String {
+    let mut text = String::from("method m() {\n var s: Seq[Int] := Seq[Int]()\n");
+    for i in 0..steps {
+        text.push_str(&format!(" s := s ++ Seq({i})\n"));
+    }
+    text.push_str(&format!(" assert |s| == {claimed}\n}}\n"));
+    text
+}
+
+/// The length of a sequence built by appends is known from ground facts, not from a chain
+/// of quantifier instantiations as long as the sequence (which stopped at 160 appends), and
+/// the solver input grows linearly.
+#[test]
+fn long_chains_of_appends_keep_their_length() {
+    let dir = std::env::temp_dir().join(format!("germanium-appends-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |steps: usize, claimed: usize| {
+        let source = dir.join(format!("appends{steps}-{claimed}.vpr"));
+        std::fs::write(&source, appends(steps, claimed)).unwrap();
+        let log: PathBuf = dir.join(format!("appends{steps}-{claimed}.smt2"));
+        let mut options = Options::new(Mode::Verify);
+        options.smt_log = Some(log.clone());
+        options.jobs = 1;
+        let report = run_file(&source, &options);
+        let ids: Vec<String> = report.diagnostics.iter().map(|d| d.id.clone()).collect();
+        (ids, std::fs::metadata(&log).unwrap().len())
+    };
+    let (ok_short, short) = run(150, 150);
+    let (ok_long, long) = run(300, 300);
+    let (wrong, _) = run(300, 301);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        ok_short.is_empty() && ok_long.is_empty(),
+        "{ok_short:?} {ok_long:?}"
+    );
+    assert_eq!(wrong, ["assert.failed:assertion.false"]);
+    let ratio = long as f64 / short as f64;
+    assert!(
+        ratio < 2.6,
+        "SMT input grew {ratio:.2}x for twice the appends ({short} -> {long} bytes)"
+    );
+}

@@ -436,11 +436,38 @@ impl<'e, 'a> Verifier<'e, 'a> {
         match operators::binary_term(op, &result, &left, &right, a, b) {
             BinaryTerm::Term(t) => Ok(t),
             BinaryTerm::Theory { op, args, negated } => {
+                let lengths = match &op {
+                    TheoryOp::SeqAppend(elem) => Some((elem.clone(), args.clone())),
+                    _ => None,
+                };
                 let t = self.theory(op, args, e)?;
+                if let Some((elem, parts)) = lengths {
+                    self.assume_append_length(&t, elem, parts, e)?;
+                }
                 Ok(if negated { Term::not(t) } else { t })
             }
             BinaryTerm::Unsupported(why) => Err(self.unsupported(e.span, why)),
         }
+    }
+
+    /// `|a ++ b| == |a| + |b|` as a ground fact (under the current guards), so a sequence
+    /// built by many appends has a known length without a chain of quantifier
+    /// instantiations as long as the sequence (which Z3 stops at its instantiation bound).
+    fn assume_append_length(
+        &mut self,
+        appended: &Term,
+        elem: germanium_semantics::Type,
+        parts: Vec<Term>,
+        e: &Expr,
+    ) -> R<()> {
+        let length =
+            |v: &mut Self, s: Term| v.theory(TheoryOp::SeqLength(elem.clone()), vec![s], e);
+        let whole = length(self, appended.clone())?;
+        let mut sum = Vec::new();
+        for part in parts {
+            sum.push(length(self, part)?);
+        }
+        self.assume_guarded(Term::eq(whole, Term::add(sum)), e.span)
     }
 
     fn eval_index(
