@@ -184,7 +184,7 @@ fn branch_budget_stops_path_explosion_with_an_error() {
     let budget: Vec<_> = report
         .diagnostics
         .iter()
-        .filter(|d| d.id == "internal:feature.unsupported" && d.message.contains("200 branches"))
+        .filter(|d| d.id == "internal:feature.unsupported" && d.message.contains("200 paths"))
         .collect();
     assert_eq!(budget.len(), 1, "{:#?}", report.diagnostics);
     // Reported at one of the `if`s (lines 6 to 35), which paths reach depth-first.

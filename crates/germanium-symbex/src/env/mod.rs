@@ -15,10 +15,10 @@ use germanium_theories::Theories;
 
 use crate::state::snapshot::SnapDecls;
 
-/// How many `if` branches one member may explore. Paths are not merged after an `if` (as in
-/// Silicon's default), so `n` consecutive `if`s make `2^n` paths; past this budget the
-/// member is reported as not verified instead of running for hours. No corpus member comes
-/// near it.
+/// How many times one member's paths may split (an `if` with both sides feasible). Paths
+/// are not merged after an `if` (as in Silicon's default), so `n` independent `if`s make
+/// `2^n` paths, while `n` correlated ones make `n + 1`; past this budget the member is
+/// reported as not verified instead of running for hours. No corpus member comes near it.
 pub const MAX_BRANCHES_PER_MEMBER: usize = 50_000;
 
 /// Read-only facts about the program, shared by the workers.
@@ -38,7 +38,7 @@ pub struct Env<'a> {
     pub predicates: HashMap<String, &'a germanium_syntax::ast::Predicate>,
     /// Functions annotated `@opaque()`: their bodies are not revealed to callers.
     pub opaque: HashSet<String>,
-    /// `if` branches one member may explore (see [`MAX_BRANCHES_PER_MEMBER`]).
+    /// How often one member's paths may split (see [`MAX_BRANCHES_PER_MEMBER`]).
     pub max_branches: usize,
     /// Which methods each method calls.
     pub call_graph: HashMap<String, HashSet<String>>,

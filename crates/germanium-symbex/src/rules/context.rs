@@ -56,9 +56,9 @@ pub struct MemberState<'a> {
     pub loop_frames: Vec<crate::state::Heap>,
     /// `goto`s followed on the current path.
     pub gotos_on_path: usize,
-    /// Branches of `if` statements entered in the current member (see
-    /// [`MAX_BRANCHES_PER_MEMBER`]).
-    pub branches_entered: usize,
+    /// `if` statements on which the current member's paths split, both sides feasible (see
+    /// [`crate::env::MAX_BRANCHES_PER_MEMBER`]).
+    pub paths_split: usize,
     /// The `decreases` clauses of the function whose body is being checked.
     pub function_measures: Vec<crate::rules::termination::Measure>,
     /// The method's `decreases` clauses evaluated at its entry.

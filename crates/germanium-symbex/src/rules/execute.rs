@@ -83,21 +83,28 @@ impl<'e, 'a> Verifier<'e, 'a> {
                         otherwise.as_ref().map_or(&empty, |b| &b.stmts),
                     ),
                 ];
+                let mut feasible = Vec::new();
                 for (guard, stmts) in branches {
-                    if !self.feasible(guard.clone(), s.span)? {
-                        continue;
+                    if self.feasible(guard.clone(), s.span)? {
+                        feasible.push((guard, stmts));
                     }
-                    self.member.branches_entered += 1;
-                    if self.member.branches_entered > self.env.max_branches {
+                }
+                // Only an `if` whose both sides are feasible makes a new path: `n` correlated
+                // `if`s make `n + 1` paths, `n` independent ones `2^n`.
+                if feasible.len() > 1 {
+                    self.member.paths_split += 1;
+                    if self.member.paths_split > self.env.max_branches {
                         let limit = self.env.max_branches;
                         return Err(self.unsupported(
                             s.span,
                             format!(
-                                "exploring more than {limit} branches in one member (paths are \
-                                 not merged after `if` yet)"
+                                "exploring more than {limit} paths in one member (paths are not \
+                                 merged after `if` yet)"
                             ),
                         ));
                     }
+                }
+                for (guard, stmts) in feasible {
                     self.trace(Step::Branch, s.span, || format!("if: {guard}"));
                     self.push(s.span)?;
                     let r = self
