@@ -70,19 +70,7 @@ pub fn find(
     args: &[Term],
     guard: &Term,
 ) -> Result<Option<usize>, SolverError> {
-    if let Some(i) = heap.find_syntactic(resource, args) {
-        return Ok(Some(i));
-    }
-    // Newest first: a location just made (a node reached by a walk) is usually the one
-    // looked up next.
-    let candidates: Vec<usize> = heap.of(resource).collect();
-    for i in candidates.into_iter().rev() {
-        let same = equal_args(env, resource, args, &heap.chunks[i].args);
-        if proves(decider, guard, same)? {
-            return Ok(Some(i));
-        }
-    }
-    Ok(None)
+    find_unless(decider, env, heap, resource, args, guard, |_| false)
 }
 
 /// The chunk `amount` of `resource(args)` can be merged into: as [`find`], but a candidate
@@ -100,13 +88,30 @@ fn find_to_merge(
     amount: &Permission,
     guard: &Term,
 ) -> Result<Option<usize>, SolverError> {
+    let exclusive = resource.max_amount().is_some() && amount.is_all_or_nothing();
+    find_unless(decider, env, heap, resource, args, guard, |c| {
+        exclusive && c.perm.is_all_or_nothing()
+    })
+}
+
+/// [`find`] without asking about the candidates `decided` says cannot be the location.
+fn find_unless(
+    decider: &mut Decider,
+    env: &Env,
+    heap: &Heap,
+    resource: &Resource,
+    args: &[Term],
+    guard: &Term,
+    decided: impl Fn(&Chunk) -> bool,
+) -> Result<Option<usize>, SolverError> {
     if let Some(i) = heap.find_syntactic(resource, args) {
         return Ok(Some(i));
     }
-    let exclusive = resource.max_amount().is_some() && amount.is_all_or_nothing();
+    // Newest first: a location just made (a node reached by a walk) is usually the one
+    // looked up next.
     let candidates: Vec<usize> = heap.of(resource).collect();
     for i in candidates.into_iter().rev() {
-        if exclusive && heap.chunks[i].perm.is_all_or_nothing() {
+        if decided(&heap.chunks[i]) {
             continue;
         }
         let same = equal_args(env, resource, args, &heap.chunks[i].args);

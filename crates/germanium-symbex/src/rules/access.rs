@@ -245,11 +245,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     ) -> R<Term> {
         let span = at.span;
         let guard = self.guard();
-        let held: Vec<Permission> = heaps
-            .iter()
-            .map(|h| resources::perm_of(h, resource, args))
-            .collect();
-        let total = held.iter().fold(Permission::none(), |sum, h| sum.add(h));
+        let (held, total) = held_in(heaps, resource, args);
         let enough = match &amount {
             Some(p) => total.at_least(p),
             None => total.is_positive(),
@@ -312,11 +308,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         span: Span,
     ) -> R<Term> {
         let guard = self.guard();
-        let held: Vec<Permission> = heaps
-            .iter()
-            .map(|h| resources::perm_of(h, resource, args))
-            .collect();
-        let total = held.iter().fold(Permission::none(), |sum, h| sum.add(h));
+        let (held, total) = held_in(heaps, resource, args);
         let needed = match &amount {
             Some(p) => total.at_least(p),
             None => total.is_positive(),
@@ -376,4 +368,18 @@ fn take_in_order(
         resources::take_greedily(heap, resource, args, &taken.when(guard));
         remaining = remaining.sub(&taken);
     }
+}
+
+/// How much of `resource(args)` each heap of a stack holds, and all of them together.
+fn held_in(
+    heaps: &[&mut Heap],
+    resource: &Resource,
+    args: &[Term],
+) -> (Vec<Permission>, Permission) {
+    let held: Vec<Permission> = heaps
+        .iter()
+        .map(|h| resources::perm_of(h, resource, args))
+        .collect();
+    let total = held.iter().fold(Permission::none(), |sum, h| sum.add(h));
+    (held, total)
 }

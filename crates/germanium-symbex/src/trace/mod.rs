@@ -48,24 +48,3 @@ impl Sink for NoTrace {
 
     fn record(&mut self, _record: &Record<'_>) {}
 }
-
-/// Keeps every record in memory (for tests, and the base of a file log).
-#[derive(Clone, Debug, Default)]
-pub struct Collect {
-    pub records: Vec<(Step, Span, String, usize)>,
-}
-
-impl Sink for Collect {
-    fn enabled(&self) -> bool {
-        true
-    }
-
-    fn record(&mut self, record: &Record<'_>) {
-        self.records.push((
-            record.step,
-            record.span,
-            record.detail.to_string(),
-            record.depth,
-        ));
-    }
-}
