@@ -6,6 +6,34 @@ use std::path::{Path, PathBuf};
 
 use germanium_driver::{run_file, Mode, Options};
 
+/// Verifies `text` (written to `dir/name.vpr`) on one worker with an SMT log; returns the
+/// ids of the errors reported and the log.
+fn verify_logged(dir: &Path, name: &str, text: &str) -> (Vec<String>, String) {
+    let source = dir.join(format!("{name}.vpr"));
+    std::fs::write(&source, text).unwrap();
+    let log: PathBuf = dir.join(format!("{name}.smt2"));
+    let mut options = Options::new(Mode::Verify);
+    options.smt_log = Some(log.clone());
+    options.jobs = 1;
+    let report = run_file(&source, &options);
+    let ids = report.diagnostics.iter().map(|d| d.id.clone()).collect();
+    (ids, std::fs::read_to_string(&log).unwrap())
+}
+
+/// [`verify_logged`] for a program that must verify; returns the log.
+fn verified_log(dir: &Path, name: &str, text: &str) -> String {
+    let (ids, log) = verify_logged(dir, name, text);
+    assert!(ids.is_empty(), "{name}: {ids:?}");
+    log
+}
+
+/// A scratch directory for one test.
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("germanium-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// A method that unfolds, updates and folds a predicate `steps` times, checking a function
 /// of the instance after each step.
 fn program(steps: usize) -> String {
@@ -25,23 +53,14 @@ fn program(steps: usize) -> String {
     text
 }
 
-/// Verifies `program(steps)` on one worker and returns the size of its SMT log.
+/// The size of the SMT log of `program(steps)`.
 fn log_size(dir: &Path, steps: usize) -> u64 {
-    let source = dir.join(format!("steps{steps}.vpr"));
-    std::fs::write(&source, program(steps)).unwrap();
-    let log: PathBuf = dir.join(format!("steps{steps}.smt2"));
-    let mut options = Options::new(Mode::Verify);
-    options.smt_log = Some(log.clone());
-    options.jobs = 1;
-    let report = run_file(&source, &options);
-    assert!(report.diagnostics.is_empty(), "{:#?}", report.diagnostics);
-    std::fs::metadata(&log).unwrap().len()
+    verified_log(dir, &format!("steps{steps}"), &program(steps)).len() as u64
 }
 
 #[test]
 fn solver_input_grows_linearly_with_folds_and_field_updates() {
-    let dir = std::env::temp_dir().join(format!("germanium-growth-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("growth");
     let short = log_size(&dir, 150);
     let long = log_size(&dir, 300);
     let _ = std::fs::remove_dir_all(&dir);
@@ -71,16 +90,7 @@ fn walk(steps: usize) -> String {
 
 /// The number of solver queries for `walk(steps)`, on one worker.
 fn walk_queries(dir: &Path, steps: usize) -> usize {
-    let source = dir.join(format!("walk{steps}.vpr"));
-    std::fs::write(&source, walk(steps)).unwrap();
-    let log: PathBuf = dir.join(format!("walk{steps}.smt2"));
-    let mut options = Options::new(Mode::Verify);
-    options.smt_log = Some(log.clone());
-    options.jobs = 1;
-    let report = run_file(&source, &options);
-    assert!(report.diagnostics.is_empty(), "{:#?}", report.diagnostics);
-    std::fs::read_to_string(&log)
-        .unwrap()
+    verified_log(dir, &format!("walk{steps}"), &walk(steps))
         .matches("(check-sat)")
         .count()
 }
@@ -90,8 +100,7 @@ fn walk_queries(dir: &Path, steps: usize) -> usize {
 /// asked first. (Quadratic growth gives a ratio near 4 for twice the steps; it was 3.9.)
 #[test]
 fn lookups_in_a_walk_down_a_list_grow_less_than_quadratically() {
-    let dir = std::env::temp_dir().join(format!("germanium-walk-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("walk");
     let short = walk_queries(&dir, 10);
     let long = walk_queries(&dir, 20);
     let _ = std::fs::remove_dir_all(&dir);
@@ -125,19 +134,9 @@ fn fold_and_sum(steps: usize) -> String {
 /// it again: the solver input grows linearly (it grew about three times per fold).
 #[test]
 fn folds_under_a_recursive_function_grow_linearly() {
-    let dir = std::env::temp_dir().join(format!("germanium-folds-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let size = |steps: usize| {
-        let source = dir.join(format!("folds{steps}.vpr"));
-        std::fs::write(&source, fold_and_sum(steps)).unwrap();
-        let log: PathBuf = dir.join(format!("folds{steps}.smt2"));
-        let mut options = Options::new(Mode::Verify);
-        options.smt_log = Some(log.clone());
-        options.jobs = 1;
-        let report = run_file(&source, &options);
-        assert!(report.diagnostics.is_empty(), "{:#?}", report.diagnostics);
-        std::fs::metadata(&log).unwrap().len()
-    };
+    let dir = scratch("folds");
+    let size =
+        |steps: usize| verified_log(&dir, &format!("folds{steps}"), &fold_and_sum(steps)).len();
     let (short, long) = (size(10), size(20));
     let _ = std::fs::remove_dir_all(&dir);
     let ratio = long as f64 / short as f64;
@@ -162,18 +161,11 @@ fn appends(steps: usize, claimed: usize) -> String {
 /// the solver input grows linearly.
 #[test]
 fn long_chains_of_appends_keep_their_length() {
-    let dir = std::env::temp_dir().join(format!("germanium-appends-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("appends");
     let run = |steps: usize, claimed: usize| {
-        let source = dir.join(format!("appends{steps}-{claimed}.vpr"));
-        std::fs::write(&source, appends(steps, claimed)).unwrap();
-        let log: PathBuf = dir.join(format!("appends{steps}-{claimed}.smt2"));
-        let mut options = Options::new(Mode::Verify);
-        options.smt_log = Some(log.clone());
-        options.jobs = 1;
-        let report = run_file(&source, &options);
-        let ids: Vec<String> = report.diagnostics.iter().map(|d| d.id.clone()).collect();
-        (ids, std::fs::metadata(&log).unwrap().len())
+        let name = format!("appends{steps}-{claimed}");
+        let (ids, log) = verify_logged(&dir, &name, &appends(steps, claimed));
+        (ids, log.len())
     };
     let (ok_short, short) = run(150, 150);
     let (ok_long, long) = run(300, 300);

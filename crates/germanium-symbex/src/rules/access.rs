@@ -177,7 +177,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     ) -> R<Term> {
         let span = at.span;
         let guard = self.guard();
-        let found = self.find(&heap.clone(), resource, args, span)?;
+        let found = self.find(heap, resource, args, span)?;
         let enough = match (found, &amount) {
             (Some(i), Some(p)) => {
                 let held = resources::amount_at(heap, i).at_least(p);

@@ -6,8 +6,9 @@
 //! (`functions`, `function_bodies`, `function_axioms`, `unrolling_triggers`, `relevance`),
 //! termination (`termination`, `predicate_measures`), loops made of labels
 //! (`label_loops`), and the smaller rules (`havoc`, `forperm`, `impure_assume`, `lenient`,
-//! `allocation`, `call_targets`, `inhale_exhale`, `triggers`, `chunks`); [`members`] runs a
-//! member's contract and body; [`context`] is the state of one worker's rules.
+//! `allocation`, `call_targets`, `inhale_exhale`, `triggers`); [`access`] is their one way
+//! onto resources; [`members`] runs a member's contract and body; [`context`] is the state
+//! of one worker's rules.
 //!
 //! Architecture invariant: a member is reported verified only if every check on every path
 //! was proved (`unsat`); `unknown`, budgets that ran out, solver crashes and unsupported

@@ -229,6 +229,7 @@ fn run_members<'a>(
                     budget: Budget::from_timeout(options.timeout.unwrap_or(DEFAULT_QUERY_TIMEOUT)),
                     posts,
                     verifier: None,
+                    cannot_start: false,
                 };
                 loop {
                     let k = next.fetch_add(1, Ordering::SeqCst);
@@ -263,6 +264,8 @@ struct Worker<'e, 'a> {
     trace: Option<TraceSinks>,
     posts: &'e HashSet<String>,
     verifier: Option<Verifier<'e, 'a>>,
+    /// The solver could not be started: said once, and not tried again.
+    cannot_start: bool,
 }
 
 impl<'e, 'a> Worker<'e, 'a> {
@@ -280,6 +283,9 @@ impl<'e, 'a> Worker<'e, 'a> {
                 Member::Function(f) => f.name.span,
                 Member::Predicate(p) => p.name.span,
             };
+            if self.cannot_start {
+                break;
+            }
             if self.verifier.is_none() {
                 match start_worker(self.env, self.config.clone(), self.budget, self.posts) {
                     Ok(mut v) => {
@@ -289,8 +295,11 @@ impl<'e, 'a> Worker<'e, 'a> {
                         self.verifier = Some(v)
                     }
                     Err(message) => {
-                        found.push((i, vec![Diagnostic::new(ids::INTERNAL, span, message)]));
-                        continue;
+                        // Once for the file (index `usize::MAX`), not once per member.
+                        let error = Diagnostic::new(ids::INTERNAL, Span::default(), message);
+                        found.push((usize::MAX, vec![error]));
+                        self.cannot_start = true;
+                        break;
                     }
                 }
                 fresh = true;

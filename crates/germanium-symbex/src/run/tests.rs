@@ -58,21 +58,30 @@ fn holds(
         .unwrap()
 }
 
+/// A fresh object `x`, an exhale's error context, and two heaps holding `first` and
+/// `second` of `x.f` (whose value is 1).
+fn stack_of_two(
+    v: &mut crate::rules::context::Verifier<'_, '_>,
+    at: &germanium_syntax::ast::Expr,
+    first: Permission,
+    second: Permission,
+) -> (Term, ErrorContext, Heap, Heap) {
+    let x: Term = v.fresh("x", v.env.ref_sort.clone(), at.span).unwrap();
+    let ctx = ErrorContext::at("exhale.failed", at.span, "Exhale might fail.");
+    let heap = |amount| {
+        let mut heap = Heap::new();
+        heap.push(Chunk::field("f", x.clone(), Term::int(1), amount));
+        heap
+    };
+    (x.clone(), ctx, heap(first), heap(second))
+}
+
 #[test]
 fn a_stack_gives_what_its_first_heap_holds_first() {
     with_verifier(|v, at| {
-        let x: Term = v.fresh("x", v.env.ref_sort.clone(), at.span).unwrap();
-        let ctx = ErrorContext::at("exhale.failed", at.span, "Exhale might fail.");
         let half = Permission::fraction(1, 2);
-        let mut first = Heap::new();
-        first.push(Chunk::field("f", x.clone(), Term::int(1), half.clone()));
-        let mut second = Heap::new();
-        second.push(Chunk::field(
-            "f",
-            x.clone(),
-            Term::int(1),
-            Permission::write(),
-        ));
+        let (x, ctx, mut first, mut second) =
+            stack_of_two(v, at, half.clone(), Permission::write());
         let snap = v
             .consume_from(
                 &mut [&mut first, &mut second],
@@ -129,13 +138,8 @@ fn a_stack_gives_what_its_first_heap_holds_first() {
 #[test]
 fn a_stack_that_holds_too_little_is_reported() {
     with_verifier(|v, at| {
-        let x: Term = v.fresh("x", v.env.ref_sort.clone(), at.span).unwrap();
-        let ctx = ErrorContext::at("exhale.failed", at.span, "Exhale might fail.");
         let quarter = Permission::fraction(1, 4);
-        let mut first = Heap::new();
-        first.push(Chunk::field("f", x.clone(), Term::int(1), quarter.clone()));
-        let mut second = Heap::new();
-        second.push(Chunk::field("f", x.clone(), Term::int(1), quarter));
+        let (x, ctx, mut first, mut second) = stack_of_two(v, at, quarter.clone(), quarter);
         let r = v.consume_from(
             &mut [&mut first, &mut second],
             &field(),
