@@ -157,6 +157,11 @@ impl Decider {
         self.pcs.assume(&mut self.solver, fact)
     }
 
+    /// Whether `fact` is literally assumed on the current path (no solver call).
+    pub fn assumes_literally(&self, fact: &Term) -> bool {
+        self.pcs.assumes_literally(fact)
+    }
+
     /// The facts assumed in the innermost scope.
     pub fn innermost_assumptions(&self) -> &[Term] {
         self.pcs.innermost()
