@@ -15,8 +15,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Parse, type-check and verify each FILE (verification is not implemented yet: members
-    /// with something to verify are reported as `internal:feature.unsupported`).
+    /// Parse, type-check and verify each FILE (constructs Germanium does not verify yet are
+    /// reported as `internal:feature.unsupported`).
     Verify(RunArgs),
     /// Parse and type-check each FILE.
     Check(RunArgs),

@@ -13,11 +13,13 @@
 //! [`Decider`], under the guard the caller passes; nothing here reports errors (solver
 //! failures are returned) or reads the syntax tree.
 
-use germanium_smt::{SolverError, Sort, Term};
+use std::collections::HashSet;
+
+use germanium_smt::{FunDecl, SolverError, Sort, Term};
 
 use crate::decider::Decider;
 use crate::env::Env;
-use crate::state::{Chunk, Heap, Permission, Resource};
+use crate::state::{Chunk, Heap, Owners, Permission, Resource};
 
 /// Whether two argument lists are the same terms (the solver's `=`).
 pub fn same_args(a: &[Term], b: &[Term]) -> Term {
@@ -308,17 +310,41 @@ fn fresh_base(resource: &Resource) -> String {
 /// be the same have the same value, and no state holds more of one location than the
 /// resource allows ([`Resource::max_amount`]).
 #[allow(clippy::too_many_arguments)]
+/// How [`add`] says that receivers held in full at once differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Distinctness {
+    /// One label per chunk (see [`Owners`]): linear in the number of chunks.
+    Labels,
+    /// One fact per pair, for facts that must mention nothing but the chunks (the
+    /// premises of a function's definitional axiom).
+    Pairs,
+}
+
+/// What [`add`] adds: `amount` of `resource(args)` with snapshot `snap` (a fresh one of
+/// `sort` when none).
+pub struct Addition<'r> {
+    pub resource: &'r Resource,
+    pub args: Vec<Term>,
+    pub amount: Permission,
+    pub snap: Option<Term>,
+    pub sort: &'r Sort,
+}
+
 pub fn add(
     decider: &mut Decider,
     env: &Env,
     heap: &mut Heap,
-    resource: &Resource,
-    args: Vec<Term>,
-    amount: Permission,
-    snap: Option<Term>,
-    sort: &Sort,
+    addition: Addition,
     guard: &Term,
+    distinctness: Distinctness,
 ) -> Result<(), SolverError> {
+    let Addition {
+        resource,
+        args,
+        amount,
+        snap,
+        sort,
+    } = addition;
     if amount.is_literally_none() {
         return Ok(());
     }
@@ -353,12 +379,22 @@ pub fn add(
     if let Some(max) = &max {
         decider.assume(amount.at_most(max))?;
     }
+    let full = distinctness == Distinctness::Labels && max.as_ref().is_some_and(|m| amount == *m);
     let others: Vec<Chunk> = heap.of(resource).map(|j| heap.chunks[j].clone()).collect();
     for other in others {
+        if full && Some(&other.perm) == max.as_ref() {
+            // Told apart by the owner labels below.
+            continue;
+        }
         let same = same_args(&args, &other.args);
         if let Some(max) = &max {
             let too_much = Term::gt(amount.add(&other.perm).0, max.0.clone());
+            let distinct = too_much.is_true();
             decider.assume(Term::implies(too_much, Term::not(same.clone())))?;
+            if distinct {
+                // Never the same location: the values need not agree.
+                continue;
+            }
         }
         let both = Term::and([same, amount.is_positive(), other.perm.is_positive()]);
         decider.assume(Term::implies(
@@ -366,12 +402,84 @@ pub fn add(
             Term::eq(snap.clone(), other.snap.clone()),
         ))?;
     }
+    if let (true, [receiver]) = (full, args.as_slice()) {
+        label_owner(decider, heap, resource, receiver)?;
+    }
     heap.push(Chunk {
         resource: resource.clone(),
         args,
         snap,
         perm: amount,
     });
+    Ok(())
+}
+
+/// Labels `receiver`, about to be held in full, apart from every receiver of `resource`
+/// held in full now (see [`Owners`]): with the current labels when all the receivers they
+/// label are still held in full, else with a fresh labelling of those held now.
+fn label_owner(
+    decider: &mut Decider,
+    heap: &mut Heap,
+    resource: &Resource,
+    receiver: &Term,
+) -> Result<(), SolverError> {
+    let max = resource.max_amount();
+    // In heap order, so a fresh labelling does not depend on hashing.
+    let held: Vec<Term> = heap
+        .of(resource)
+        .filter(|&i| Some(&heap.chunks[i].perm) == max.as_ref())
+        .filter_map(|i| heap.chunks[i].args.first().cloned())
+        .collect();
+    let index = match heap.owners.iter().position(|o| o.resource == *resource) {
+        Some(i) => i,
+        None => {
+            heap.owners.push(fresh_owners(decider, resource, receiver)?);
+            heap.owners.len() - 1
+        }
+    };
+    let lookup: HashSet<&Term> = held.iter().collect();
+    if !heap.owners[index]
+        .labelled
+        .iter()
+        .all(|r| lookup.contains(r))
+    {
+        heap.owners[index] = fresh_owners(decider, resource, receiver)?;
+    }
+    let owners = &mut heap.owners[index];
+    if owners.labelled.is_empty() {
+        for r in held {
+            assume_label(decider, owners, r)?;
+        }
+    }
+    assume_label(decider, owners, receiver.clone())
+}
+
+fn fresh_owners(
+    decider: &mut Decider,
+    resource: &Resource,
+    receiver: &Term,
+) -> Result<Owners, SolverError> {
+    let name = decider.fresh_symbol(&format!("owner.{}", resource.name()));
+    let function = FunDecl::new(name, vec![receiver.sort().clone()], Sort::Int);
+    decider.declare(&function)?;
+    Ok(Owners {
+        resource: resource.clone(),
+        function,
+        labelled: Vec::new(),
+    })
+}
+
+fn assume_label(
+    decider: &mut Decider,
+    owners: &mut Owners,
+    receiver: Term,
+) -> Result<(), SolverError> {
+    let label = Term::int(owners.labelled.len() as i64);
+    decider.assume(Term::eq(
+        Term::app(&owners.function, vec![receiver.clone()]),
+        label,
+    ))?;
+    owners.labelled.push(receiver);
     Ok(())
 }
 

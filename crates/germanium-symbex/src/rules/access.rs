@@ -112,16 +112,26 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let sort = self.resource_sort(resource, span)?;
         let guard = self.guard();
-        resources::add(
-            &mut self.decider,
-            self.env,
-            &mut st.heap,
+        // A definitional axiom's premises may not mention labels of this path.
+        let distinctness = if self.modes.in_axiom {
+            resources::Distinctness::Pairs
+        } else {
+            resources::Distinctness::Labels
+        };
+        let addition = resources::Addition {
             resource,
             args,
             amount,
             snap,
-            &sort,
+            sort: &sort,
+        };
+        resources::add(
+            &mut self.decider,
+            self.env,
+            &mut st.heap,
+            addition,
             &guard,
+            distinctness,
         )
         .map_err(|e| self.solver_failed(e, span))
     }

@@ -199,7 +199,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// A fresh constant equal to `t` (unless `t` is already atomic): keeps terms small along
     /// a path (values built from earlier values would otherwise grow with every step) and
     /// shows the value to the solver, so quantifiers triggered by it get instantiated.
+    ///
+    /// Not inside a quantifier's body (whose facts do not outlive it) nor in a function's
+    /// definitional axiom (which may mention no constant of this path): there `t` is kept.
     pub fn name_term(&mut self, t: Term, base: &str, span: Span) -> R<Term> {
+        if self.modes.in_axiom || self.member.quantifier_depth > 0 {
+            return Ok(t);
+        }
         let atomic = match t.kind() {
             germanium_smt::TermKind::App(_, args) => args.is_empty(),
             germanium_smt::TermKind::Op(..) | germanium_smt::TermKind::Builtin(..) => false,

@@ -66,6 +66,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 }
                 None => Permission(self.wildcard_amount(a.span)?),
             };
+            // A part of an unfolded body's snapshot gets a name of its own, so the next
+            // unfold's terms do not repeat this one's.
+            let snap = match snap {
+                Some(s) => Some(self.name_term(s, &format!("snap.{}", pa.name), a.span)?),
+                None => None,
+            };
             if let Some(s) = &snap {
                 self.record_unfolded_nesting(&pa.name, &args, s, amount.is_positive(), a.span)?;
             }
@@ -244,7 +250,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let value = self.unwrap(s.clone(), &sort, loc.span)?;
                 let wrapped = self.wrap(value.clone(), loc.span)?;
                 self.assume_snapshot_shape(&s, wrapped, p.is_positive(), loc.span)?;
-                Some(value)
+                // Named, so a receiver read from it is the same term in every chunk.
+                Some(self.name_term(value, &field, loc.span)?)
             }
             None => None,
         };

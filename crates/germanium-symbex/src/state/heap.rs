@@ -2,7 +2,7 @@
 //! Lookups that need the solver (are two receivers or argument lists equal?) are in
 //! `resources`; here is the plain data and its syntactic parts.
 
-use germanium_smt::Term;
+use germanium_smt::{FunDecl, Term};
 
 use super::permission::Permission;
 
@@ -71,6 +71,19 @@ impl Chunk {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Heap {
     pub chunks: Vec<Chunk>,
+    /// Per field, the labels that tell apart the receivers of its full chunks.
+    pub owners: Vec<Owners>,
+}
+
+/// Receivers of one field's chunks held in full at once are pairwise distinct. Instead of a
+/// fact per pair, each gets a label: `function(receiver) = k` for the k-th, one fact per
+/// chunk. Sound only while every labelled receiver is still held in full together with the
+/// next one (`resources::add` checks this and starts a fresh `function` otherwise).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Owners {
+    pub resource: Resource,
+    pub function: FunDecl,
+    pub labelled: Vec<Term>,
 }
 
 impl Heap {

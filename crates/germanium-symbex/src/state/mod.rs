@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use germanium_semantics::VarId;
 use germanium_smt::Term;
 
-pub use heap::{Chunk, Heap, Resource};
+pub use heap::{Chunk, Heap, Owners, Resource};
 pub use modes::Modes;
 pub use permission::Permission;
 
