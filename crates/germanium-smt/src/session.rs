@@ -74,13 +74,17 @@ pub struct QueryLimits {
     pub timeout: Option<Duration>,
     /// Deterministic resource limit (Z3 `:rlimit`).
     pub rlimit: Option<u64>,
+    /// A wall-clock limit kept on our side only (Z3's `:timeout` is then off: it runs a
+    /// timer per query, about 0.1 ms each). When it passes, the process is killed and
+    /// restarted in the state it had, and the answer is `unknown` for `timeout`.
+    pub wall_clock: Option<Duration>,
 }
 
 impl QueryLimits {
     pub fn timeout(timeout: Duration) -> QueryLimits {
         QueryLimits {
             timeout: Some(timeout),
-            rlimit: None,
+            ..QueryLimits::default()
         }
     }
 }
@@ -397,7 +401,10 @@ impl Solver {
     }
 
     fn query(&mut self, command: Command, limits: QueryLimits) -> Result<SatResult, SolverError> {
-        let timeout = limits.timeout.or(self.config.default_timeout);
+        let timeout = match limits.wall_clock {
+            Some(_) => None,
+            None => limits.timeout.or(self.config.default_timeout),
+        };
         let timeout_ms = timeout.map_or(NO_TIMEOUT_MS, |t| {
             (t.as_millis() as u64).clamp(1, NO_TIMEOUT_MS)
         });
@@ -412,9 +419,10 @@ impl Solver {
             self.run(&Command::SetOption(SmtOption::numeral("rlimit", rlimit)))?;
             self.active_rlimit = rlimit;
         }
-        let guard = match timeout {
-            Some(t) => Some(t + self.config.guard_grace),
-            None => self.config.untimed_query_guard,
+        let guard = match (limits.wall_clock, timeout) {
+            (Some(w), _) => Some(w),
+            (None, Some(t)) => Some(t + self.config.guard_grace),
+            (None, None) => self.config.untimed_query_guard,
         };
         self.stats.queries += 1;
         let started = Instant::now();
@@ -433,6 +441,11 @@ impl Solver {
             let _ = self.comment("out of memory; restarting the process");
             self.restart()?;
             return Ok(SatResult::Unknown(crate::config::OUT_OF_MEMORY.into()));
+        }
+        if limits.wall_clock.is_some() && matches!(answer, Err(SolverError::Unresponsive { .. })) {
+            // Killed at our wall clock: as if Z3 had timed out, in a fresh process.
+            self.restart()?;
+            return Ok(SatResult::Unknown("timeout (wall clock)".into()));
         }
         let answer = answer?;
         if self.active_rlimit != 0 {

@@ -46,6 +46,7 @@ fn limits(rlimit: u64) -> QueryLimits {
     QueryLimits {
         timeout: Some(std::time::Duration::from_secs(60)),
         rlimit: Some(rlimit),
+        ..QueryLimits::default()
     }
 }
 

@@ -78,6 +78,7 @@ fn a_resource_limit_is_unknown() {
     let limits = QueryLimits {
         timeout: None,
         rlimit: Some(20_000),
+        ..QueryLimits::default()
     };
     let result = solver.check_sat(limits).unwrap();
     assert!(result.is_resource_out(), "{result:?}");

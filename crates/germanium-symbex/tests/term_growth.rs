@@ -187,3 +187,55 @@ fn long_chains_of_appends_keep_their_length() {
         "SMT input grew {ratio:.2}x for twice the appends ({short} -> {long} bytes)"
     );
 }
+
+/// `n` independent `if (b[i]) { y := y + 1 }`, then `assert y >= 0`.
+fn independent_ifs(n: usize) -> String {
+    let steps: String = (0..n)
+        .map(|i| format!(" if (b[{i}]) {{ y := y + 1 }}\n"))
+        .collect();
+    format!(
+        "method m(b: Seq[Bool]) requires |b| == {n} {{\n var y: Int := 0\n{steps} assert y >= 0\n}}\n"
+    )
+}
+
+/// `n` correlated `if (x > i) { y := y + 1 }` on one variable, then `assert y >= 0`.
+fn correlated_ifs(n: usize) -> String {
+    let steps: String = (0..n)
+        .map(|i| format!(" if (x > {i}) {{ y := y + 1 }}\n"))
+        .collect();
+    format!("method m(x: Int) {{\n var y: Int := 0\n{steps} assert y >= 0\n}}\n")
+}
+
+fn queries(dir: &Path, name: &str, text: &str) -> usize {
+    verified_log(dir, name, text).matches("(check-sat)").count()
+}
+
+/// Paths join after an `if`: `n` independent `if`s cost about `n` queries, not `2^n`
+/// paths (twice the `if`s would square the queries).
+#[test]
+fn independent_ifs_cost_linearly_many_queries() {
+    let dir = scratch("independent");
+    let short = queries(&dir, "ind10", &independent_ifs(10));
+    let long = queries(&dir, "ind20", &independent_ifs(20));
+    let _ = std::fs::remove_dir_all(&dir);
+    let ratio = long as f64 / short as f64;
+    assert!(
+        ratio < 2.4,
+        "queries grew {ratio:.2}x for twice the ifs ({short} -> {long})"
+    );
+}
+
+/// `n` tests of one variable make `n + 1` paths, and on each the literal bounds decide the
+/// later tests without the solver: the queries grow linearly (they grew quadratically).
+#[test]
+fn correlated_ifs_cost_linearly_many_queries() {
+    let dir = scratch("correlated");
+    let short = queries(&dir, "cor40", &correlated_ifs(40));
+    let long = queries(&dir, "cor80", &correlated_ifs(80));
+    let _ = std::fs::remove_dir_all(&dir);
+    let ratio = long as f64 / short as f64;
+    assert!(
+        ratio < 2.4,
+        "queries grew {ratio:.2}x for twice the ifs ({short} -> {long})"
+    );
+}

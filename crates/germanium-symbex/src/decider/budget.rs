@@ -44,8 +44,9 @@ impl Budget {
 
     pub fn limits(&self) -> germanium_smt::QueryLimits {
         germanium_smt::QueryLimits {
-            timeout: Some(self.wall_clock),
+            timeout: None,
             rlimit: Some(self.resources),
+            wall_clock: Some(self.wall_clock),
         }
     }
 

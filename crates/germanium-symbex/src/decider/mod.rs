@@ -6,6 +6,7 @@
 //! Architecture invariant: knows terms and the solver, nothing of Viper's syntax, the heap
 //! or the rules; a solver failure is returned as [`SolverError`] for the caller to report.
 
+mod bounds;
 pub mod budget;
 mod path_conditions;
 
@@ -160,6 +161,27 @@ impl Decider {
     /// Whether `fact` is literally assumed on the current path (no solver call).
     pub fn assumes_literally(&self, fact: &Term) -> bool {
         self.pcs.assumes_literally(fact)
+    }
+
+    /// Whether the literal path conditions decide `fact` without the solver (see
+    /// [`bounds`]): `Some(true)` implied, `Some(false)` contradicted, `None` unknown.
+    pub fn decides(&self, fact: &Term) -> Option<bool> {
+        self.pcs.decides(fact)
+    }
+
+    /// Records that a joined `if` tested the integer bound `fact` on this path.
+    pub fn note_tested(&mut self, fact: &Term) {
+        self.pcs.note_tested(fact)
+    }
+
+    /// Whether `fact` bounds an integer term the path already bounds or tested.
+    pub fn tests_again(&self, fact: &Term) -> bool {
+        self.pcs.tests_again(fact)
+    }
+
+    /// The facts assumed in the scopes opened above `depth` (see [`Decider::depth`]).
+    pub fn assumptions_above(&self, depth: usize) -> Vec<Term> {
+        self.pcs.above(depth)
     }
 
     /// The facts assumed in the innermost scope.

@@ -15,10 +15,10 @@ use germanium_theories::Theories;
 
 use crate::state::snapshot::SnapDecls;
 
-/// How many times one member's paths may split (an `if` with both sides feasible). Paths
-/// are not merged after an `if` (as in Silicon's default), so `n` independent `if`s make
-/// `2^n` paths, while `n` correlated ones make `n + 1`; past this budget the member is
-/// reported as not verified instead of running for hours. No corpus member comes near it.
+/// How many times one member's paths may split without being joined again (see
+/// `rules::joins`: sides that end in states with different chunks, or repeated tests of
+/// one integer); past this budget the member is reported as not verified instead of
+/// running for hours. No corpus member comes near it.
 pub const MAX_BRANCHES_PER_MEMBER: usize = 50_000;
 
 /// Read-only facts about the program, shared by the workers.

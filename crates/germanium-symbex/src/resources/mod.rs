@@ -13,6 +13,9 @@
 //! [`Decider`], under the guard the caller passes; nothing here reports errors (solver
 //! failures are returned) or reads the syntax tree.
 
+mod join;
+mod linear;
+
 use std::collections::HashSet;
 
 use germanium_smt::{FunDecl, SolverError, Sort, Term};
@@ -20,6 +23,8 @@ use germanium_smt::{FunDecl, SolverError, Sort, Term};
 use crate::decider::Decider;
 use crate::env::Env;
 use crate::state::{Chunk, Heap, Owners, Permission, Resource};
+
+pub use join::{join, join_value, Definitions};
 
 /// Whether two argument lists are the same terms (the solver's `=`).
 pub fn same_args(a: &[Term], b: &[Term]) -> Term {

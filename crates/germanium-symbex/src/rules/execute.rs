@@ -79,41 +79,24 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let branches = [
                     (c.clone(), &then.stmts),
                     (
-                        Term::not(c),
+                        Term::not(c.clone()),
                         otherwise.as_ref().map_or(&empty, |b| &b.stmts),
                     ),
                 ];
-                let mut feasible = Vec::new();
-                for (guard, stmts) in branches {
-                    if self.feasible(guard.clone(), s.span)? {
-                        feasible.push((guard, stmts));
+                // Where the path's literal facts decide the condition, only that side is
+                // feasible, and no query is needed.
+                let mut feasible: Vec<(Term, &[Stmt])> = Vec::new();
+                let decided = self.decider.decides(&c);
+                for (i, (guard, stmts)) in branches.into_iter().enumerate() {
+                    let possible = match decided {
+                        Some(holds) => holds == (i == 0),
+                        None => self.feasible(guard.clone(), s.span)?,
+                    };
+                    if possible {
+                        feasible.push((guard, stmts.as_slice()));
                     }
                 }
-                // Only an `if` whose both sides are feasible makes a new path: `n` correlated
-                // `if`s make `n + 1` paths, `n` independent ones `2^n`.
-                if feasible.len() > 1 {
-                    self.member.paths_split += 1;
-                    if self.member.paths_split > self.env.max_branches {
-                        let limit = self.env.max_branches;
-                        return Err(self.unsupported(
-                            s.span,
-                            format!(
-                                "exploring more than {limit} paths in one member (paths are not \
-                                 merged after `if` yet)"
-                            ),
-                        ));
-                    }
-                }
-                for (guard, stmts) in feasible {
-                    self.trace(Step::Branch, s.span, || format!("if: {guard}"));
-                    self.push(s.span)?;
-                    let r = self
-                        .assume(guard, s.span)
-                        .and_then(|_| self.exec_seq(st.clone(), stmts, k));
-                    self.pop(s.span)?;
-                    path_end(r)?;
-                }
-                Ok(())
+                self.exec_sides(st, s, &c, feasible, k)
             }
             StmtKind::While {
                 cond,

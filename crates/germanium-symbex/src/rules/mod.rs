@@ -28,6 +28,7 @@ mod functions;
 mod havoc;
 mod impure_assume;
 mod inhale_exhale;
+mod joins;
 mod label_loops;
 mod lenient;
 mod members;
