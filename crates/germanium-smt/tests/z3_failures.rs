@@ -124,6 +124,37 @@ fn the_wall_clock_guard_kills_a_process_that_does_not_answer() {
     assert_eq!(solver.stats().restarts, 1);
 }
 
+/// A wall clock kept on our side only (Z3's `:timeout` stays off): past it the process is
+/// replaced, in the state it had, and the query is `unknown` for `timeout`.
+#[test]
+fn our_wall_clock_gives_unknown_in_a_fresh_process() {
+    let (mut solver, x) = solver_with_state(config());
+    let hard = declare_hard_problem(&mut solver);
+    solver.push().unwrap();
+    solver.assert(&hard).unwrap();
+    let limits = QueryLimits {
+        wall_clock: Some(Duration::from_millis(400)),
+        ..QueryLimits::default()
+    };
+    let started = Instant::now();
+    let result = solver.check_sat(limits).unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(result.is_resource_out(), "{result:?}");
+    assert!(solver.is_running());
+    assert_eq!(solver.stats().restarts, 1);
+    assert_eq!(
+        solver.scope_depth(),
+        2,
+        "the scope of the query is still open"
+    );
+    solver.pop(1).unwrap();
+    assert_state_intact(&mut solver, &x);
+}
+
 #[test]
 fn a_killed_process_is_reported_and_can_be_restarted() {
     let (mut solver, x) = solver_with_state(config());
