@@ -55,7 +55,7 @@ mod triggers;
 use std::collections::HashMap;
 
 use germanium_semantics::types::Type;
-use germanium_smt::{Command, FunDecl, Solver, SolverError, Sort, Symbol, Term};
+use germanium_smt::{Command, FunDecl, Solver, SolverError, Sort, Symbol, Term, TermKind};
 
 use adts::AdtInstance;
 use domains::{DomainFn, FnTable};
@@ -462,6 +462,23 @@ impl Theories {
         }
     }
 
+    /// Whether `t` is a sequence built from literal pieces whose elements are literals or
+    /// constants: a value worth keeping as it is (its length and elements fold), rather
+    /// than naming it by a fresh constant.
+    pub fn is_sequence_literal(&self, t: &Term) -> bool {
+        let atomic = |e: &Term| match e.kind() {
+            TermKind::App(_, args) => args.is_empty(),
+            TermKind::Bool(_) | TermKind::Int(_) | TermKind::Real(_) => true,
+            _ => false,
+        };
+        self.seqs.values().any(|seq| {
+            seq.sort == *t.sort()
+                && seq
+                    .elements(t)
+                    .is_some_and(|elems| elems.iter().all(atomic))
+        })
+    }
+
     fn seq(&self, t: &Type) -> Result<&SeqTheory, Unsupported> {
         self.seqs
             .get(t)
@@ -527,9 +544,9 @@ impl Theories {
                 Some(range) => Term::app(range, vec![next(), next()]),
                 None => return Err(Unsupported("integer ranges are not declared".into())),
             },
-            SeqAppend(t) => self.seq(t)?.append(next(), next()),
-            SeqLength(t) => self.seq(t)?.length(next()),
-            SeqIndex(t) => self.seq(t)?.index(next(), next()),
+            SeqAppend(t) => self.seq(t)?.fold_append(next(), next()),
+            SeqLength(t) => self.seq(t)?.fold_length(next()),
+            SeqIndex(t) => self.seq(t)?.fold_index(next(), next()),
             SeqTake(t) => self.seq(t)?.take(next(), next()),
             SeqDrop(t) => self.seq(t)?.drop(next(), next()),
             SeqUpdate(t) => self.seq(t)?.update(next(), next(), next()),

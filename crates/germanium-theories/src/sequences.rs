@@ -15,9 +15,13 @@
 //! built from the back made Z3 reach such facts only through long chains of index
 //! instances, and guess the conditions of user axioms first (adt/example_5.vpr).
 
-use germanium_smt::{FunDecl, Sort, Term};
+use germanium_smt::{FunDecl, Sort, Term, TermKind};
 
 use super::sorts::{bound, exists, forall, in_range, member_fun};
+
+/// The longest literal an append folds into: a literal is a term as deep as it is long,
+/// and terms are walked recursively (printing, dropping), so their depth stays bounded.
+const MAX_FOLDED_LENGTH: usize = 1024;
 
 /// Declarations of one `Seq[E]` instance.
 #[derive(Debug)]
@@ -97,6 +101,65 @@ impl SeqTheory {
     pub fn index(&self, s: Term, i: Term) -> Term {
         Term::app(&self.index, vec![s, i])
     }
+
+    /// [`SeqTheory::append`] of a program's values: appends of sequences built from
+    /// literal pieces stay literals, so their lengths and elements are known without
+    /// quantifier instantiation. (Not for axioms: `[e]` with `e` bound is a literal too.)
+    pub fn fold_append(&self, s: Term, t: Term) -> Term {
+        match (self.elements(&s), self.elements(&t)) {
+            (Some(a), _) if a.is_empty() => t,
+            (_, Some(b)) if b.is_empty() => s,
+            (Some(mut a), Some(b)) if a.len() + b.len() <= MAX_FOLDED_LENGTH => {
+                a.extend(b);
+                self.literal(a)
+            }
+            _ => self.append(s, t),
+        }
+    }
+
+    /// [`SeqTheory::length`] of a program's value, a number for a literal of at least two
+    /// elements. (A singleton's length is one instantiation of its axiom away, and the term
+    /// `|[e]|` triggers the axioms about `[e]` that the prover has always relied on.)
+    pub fn fold_length(&self, s: Term) -> Term {
+        match self.elements(&s) {
+            Some(elems) if elems.len() >= 2 => Term::int(elems.len() as i64),
+            _ => self.length(s),
+        }
+    }
+
+    /// [`SeqTheory::index`] of a program's value, the element for a literal and an index
+    /// in range.
+    pub fn fold_index(&self, s: Term, i: Term) -> Term {
+        let known = i.as_int().and_then(|i| i.as_i128()).and_then(|i| {
+            let elems = self.elements(&s)?;
+            usize::try_from(i).ok().and_then(|i| elems.get(i).cloned())
+        });
+        known.unwrap_or_else(|| self.index(s, i))
+    }
+
+    /// The elements of `s` when it is built from literal pieces: the empty sequence,
+    /// singletons and appends of those.
+    pub fn elements(&self, s: &Term) -> Option<Vec<Term>> {
+        let mut out = Vec::new();
+        // Left to right, without recursion (literals can be long).
+        let mut pending = vec![s];
+        while let Some(t) = pending.pop() {
+            let TermKind::App(decl, args) = t.kind() else {
+                return None;
+            };
+            if *decl == self.empty {
+                continue;
+            } else if *decl == self.singleton {
+                out.push(args.first()?.clone());
+            } else if *decl == self.append && args.len() == 2 {
+                pending.push(&args[1]);
+                pending.push(&args[0]);
+            } else {
+                return None;
+            }
+        }
+        Some(out)
+    }
     pub fn take(&self, s: Term, n: Term) -> Term {
         Term::app(&self.take, vec![s, n])
     }
@@ -120,7 +183,7 @@ impl SeqTheory {
             .into_iter()
             .rev()
             .map(|e| self.singleton(e))
-            .reduce(|rest, one| self.append(one, rest))
+            .reduce(|rest, one| Term::app(&self.append, vec![one, rest]))
             .unwrap_or_else(|| self.empty())
     }
 

@@ -509,6 +509,37 @@ fn sequence_literals_split_into_head_and_rest() {
     assert!(!c.valid(&[], seq_eq(&c, whole, lit(&c, &[1, 2, 4, 3]))));
 }
 
+/// A program's appends of literal pieces stay literals, so lengths and elements are
+/// numbers and terms without any quantifier instantiation; other appends are left alone.
+#[test]
+fn appends_of_literals_stay_literals() {
+    let mut c = Check::new(PROGRAM);
+    let e = Type::Int;
+    let lit =
+        |c: &Check, xs: &[i64]| c.op(SeqLiteral(e.clone()), xs.iter().map(|x| int(*x)).collect());
+    let appended = c.op(SeqAppend(e.clone()), vec![lit(&c, &[1, 2]), lit(&c, &[3])]);
+    assert_eq!(appended, lit(&c, &[1, 2, 3]));
+    assert_eq!(c.op(SeqLength(e.clone()), vec![appended.clone()]), int(3));
+    assert_eq!(
+        c.op(SeqIndex(e.clone()), vec![appended.clone(), int(2)]),
+        int(3)
+    );
+    // Out of range, or at an unknown index: left to the axioms.
+    let outside = c.op(SeqIndex(e.clone()), vec![appended.clone(), int(3)]);
+    assert!(outside.as_int().is_none());
+    let s = c.constant("s", &seq_int());
+    let mixed = c.op(SeqAppend(e.clone()), vec![lit(&c, &[1]), s.clone()]);
+    assert!(c
+        .op(SeqLength(e.clone()), vec![mixed.clone()])
+        .as_int()
+        .is_none());
+    assert_eq!(c.op(SeqAppend(e.clone()), vec![lit(&c, &[]), s.clone()]), s);
+    // What the solver proves of the unfolded terms, it proves of the folded ones.
+    let len = c.op(SeqLength(e.clone()), vec![mixed]);
+    let one_more = Term::add(vec![c.op(SeqLength(e.clone()), vec![s]), int(1)]);
+    assert!(c.valid(&[], Term::eq(len, one_more)));
+}
+
 /// A user axiom recursing on `s[0]` and `s[1..]` of a sequence of ADT values: both branches
 /// of its conditional are terms for Z3, so unfolding it on a literal must not depend on
 /// guessing the lengths of sequences it has not computed yet.

@@ -212,7 +212,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
             germanium_smt::TermKind::Quantifier(_) | germanium_smt::TermKind::Let(..) => false,
             _ => true,
         };
-        if atomic {
+        let literal = self
+            .env
+            .theories
+            .as_ref()
+            .is_some_and(|th| th.is_sequence_literal(&t));
+        if atomic || literal {
             return Ok(t);
         }
         let c = self.fresh(base, t.sort().clone(), span)?;
