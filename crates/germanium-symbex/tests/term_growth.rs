@@ -228,36 +228,34 @@ fn correlated_ifs(n: usize) -> String {
     format!("method m(x: Int) {{\n var y: Int := 0\n{steps} assert y >= 0\n}}\n")
 }
 
-fn queries(dir: &Path, name: &str, text: &str) -> usize {
-    verified_log(dir, name, text).matches("(check-sat)").count()
-}
-
-/// Paths join after an `if`: `n` independent `if`s cost about `n` queries, not `2^n`
-/// paths (twice the `if`s would square the queries).
-#[test]
-fn independent_ifs_cost_linearly_many_queries() {
-    let dir = scratch("independent");
-    let short = queries(&dir, "ind10", &independent_ifs(10));
-    let long = queries(&dir, "ind20", &independent_ifs(20));
+/// Asserts that the solver queries of `family(n)` grow at most about linearly from `n` to
+/// `2 n` (quadratic growth gives 4, exponential far more).
+fn assert_queries_grow_linearly(name: &str, family: fn(usize) -> String, n: usize) {
+    let dir = scratch(name);
+    let queries = |n: usize| {
+        verified_log(&dir, &format!("{name}{n}"), &family(n))
+            .matches("(check-sat)")
+            .count()
+    };
+    let (short, long) = (queries(n), queries(2 * n));
     let _ = std::fs::remove_dir_all(&dir);
     let ratio = long as f64 / short as f64;
     assert!(
         ratio < 2.4,
-        "queries grew {ratio:.2}x for twice the ifs ({short} -> {long})"
+        "{name}: queries grew {ratio:.2}x for twice the ifs ({short} -> {long})"
     );
+}
+
+/// Paths join after an `if`: `n` independent `if`s cost about `n` queries, not `2^n`
+/// paths.
+#[test]
+fn independent_ifs_cost_linearly_many_queries() {
+    assert_queries_grow_linearly("independent", independent_ifs, 10);
 }
 
 /// `n` tests of one variable make `n + 1` paths, and on each the literal bounds decide the
 /// later tests without the solver: the queries grow linearly (they grew quadratically).
 #[test]
 fn correlated_ifs_cost_linearly_many_queries() {
-    let dir = scratch("correlated");
-    let short = queries(&dir, "cor40", &correlated_ifs(40));
-    let long = queries(&dir, "cor80", &correlated_ifs(80));
-    let _ = std::fs::remove_dir_all(&dir);
-    let ratio = long as f64 / short as f64;
-    assert!(
-        ratio < 2.4,
-        "queries grew {ratio:.2}x for twice the ifs ({short} -> {long})"
-    );
+    assert_queries_grow_linearly("correlated", correlated_ifs, 40);
 }
