@@ -57,6 +57,7 @@ mod process;
 pub mod session;
 pub mod sexpr;
 pub mod sort;
+mod substitute;
 pub mod symbol;
 pub mod term;
 
@@ -68,5 +69,6 @@ pub use model::{Model, Value};
 pub use session::{QueryLimits, SatResult, Solver, SolverStats};
 pub use sexpr::SExpr;
 pub use sort::Sort;
+pub use substitute::substitute;
 pub use symbol::{NameGenerator, Symbol};
 pub use term::{FunDecl, Op, Quantifier, QuantifierKind, Term, TermKind};
