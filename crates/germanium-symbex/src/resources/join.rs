@@ -26,8 +26,11 @@ pub fn join(
     }
     let pairs = then.chunks.iter().zip(&otherwise.chunks);
     for (a, b) in pairs.clone() {
-        let same_place = a.resource == b.resource && a.args == b.args;
-        if !same_place || (a.snap != b.snap && a.snap.sort() == keep_syntactic) {
+        let same_place = a.resource == b.resource && a.vars == b.vars && a.args == b.args;
+        // A quantified chunk's value map is a term over its variables: no constant can
+        // name it.
+        let unnameable = a.snap.sort() == keep_syntactic || a.is_quantified();
+        if !same_place || (a.snap != b.snap && unnameable) {
             return Ok(None);
         }
     }

@@ -15,6 +15,7 @@
 
 mod join;
 mod linear;
+mod location;
 
 use std::collections::HashSet;
 
@@ -23,6 +24,7 @@ use germanium_smt::{FunDecl, SolverError, Sort, Term};
 use crate::decider::Decider;
 use crate::env::Env;
 use crate::state::{Chunk, Heap, Owners, Permission, Resource};
+use location::{amount_for, is_location, take_for, value_for, write_for};
 
 pub use join::{join, join_value, Definitions};
 
@@ -118,7 +120,8 @@ fn find_unless(
     // looked up next.
     let candidates: Vec<usize> = heap.of(resource).collect();
     for i in candidates.into_iter().rev() {
-        if decided(&heap.chunks[i]) {
+        // A quantified chunk is every location, none in particular.
+        if heap.chunks[i].is_quantified() || decided(&heap.chunks[i]) {
             continue;
         }
         let same = equal_args(env, resource, args, &heap.chunks[i].args);
@@ -134,8 +137,12 @@ pub fn perm_of(heap: &Heap, resource: &Resource, args: &[Term]) -> Permission {
     let mut parts = vec![Permission::none().0];
     for i in heap.of(resource) {
         let c = &heap.chunks[i];
-        let same = same_args(args, &c.args);
-        parts.push(Term::ite(same, c.perm.0.clone(), Permission::none().0));
+        let amount = amount_for(c, args).0;
+        parts.push(Term::ite(
+            is_location(c, args),
+            amount,
+            Permission::none().0,
+        ));
     }
     Permission(Term::add(parts))
 }
@@ -151,11 +158,14 @@ pub struct Held {
     pub perm: Permission,
 }
 
-/// Everything `heap` holds, of `resource` only if given, in heap order.
+/// Everything `heap` holds location by location, of `resource` only if given, in heap
+/// order. Quantified chunks are not listed: a rule that must see every location asks
+/// [`holds_quantified`] first.
 pub fn held(heap: &Heap, resource: Option<&Resource>) -> Vec<Held> {
     heap.chunks
         .iter()
         .enumerate()
+        .filter(|(_, c)| !c.is_quantified())
         .filter(|(_, c)| match resource {
             Some(r) => c.resource == *r,
             None => true,
@@ -168,6 +178,21 @@ pub fn held(heap: &Heap, resource: Option<&Resource>) -> Vec<Held> {
             perm: c.perm.clone(),
         })
         .collect()
+}
+
+/// Whether `heap` holds quantified chunks (of `resource` only, if given).
+pub fn holds_quantified(heap: &Heap, resource: Option<&Resource>) -> bool {
+    heap.chunks
+        .iter()
+        .any(|c| c.is_quantified() && resource.is_none_or(|r| c.resource == *r))
+}
+
+/// Adds the quantified chunks of `from` to `into` as they are (a frame set aside and
+/// given back: what was assumed of them when they were made still holds).
+pub fn copy_quantified(from: &Heap, into: &mut Heap) {
+    for c in from.chunks.iter().filter(|c| c.is_quantified()) {
+        into.push(c.clone());
+    }
 }
 
 /// The amount held by the chunk at `index` (from [`find`] or [`held`]).
@@ -212,8 +237,8 @@ pub fn value_of(heap: &Heap, resource: &Resource, args: &[Term], otherwise: Term
     let indices: Vec<usize> = heap.of(resource).collect();
     for i in indices.into_iter().rev() {
         let c = &heap.chunks[i];
-        let holds = Term::and([same_args(args, &c.args), c.perm.is_positive()]);
-        value = Term::ite(holds, c.snap.clone(), value);
+        let holds = Term::and([is_location(c, args), amount_for(c, args).is_positive()]);
+        value = Term::ite(holds, value_for(c, args), value);
     }
     value
 }
@@ -222,9 +247,7 @@ pub fn value_of(heap: &Heap, resource: &Resource, args: &[Term], otherwise: Term
 pub fn write(heap: &mut Heap, resource: &Resource, args: &[Term], value: &Term) {
     let indices: Vec<usize> = heap.of(resource).collect();
     for i in indices {
-        let c = &mut heap.chunks[i];
-        let same = same_args(args, &c.args);
-        c.snap = Term::ite(same, value.clone(), c.snap.clone());
+        write_for(&mut heap.chunks[i], args, value);
     }
 }
 
@@ -250,14 +273,15 @@ pub fn take_from_all<E>(
     let mut snap = otherwise;
     let indices: Vec<usize> = heap.of(resource).collect();
     for i in indices {
-        let c = heap.chunks[i].clone();
-        let same = same_args(args, &c.args);
+        let c = &heap.chunks[i];
+        let same = is_location(c, args);
+        let amount = amount_for(c, args);
         if let Some(s) = snap {
-            let holds = Term::and([when.clone(), same.clone(), c.perm.is_positive()]);
-            snap = Some(Term::ite(holds, c.snap, s));
+            let holds = Term::and([when.clone(), same.clone(), amount.is_positive()]);
+            snap = Some(Term::ite(holds, value_for(c, args), s));
         }
-        let taken = take(same, &c.perm)?;
-        heap.chunks[i].perm = c.perm.sub(&taken);
+        let taken = take(same, &amount)?;
+        take_for(&mut heap.chunks[i], args, &taken);
     }
     heap.drop_empty();
     Ok(snap)
@@ -310,11 +334,6 @@ fn fresh_base(resource: &Resource) -> String {
     }
 }
 
-/// Adds `amount` of `resource(args)` whose snapshot is `snap` (`None`: unknown, a fresh
-/// value of `sort`), merging with a chunk of the same location. Locations that turn out to
-/// be the same have the same value, and no state holds more of one location than the
-/// resource allows ([`Resource::max_amount`]).
-#[allow(clippy::too_many_arguments)]
 /// How [`add`] says that receivers held in full at once differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Distinctness {
@@ -335,6 +354,11 @@ pub struct Addition<'r> {
     pub sort: &'r Sort,
 }
 
+/// Adds `amount` of `resource(args)` whose snapshot is `snap` (`None`: unknown, a fresh
+/// value of `sort`), merging with a chunk of the same location. Locations that turn out to
+/// be the same have the same value, and no state holds more of one location than the
+/// resource allows ([`Resource::max_amount`]); a quantified chunk counts at `args` with its
+/// amount and value there.
 pub fn add(
     decider: &mut Decider,
     env: &Env,
@@ -387,13 +411,14 @@ pub fn add(
     let full = distinctness == Distinctness::Labels && max.as_ref().is_some_and(|m| amount == *m);
     let others: Vec<Chunk> = heap.of(resource).map(|j| heap.chunks[j].clone()).collect();
     for other in others {
-        if full && Some(&other.perm) == max.as_ref() {
+        if full && !other.is_quantified() && Some(&other.perm) == max.as_ref() {
             // Told apart by the owner labels below.
             continue;
         }
-        let same = same_args(&args, &other.args);
+        let same = is_location(&other, &args);
+        let other_amount = amount_for(&other, &args);
         if let Some(max) = &max {
-            let too_much = Term::gt(amount.add(&other.perm).0, max.0.clone());
+            let too_much = Term::gt(amount.add(&other_amount).0, max.0.clone());
             let distinct = too_much.is_true();
             decider.assume(Term::implies(too_much, Term::not(same.clone())))?;
             if distinct {
@@ -401,10 +426,10 @@ pub fn add(
                 continue;
             }
         }
-        let both = Term::and([same, amount.is_positive(), other.perm.is_positive()]);
+        let both = Term::and([same, amount.is_positive(), other_amount.is_positive()]);
         decider.assume(Term::implies(
             both,
-            Term::eq(snap.clone(), other.snap.clone()),
+            Term::eq(snap.clone(), value_for(&other, &args)),
         ))?;
     }
     if let (true, [receiver]) = (full, args.as_slice()) {
@@ -412,6 +437,7 @@ pub fn add(
     }
     heap.push(Chunk {
         resource: resource.clone(),
+        vars: Vec::new(),
         args,
         snap,
         perm: amount,
@@ -432,6 +458,7 @@ fn label_owner(
     // In heap order, so a fresh labelling does not depend on hashing.
     let held: Vec<Term> = heap
         .of(resource)
+        .filter(|&i| !heap.chunks[i].is_quantified())
         .filter(|&i| Some(&heap.chunks[i].perm) == max.as_ref())
         .filter_map(|i| heap.chunks[i].args.first().cloned())
         .collect();

@@ -108,6 +108,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     "a `forperm` whose variables are not arguments of the resource",
                 ));
             };
+            self.refuse_quantified(&current, &pattern.resource, resource.span, "`forperm`")?;
             for chunk in resources::held(&current, Some(&pattern.resource)) {
                 let held = chunk.perm.is_positive();
                 let actual = chunk.args.clone();

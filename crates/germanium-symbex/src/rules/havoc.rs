@@ -50,6 +50,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let pattern = self.resource_pattern(res, "`quasihavoc`")?;
         let heap = st.heap.clone();
         let (c, args) = self.havoc_target(st, &heap, cond, &pattern, &ctx)?;
+        self.refuse_quantified(&st.heap, &pattern.resource, s.span, "`quasihavoc`")?;
         let held = resources::held(&st.heap, Some(&pattern.resource));
         let Some(first) = held.first() else {
             return Ok(());
@@ -124,6 +125,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .map(|((_, t), (name, sort))| (t.clone(), Term::var(name.clone(), sort.clone())))
             .collect();
         let mut havocked: Vec<(Vec<Term>, Term)> = Vec::new();
+        self.refuse_quantified(&st.heap, &pattern.resource, s.span, "`quasihavocall`")?;
         for chunk in resources::held(&st.heap, Some(&pattern.resource)) {
             let actual = chunk.args.clone();
             let hit = match &positions {

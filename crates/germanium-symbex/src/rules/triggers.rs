@@ -8,7 +8,6 @@ use germanium_smt::{Op, Symbol, Term, TermKind};
 
 pub use germanium_smt::substitute;
 
-
 /// The bound variables (by name) occurring in `term`.
 fn vars_in(term: &Term, vars: &[Symbol], out: &mut Vec<Symbol>) {
     match term.kind() {

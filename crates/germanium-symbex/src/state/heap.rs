@@ -2,7 +2,7 @@
 //! Lookups that need the solver (are two receivers or argument lists equal?) are in
 //! `resources`; here is the plain data and its syntactic parts.
 
-use germanium_smt::{FunDecl, Term};
+use germanium_smt::{FunDecl, Sort, Symbol, Term};
 
 use super::permission::Permission;
 
@@ -38,9 +38,15 @@ impl Resource {
 }
 
 /// One heap chunk: `perm` permission to `resource(args)`, whose snapshot is `snap`.
+///
+/// A *quantified* chunk (`vars` not empty) holds many locations at once: its `args` are the
+/// variables `vars`, and `perm` and `snap` are terms over them, the amount held of and the
+/// value at each location (the permission and value maps of quantified permissions). A
+/// chunk of one location has no `vars`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Chunk {
     pub resource: Resource,
+    pub vars: Vec<(Symbol, Sort)>,
     pub args: Vec<Term>,
     pub snap: Term,
     pub perm: Permission,
@@ -51,6 +57,7 @@ impl Chunk {
     pub fn field(field: &str, receiver: Term, value: Term, perm: Permission) -> Chunk {
         Chunk {
             resource: Resource::Field(field.to_string()),
+            vars: Vec::new(),
             args: vec![receiver],
             snap: value,
             perm,
@@ -61,10 +68,36 @@ impl Chunk {
     pub fn predicate(name: &str, args: Vec<Term>, snap: Term, perm: Permission) -> Chunk {
         Chunk {
             resource: Resource::Predicate(name.to_string()),
+            vars: Vec::new(),
             args,
             snap,
             perm,
         }
+    }
+
+    /// Every location of `resource` at once: `perm` and `snap` are over `vars`, which the
+    /// location's arguments are.
+    pub fn quantified(
+        resource: Resource,
+        vars: Vec<(Symbol, Sort)>,
+        snap: Term,
+        perm: Permission,
+    ) -> Chunk {
+        let args = vars
+            .iter()
+            .map(|(v, sort)| Term::var(v.clone(), sort.clone()))
+            .collect();
+        Chunk {
+            resource,
+            vars,
+            args,
+            snap,
+            perm,
+        }
+    }
+
+    pub fn is_quantified(&self) -> bool {
+        !self.vars.is_empty()
     }
 }
 
@@ -103,7 +136,7 @@ impl Heap {
     /// The chunk of `resource` whose arguments are syntactically `args`.
     pub fn find_syntactic(&self, resource: &Resource, args: &[Term]) -> Option<usize> {
         self.of(resource)
-            .find(|&i| self.chunks[i].args.as_slice() == args)
+            .find(|&i| !self.chunks[i].is_quantified() && self.chunks[i].args.as_slice() == args)
     }
 
     pub fn push(&mut self, chunk: Chunk) -> usize {
@@ -119,7 +152,7 @@ impl Heap {
     /// Every object the heap holds a field of.
     pub fn receivers(&self) -> Vec<Term> {
         let mut out: Vec<Term> = Vec::new();
-        for c in &self.chunks {
+        for c in self.chunks.iter().filter(|c| !c.is_quantified()) {
             let receiver = match c.resource {
                 Resource::Field(_) => c.args.first(),
                 Resource::Predicate(_) => None,
