@@ -73,6 +73,7 @@ pub enum Reason {
     MapKeyContains(String),
     RefutationTrue,
     LabelledStateNotReached(String),
+    NotInjective,
 }
 
 impl Reason {
@@ -87,6 +88,7 @@ impl Reason {
             Reason::MapKeyContains(_) => "map.key.contains",
             Reason::RefutationTrue => "refutation.true",
             Reason::LabelledStateNotReached(_) => "labelled.state.not.reached",
+            Reason::NotInjective => "qp.not.injective",
         }
     }
 
@@ -108,6 +110,7 @@ impl Reason {
             Reason::LabelledStateNotReached(l) => {
                 format!("Did not reach labelled state {l} required to evaluate {e}.")
             }
+            Reason::NotInjective => format!("Quantified resource {e} might not be injective."),
         }
     }
 }

@@ -17,9 +17,9 @@ mod join;
 mod linear;
 mod location;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use germanium_smt::{FunDecl, SolverError, Sort, Term};
+use germanium_smt::{substitute, FunDecl, SolverError, Sort, Symbol, Term};
 
 use crate::decider::Decider;
 use crate::env::Env;
@@ -185,6 +185,98 @@ pub fn holds_quantified(heap: &Heap, resource: Option<&Resource>) -> bool {
     heap.chunks
         .iter()
         .any(|c| c.is_quantified() && resource.is_none_or(|r| c.resource == *r))
+}
+
+/// Adds a quantified chunk of `resource`: `perm` and `snap` (its permission and value
+/// maps) are over `var` (their facts were assumed by the caller).
+pub fn add_quantified(
+    heap: &mut Heap,
+    resource: &Resource,
+    var: (Symbol, Sort),
+    snap: Term,
+    perm: Permission,
+) {
+    heap.push(Chunk::quantified(resource.clone(), vec![var], snap, perm));
+}
+
+/// Takes `needed` (an amount over the variable `var`, per location) of `resource` from the
+/// chunks that hold it, in heap order, each giving what it holds up to what is still
+/// needed (the caller has proved that they hold enough together). Every map this makes is
+/// a fresh function defined by a quantified fact, so repeated takes keep terms small (the
+/// maps would otherwise repeat each other and grow exponentially).
+pub fn take_quantified(
+    decider: &mut Decider,
+    heap: &mut Heap,
+    resource: &Resource,
+    (var, sort): (Symbol, Sort),
+    needed: &Permission,
+) -> Result<(), SolverError> {
+    let r = Term::var(var.clone(), sort.clone());
+    let min = |a: &Permission, b: &Permission| {
+        Permission(Term::ite(a.at_most(b), a.0.clone(), b.0.clone()))
+    };
+    let mut remaining = name_map(decider, &(var.clone(), sort.clone()), needed)?;
+    let indices: Vec<usize> = heap.of(resource).collect();
+    for i in indices {
+        let chunk = heap.chunks[i].clone();
+        if chunk.is_quantified() {
+            // Both maps over `r`, the chunk's own variable put back after.
+            let to_r: HashMap<Term, Term> =
+                [(chunk.args[0].clone(), r.clone())].into_iter().collect();
+            let held = Permission(substitute(&chunk.perm.0, &to_r));
+            let taken = min(&held, &remaining);
+            let left = name_map(decider, &(var.clone(), sort.clone()), &held.sub(&taken))?;
+            let back: HashMap<Term, Term> =
+                [(r.clone(), chunk.args[0].clone())].into_iter().collect();
+            heap.chunks[i].perm = Permission(substitute(&left.0, &back));
+            remaining = name_map(
+                decider,
+                &(var.clone(), sort.clone()),
+                &remaining.sub(&taken),
+            )?;
+        } else {
+            let at: HashMap<Term, Term> =
+                [(r.clone(), chunk.args[0].clone())].into_iter().collect();
+            let wanted = Permission(substitute(&remaining.0, &at));
+            let taken = min(&chunk.perm, &wanted);
+            let here = Term::eq(r.clone(), chunk.args[0].clone());
+            let rest = remaining.sub(&Permission(Term::ite(
+                here,
+                taken.0.clone(),
+                Permission::none().0,
+            )));
+            remaining = name_map(decider, &(var.clone(), sort.clone()), &rest)?;
+            heap.chunks[i].perm = chunk.perm.sub(&taken);
+        }
+    }
+    heap.drop_empty();
+    Ok(())
+}
+
+/// A fresh function `m` with `forall var :: m(var) == map` assumed, applied to `var`; a
+/// map that is a literal stays as it is.
+fn name_map(
+    decider: &mut Decider,
+    (var, sort): &(Symbol, Sort),
+    map: &Permission,
+) -> Result<Permission, SolverError> {
+    if map.0.as_real().is_some() {
+        return Ok(map.clone());
+    }
+    let f = FunDecl::new(
+        decider.fresh_symbol("qperm"),
+        vec![sort.clone()],
+        Sort::Real,
+    );
+    decider.declare(&f)?;
+    let applied = Term::app(&f, vec![Term::var(var.clone(), sort.clone())]);
+    let definition = Term::forall(
+        vec![(var.clone(), sort.clone())],
+        Term::eq(applied.clone(), map.0.clone()),
+        vec![vec![applied.clone()]],
+    );
+    decider.assume(definition)?;
+    Ok(Permission(applied))
 }
 
 /// Adds the quantified chunks of `from` to `into` as they are (a frame set aside and

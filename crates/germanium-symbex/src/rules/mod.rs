@@ -36,6 +36,7 @@ mod nesting;
 mod predicate_measures;
 mod predicates;
 mod produce;
+mod quantified;
 mod relevance;
 mod snapshots;
 mod termination;

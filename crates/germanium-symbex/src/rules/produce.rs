@@ -131,6 +131,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.produce_from(st, part, snap, ctx)
             }
             ExprKind::Acc(loc, amount) => self.produce_acc(st, loc, amount.as_deref(), snap, ctx),
+            ExprKind::Quantifier { .. } if is_impure(self.env.sem, a) => {
+                self.produce_quantified(st, a, snap, ctx)
+            }
             _ if is_impure(self.env.sem, a) => Err(self.unsupported_assertion(a)),
             // `[a, b]` under pure operators (`[a, b] || c`): read the whole expression.
             _ if crate::rules::inhale_exhale::contains_inhale_exhale(a) => {
