@@ -189,10 +189,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let mut parts = Vec::new();
         split_accesses(body, Vec::new(), &mut parts);
+        let bindings: Vec<_> = bound.into_iter().zip(at.iter().cloned()).collect();
         let depth = self.member.bound.len();
-        self.member
-            .bound
-            .extend(bound.into_iter().zip(at.iter().cloned()));
+        self.member.bound.extend(bindings.iter().cloned());
         self.member.quantifier_depth += 1;
         let read = (|| -> R<Vec<Access<'x>>> {
             let mut out = Vec::new();
@@ -235,25 +234,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut accesses = read?;
         // The program's triggers, read like the receiver (over the fresh constants).
         let mut sets = Vec::new();
+        self.member.bound.extend(bindings);
         for set in given {
-            let mut terms = Vec::new();
-            for x in &set.exprs {
-                let depth = self.member.bound.len();
-                let pairs: Vec<_> = (0..declared.len())
-                    .filter_map(|i| self.env.sem.binders.get(&(e.id, i)).copied())
-                    .zip(at.iter().cloned())
-                    .collect();
-                self.member.bound.extend(pairs);
-                let t = self.with_modes(|m| m.checking = false, |v| v.eval(st, heap, x, ctx));
-                self.member.bound.truncate(depth);
-                if let Ok(t) = t {
-                    terms.push(t);
-                }
-            }
+            let terms: Vec<Term> = set
+                .exprs
+                .iter()
+                .filter_map(|x| {
+                    self.with_modes(|m| m.checking = false, |v| v.eval(st, heap, x, ctx))
+                        .ok()
+                })
+                .collect();
             if terms.len() == set.exprs.len() {
                 sets.push(terms);
             }
         }
+        self.member.bound.truncate(depth);
         for access in &mut accesses {
             access.triggers = sets
                 .iter()
@@ -278,8 +273,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Ok(());
         }
         let mut others = Vec::new();
-        for (v, sort) in &access.vars {
-            let _ = v;
+        for (_, sort) in &access.vars {
             others.push(self.fresh("q", sort.clone(), e.span)?);
         }
         let both = Term::and([
