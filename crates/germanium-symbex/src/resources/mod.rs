@@ -188,19 +188,19 @@ pub fn holds_quantified(heap: &Heap, resource: Option<&Resource>) -> bool {
 }
 
 /// Adds a quantified chunk of `resource`: `perm` and `snap` (its permission and value
-/// maps) are over `var` (their facts were assumed by the caller).
+/// maps) are over `vars`, one per argument (their facts were assumed by the caller).
 pub fn add_quantified(
     heap: &mut Heap,
     resource: &Resource,
-    var: (Symbol, Sort),
+    vars: Vec<(Symbol, Sort)>,
     snap: Term,
     perm: Permission,
 ) {
-    heap.push(Chunk::quantified(resource.clone(), vec![var], snap, perm));
+    heap.push(Chunk::quantified(resource.clone(), vars, snap, perm));
 }
 
-/// Takes `needed` (an amount over the variable `var`, per location) of `resource` from the
-/// chunks that hold it, in heap order, each giving what it holds up to what is still
+/// Takes `needed` (an amount over the variables `vars`, per location) of `resource` from
+/// the chunks that hold it, in heap order, each giving what it holds up to what is still
 /// needed (the caller has proved that they hold enough together). Every map this makes is
 /// a fresh function defined by a quantified fact, so repeated takes keep terms small (the
 /// maps would otherwise repeat each other and grow exponentially).
@@ -208,44 +208,43 @@ pub fn take_quantified(
     decider: &mut Decider,
     heap: &mut Heap,
     resource: &Resource,
-    (var, sort): (Symbol, Sort),
+    vars: &[(Symbol, Sort)],
     needed: &Permission,
 ) -> Result<(), SolverError> {
-    let r = Term::var(var.clone(), sort.clone());
+    let rs: Vec<Term> = vars
+        .iter()
+        .map(|(v, sort)| Term::var(v.clone(), sort.clone()))
+        .collect();
     let min = |a: &Permission, b: &Permission| {
         Permission(Term::ite(a.at_most(b), a.0.clone(), b.0.clone()))
     };
-    let mut remaining = name_map(decider, &(var.clone(), sort.clone()), needed)?;
+    let mut remaining = name_map(decider, vars, needed)?;
     let indices: Vec<usize> = heap.of(resource).collect();
     for i in indices {
         let chunk = heap.chunks[i].clone();
         if chunk.is_quantified() {
-            // Both maps over `r`, the chunk's own variable put back after.
+            // Both maps over `rs`, the chunk's own variables put back after.
             let to_r: HashMap<Term, Term> =
-                [(chunk.args[0].clone(), r.clone())].into_iter().collect();
+                chunk.args.iter().cloned().zip(rs.iter().cloned()).collect();
             let held = Permission(substitute(&chunk.perm.0, &to_r));
             let taken = min(&held, &remaining);
-            let left = name_map(decider, &(var.clone(), sort.clone()), &held.sub(&taken))?;
+            let left = name_map(decider, vars, &held.sub(&taken))?;
             let back: HashMap<Term, Term> =
-                [(r.clone(), chunk.args[0].clone())].into_iter().collect();
+                rs.iter().cloned().zip(chunk.args.iter().cloned()).collect();
             heap.chunks[i].perm = Permission(substitute(&left.0, &back));
-            remaining = name_map(
-                decider,
-                &(var.clone(), sort.clone()),
-                &remaining.sub(&taken),
-            )?;
+            remaining = name_map(decider, vars, &remaining.sub(&taken))?;
         } else {
             let at: HashMap<Term, Term> =
-                [(r.clone(), chunk.args[0].clone())].into_iter().collect();
+                rs.iter().cloned().zip(chunk.args.iter().cloned()).collect();
             let wanted = Permission(substitute(&remaining.0, &at));
             let taken = min(&chunk.perm, &wanted);
-            let here = Term::eq(r.clone(), chunk.args[0].clone());
+            let here = same_args(&rs, &chunk.args);
             let rest = remaining.sub(&Permission(Term::ite(
                 here,
                 taken.0.clone(),
                 Permission::none().0,
             )));
-            remaining = name_map(decider, &(var.clone(), sort.clone()), &rest)?;
+            remaining = name_map(decider, vars, &rest)?;
             heap.chunks[i].perm = chunk.perm.sub(&taken);
         }
     }
@@ -253,11 +252,11 @@ pub fn take_quantified(
     Ok(())
 }
 
-/// A fresh function `m` with `forall var :: m(var) == map` assumed, applied to `var`; a
+/// A fresh function `m` with `forall vars :: m(vars) == map` assumed, applied to `vars`; a
 /// map that is a literal stays as it is.
 fn name_map(
     decider: &mut Decider,
-    (var, sort): &(Symbol, Sort),
+    vars: &[(Symbol, Sort)],
     map: &Permission,
 ) -> Result<Permission, SolverError> {
     if map.0.as_real().is_some() {
@@ -265,13 +264,18 @@ fn name_map(
     }
     let f = FunDecl::new(
         decider.fresh_symbol("qperm"),
-        vec![sort.clone()],
+        vars.iter().map(|(_, s)| s.clone()).collect(),
         Sort::Real,
     );
     decider.declare(&f)?;
-    let applied = Term::app(&f, vec![Term::var(var.clone(), sort.clone())]);
+    let applied = Term::app(
+        &f,
+        vars.iter()
+            .map(|(v, s)| Term::var(v.clone(), s.clone()))
+            .collect(),
+    );
     let definition = Term::forall(
-        vec![(var.clone(), sort.clone())],
+        vars.to_vec(),
         Term::eq(applied.clone(), map.0.clone()),
         vec![vec![applied.clone()]],
     );
@@ -333,6 +337,38 @@ pub fn value_of(heap: &Heap, resource: &Resource, args: &[Term], otherwise: Term
         value = Term::ite(holds, value_for(c, args), value);
     }
     value
+}
+
+/// The value at `args` of the oldest quantified chunk of `resource`, if there is one (a
+/// definitional axiom's choice of the value of a location no chunk is known to hold: an
+/// unconstrained value may be any term, and this one mentions only the axiom's snapshot).
+pub fn quantified_value(heap: &Heap, resource: &Resource, args: &[Term]) -> Option<Term> {
+    heap.of(resource)
+        .map(|i| &heap.chunks[i])
+        .find(|c| c.is_quantified())
+        .map(|c| value_for(c, args))
+}
+
+/// The value maps at `args` of the quantified chunks of `resource`, newest first, each
+/// without the writes made since it was produced (what a trigger on a read of the
+/// location should match).
+pub fn quantified_value_maps(heap: &Heap, resource: &Resource, args: &[Term]) -> Vec<Term> {
+    let mut out: Vec<Term> = Vec::new();
+    let indices: Vec<usize> = heap.of(resource).collect();
+    for i in indices.into_iter().rev() {
+        let c = &heap.chunks[i];
+        if !c.is_quantified() {
+            continue;
+        }
+        let mut value = value_for(c, args);
+        while let germanium_smt::TermKind::Op(germanium_smt::Op::Ite, parts) = value.kind() {
+            value = parts[2].clone();
+        }
+        if !out.contains(&value) {
+            out.push(value);
+        }
+    }
+    out
 }
 
 /// Writes `value` to `resource(args)` in every chunk that may be that location.

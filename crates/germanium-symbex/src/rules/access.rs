@@ -59,7 +59,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         args: &[Term],
         span: Span,
     ) -> R<Term> {
-        let otherwise = self.fresh_value(resource, span)?;
+        let otherwise = match resources::quantified_value(heap, resource, args) {
+            // A definition may mention nothing of a path (see `quantified_value`).
+            Some(v) if self.modes.in_axiom => v,
+            _ => self.fresh_value(resource, span)?,
+        };
         Ok(resources::value_of(heap, resource, args, otherwise))
     }
 

@@ -563,6 +563,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let depth = self.member.bound.len();
         let deferred_from = self.member.deferred.len();
         self.member.bound.extend(constants.iter().cloned());
+        let outer_constants = self.member.quantifier_constants.len();
+        self.member
+            .quantifier_constants
+            .extend(constants.iter().map(|(_, c)| c.clone()));
         self.member.quantifier_depth += 1;
         let scoped = self.push(e.span);
         let result = scoped.and_then(|_| {
@@ -573,16 +577,22 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 |v| -> R<Vec<Vec<Term>>> {
                     let mut sets = Vec::new();
                     for set in trigger_sets {
-                        let mut terms = Vec::new();
+                        // Each expression's alternatives (a read of a location held through
+                        // quantified chunks matches on their value maps).
+                        let mut choices: Vec<Vec<Term>> = Vec::new();
                         for x in &set.exprs {
+                            if let Some(maps) = v.trigger_value_maps(st, heap, x, ctx)? {
+                                choices.push(maps);
+                                continue;
+                            }
                             match v.with_limited_applications(|v| v.eval(st, heap, x, ctx)) {
-                                Ok(t) => terms.push(v.limited_trigger(t, x.span)?),
+                                Ok(t) => choices.push(vec![v.limited_trigger(t, x.span)?]),
                                 Err(Abort::Failed) => {}
                                 Err(other) => return Err(other),
                             }
                         }
-                        if terms.len() == set.exprs.len() {
-                            sets.push(terms);
+                        if choices.len() == set.exprs.len() {
+                            sets.extend(crate::rules::quantified::combinations(&choices));
                         }
                     }
                     Ok(sets)
@@ -592,6 +602,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         });
         let popped = self.pop(e.span);
         self.member.quantifier_depth -= 1;
+        self.member.quantifier_constants.truncate(outer_constants);
         self.member.bound.truncate(depth);
         let facts: Vec<Term> = self.member.deferred.drain(deferred_from..).collect();
         let (body_term, sets) = result?;
@@ -617,7 +628,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         // Function postconditions met in the body hold for every value of the variables.
         for fact in facts {
-            let fact = triggers::substitute(&fact, &map);
+            let bound = triggers::substitute(&fact, &map);
+            if bound == fact {
+                // About none of the variables (a snapshot read in the body): as it is.
+                if self.member.quantifier_depth > 0 {
+                    self.member.deferred.push(fact.clone());
+                }
+                self.assume(fact, e.span)?;
+                continue;
+            }
+            let fact = bound;
             let mut fact_triggers =
                 self.limited_triggers(triggers::infer(&symbols, &fact), e.span)?;
             if fact_triggers.is_empty() {

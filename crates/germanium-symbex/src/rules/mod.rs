@@ -37,6 +37,7 @@ mod predicate_measures;
 mod predicates;
 mod produce;
 mod quantified;
+mod quantified_snapshots;
 mod relevance;
 mod snapshots;
 mod termination;

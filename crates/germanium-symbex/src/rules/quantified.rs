@@ -1,17 +1,19 @@
-//! Quantified field permissions, `forall x :: c(x) ==> acc(e(x).f, p(x))`, produced and
-//! consumed as quantified chunks (see `resources::location`).
+//! Quantified permissions, `forall xs :: c(xs) ==> acc(e(xs).f, p(xs))` and
+//! `forall xs :: c(xs) ==> acc(P(e1(xs), ...), p(xs))`, produced and consumed as quantified
+//! chunks (see `resources::location`).
 //!
-//! Each is read at a fresh constant standing for `x` (so well-definedness is checked for
-//! an arbitrary `x`), then turned into terms over a bound variable. The amount held of a
-//! location `r` is `p(inv(r))` where `c(inv(r))` and `e(inv(r)) == r`, with `inv` an
-//! inverse of the receiver, `c(x) && p(x) > 0 ==> inv(e(x)) == x`, assumed once the
-//! receiver is checked injective where the amount is positive (`qp.not.injective`). Consuming checks the amount at an arbitrary location (a fresh
-//! constant `r`) against what all chunks of the field hold there, then takes it from them
-//! in order. Values at the locations are a fresh function of the receiver (a value map).
+//! Each is read at fresh constants standing for `xs` (so well-definedness is checked for
+//! arbitrary `xs`), then turned into terms over bound variables. The amount held of a
+//! location `rs` is `p(inv(rs))` where `c(inv(rs))` and `e(inv(rs)) == rs`, with `inv` one
+//! inverse function per bound variable, `c(xs) && p(xs) > 0 ==> inv(e(xs)) == xs`, assumed
+//! once the receivers are checked injective where the amount is positive
+//! (`qp.not.injective`). Consuming checks the amount at an arbitrary location (fresh
+//! constants) against what all chunks hold there, then takes it from them in order. Values
+//! at the locations are a fresh function of the location (a value map), or the snapshot's
+//! lookup when produced from a snapshot (see `quantified_snapshots`).
 //!
-//! Not yet: more than one bound variable with a receiver other than a variable, predicates,
-//! quantified permissions in functions, predicate bodies and `fold`/`unfold`, snapshots of
-//! quantified assertions; those are `internal:feature.unsupported`.
+//! Inside functions (and for `wildcard`) an access needs only some positive amount where
+//! its amount is positive: a precondition is checked there, not taken.
 
 use std::collections::HashMap;
 
@@ -24,37 +26,39 @@ use crate::rules::context::{Abort, Verifier, R};
 use crate::rules::triggers;
 use crate::state::{Heap, Permission, Resource, State};
 
-/// One `c ==> acc(e.f, p)` under the quantifier, read at the fresh constants `at` and as
+/// One `c ==> acc(loc, p)` under the quantifier, read at the fresh constants `at` and as
 /// terms over the bound variables `vars`.
-struct Access<'x> {
-    field: String,
-    loc: &'x Expr,
+pub(crate) struct Access<'x> {
+    pub resource: Resource,
+    /// Where a missing permission is reported (`e.f`, or the predicate instance).
+    pub loc: &'x Expr,
     amount_expr: Option<&'x Expr>,
-    vars: Vec<(Symbol, Sort)>,
+    pub vars: Vec<(Symbol, Sort)>,
     at: Vec<Term>,
-    cond: Term,
-    receiver: Term,
-    amount: Permission,
-    triggers: Vec<Vec<Term>>,
+    pub cond: Term,
+    /// The location's arguments (the receiver, or the predicate's arguments).
+    pub args: Vec<Term>,
+    /// The amount written (`write` when none is, or for `wildcard`).
+    pub amount: Permission,
+    /// Only some positive amount is meant where `amount` is positive (`wildcard`, or any
+    /// amount inside a function).
+    pub some: bool,
+    pub triggers: Vec<Vec<Term>>,
 }
 
 impl Access<'_> {
-    fn to_vars(&self, t: &Term) -> Term {
-        let map: HashMap<Term, Term> = self
-            .at
+    /// `t` (over the fresh constants) over the bound variables.
+    pub fn to_vars(&self, t: &Term) -> Term {
+        let vars: Vec<Term> = self
+            .vars
             .iter()
-            .cloned()
-            .zip(
-                self.vars
-                    .iter()
-                    .map(|(v, s)| Term::var(v.clone(), s.clone())),
-            )
+            .map(|(v, s)| Term::var(v.clone(), s.clone()))
             .collect();
-        substitute(t, &map)
+        self.renamed(t, &vars)
     }
 
-    /// `t` (over the fresh constants) with other constants in their place.
-    fn renamed(&self, t: &Term, others: &[Term]) -> Term {
+    /// `t` (over the fresh constants) with other terms in their place.
+    pub fn renamed(&self, t: &Term, others: &[Term]) -> Term {
         let map: HashMap<Term, Term> = self
             .at
             .iter()
@@ -64,28 +68,67 @@ impl Access<'_> {
         substitute(t, &map)
     }
 
-    /// The receiver is the (only) bound variable itself.
-    fn identity(&self) -> bool {
-        self.at.len() == 1 && self.receiver == self.at[0]
+    /// Where the access holds some permission, over the fresh constants.
+    pub fn positive(&self) -> Term {
+        Term::and([self.cond.clone(), self.amount.is_positive()])
     }
+
+    /// The position in `args` of each bound variable, when every bound variable is one of
+    /// the arguments (`P(a, i)`): the location then names the instance, no inverse
+    /// function is needed and the locations are injective.
+    pub fn identity(&self) -> Option<Vec<usize>> {
+        self.at
+            .iter()
+            .map(|x| self.args.iter().position(|a| a == x))
+            .collect()
+    }
+
+    /// `t` (over the bound variables) at the locations `rs`, for an access whose arguments
+    /// include its variables at `positions`, with the condition that the other arguments
+    /// are those at `rs` too.
+    pub fn projected(&self, t: &Term, positions: &[usize], rs: &[Term]) -> (Term, Term) {
+        let map: HashMap<Term, Term> = var_terms(&self.vars)
+            .into_iter()
+            .zip(positions.iter().map(|&i| rs[i].clone()))
+            .collect();
+        let args: Vec<Term> = self
+            .args
+            .iter()
+            .map(|a| substitute(&self.to_vars(a), &map))
+            .collect();
+        (substitute(t, &map), resources::same_args(&args, rs))
+    }
+
+    /// Whether the resource is a field (whose receivers are not null where held).
+    fn is_field(&self) -> bool {
+        matches!(self.resource, Resource::Field(_))
+    }
+}
+
+/// Fresh variables, one per location argument of `sorts`.
+pub(crate) fn location_vars(v: &mut Verifier, sorts: &[Sort]) -> Vec<(Symbol, Sort)> {
+    sorts
+        .iter()
+        .map(|s| (v.decider.fresh_symbol("sx.q.r"), s.clone()))
+        .collect()
+}
+
+pub(crate) fn var_terms(vars: &[(Symbol, Sort)]) -> Vec<Term> {
+    vars.iter()
+        .map(|(v, s)| Term::var(v.clone(), s.clone()))
+        .collect()
 }
 
 impl<'e, 'a> Verifier<'e, 'a> {
     /// Whether a quantified assertion can be handled here (see the module documentation).
-    fn quantified_supported(&mut self, e: &Expr, snap: &Option<Term>) -> R<()> {
-        let unsupported = snap.is_some()
-            || self.modes.in_axiom
-            || self.modes.perm_scale.is_some()
-            || self.modes.positive_only
-            || self.modes.assuming
-            || self.modes.current_function.is_some();
-        if unsupported {
-            return Err(self.unsupported(e.span, "quantified permissions here"));
+    fn quantified_supported(&mut self, e: &Expr) -> R<()> {
+        if self.modes.assuming {
+            return Err(self.unsupported(e.span, "quantified permissions in an assumption"));
         }
         Ok(())
     }
 
-    /// Produces `forall ... :: c ==> acc(e.f, p)` (the quantifier `e`).
+    /// Produces `forall ... :: c ==> acc(loc, p)` (the quantifier `e`), from `snap` if given.
     pub(crate) fn produce_quantified(
         &mut self,
         st: &mut State,
@@ -93,30 +136,88 @@ impl<'e, 'a> Verifier<'e, 'a> {
         snap: Option<Term>,
         ctx: &ErrorContext,
     ) -> R<()> {
-        self.quantified_supported(e, &snap)?;
+        self.quantified_supported(e)?;
         let heap = st.heap.clone();
-        for access in self.quantified_accesses(st, &heap, e, ctx)? {
+        let accesses = self.quantified_accesses(st, &heap, e, ctx)?;
+        let parts: Vec<Option<Term>> = match &snap {
+            Some(s) => self
+                .env
+                .snap
+                .split(s, accesses.len())
+                .into_iter()
+                .map(Some)
+                .collect(),
+            None => vec![None; accesses.len()],
+        };
+        for (access, part) in accesses.into_iter().zip(parts) {
+            if self.modes.in_axiom {
+                let Some(part) = part else {
+                    return Err(self.unsupported(e.span, "quantified permissions here"));
+                };
+                self.produce_in_axiom(st, &access, part, e)?;
+                continue;
+            }
             self.check_quantified(&access, e, ctx)?;
-            let (r, held) = self.held_map(&access, e)?;
-            let value_map = FunDecl::new(
-                self.decider.fresh_symbol(&format!("qv.{}", access.field)),
-                vec![self.env.null().sort().clone()],
-                self.field_sort(&access.field, e)?,
-            );
-            self.ensure_declared(&value_map, e.span)?;
-            let var = Term::var(r.clone(), self.env.null().sort().clone());
-            resources::add_quantified(
-                &mut st.heap,
-                &Resource::Field(access.field.clone()),
-                (r, self.env.null().sort().clone()),
-                Term::app(&value_map, vec![var]),
-                held,
-            );
+            let mut access = access;
+            if access.some {
+                // Some positive amount, the same at every location.
+                let w = self.some_amount(e.span)?;
+                access.amount = Permission(Term::ite(
+                    access.amount.is_positive(),
+                    w.0,
+                    Permission::none().0,
+                ));
+            }
+            let (rs, held) = self.held_map(&access, e)?;
+            let value = match part {
+                Some(s) => self.snapshot_lookup(&access.resource, s, &rs, e.span)?,
+                None => self.fresh_value_map(&access.resource, &rs, e.span)?,
+            };
+            if access.is_field() {
+                // Held receivers are not null: `null.f` is not held (a ground fact).
+                let at_null = [(var_terms(&rs).remove(0), self.env.null())]
+                    .into_iter()
+                    .collect();
+                let fact = Term::not(Permission(substitute(&held.0, &at_null)).is_positive());
+                self.assume(fact, e.span)?;
+            }
+            resources::add_quantified(&mut st.heap, &access.resource, rs, value, held);
         }
         Ok(())
     }
 
-    /// Consumes `forall ... :: c ==> acc(e.f, p)` (the quantifier `e`) from `st`.
+    /// A function's definition reads values off its snapshot only: the chunk holds the
+    /// locations of the snapshot's domain (an amount that mentions nothing of a path).
+    fn produce_in_axiom(&mut self, st: &mut State, access: &Access, part: Term, e: &Expr) -> R<()> {
+        let sorts: Vec<Sort> = access.args.iter().map(|a| a.sort().clone()).collect();
+        let rs = location_vars(self, &sorts);
+        let value = self.snapshot_lookup(&access.resource, part.clone(), &rs, e.span)?;
+        let domain = self.snapshot_domain(&access.resource, part, &rs, e.span)?;
+        let w = Term::constant(&crate::rules::produce::axiom_wildcard());
+        let held = Permission(Term::ite(domain, w, Permission::none().0));
+        resources::add_quantified(&mut st.heap, &access.resource, rs, value, held);
+        Ok(())
+    }
+
+    /// A fresh function of the locations: their unknown values.
+    fn fresh_value_map(
+        &mut self,
+        resource: &Resource,
+        rs: &[(Symbol, Sort)],
+        span: germanium_syntax::Span,
+    ) -> R<Term> {
+        let sort = self.resource_sort(resource, span)?;
+        let map = FunDecl::new(
+            self.decider
+                .fresh_symbol(&format!("qv.{}", resource.name())),
+            rs.iter().map(|(_, s)| s.clone()).collect(),
+            sort,
+        );
+        self.ensure_declared(&map, span)?;
+        Ok(Term::app(&map, var_terms(rs)))
+    }
+
+    /// Consumes `forall ... :: c ==> acc(loc, p)` (the quantifier `e`) from `st`.
     pub(crate) fn consume_quantified(
         &mut self,
         st: &mut State,
@@ -124,38 +225,130 @@ impl<'e, 'a> Verifier<'e, 'a> {
         e: &Expr,
         ctx: &ErrorContext,
     ) -> R<()> {
-        self.quantified_supported(e, &None)?;
+        self.quantified_supported(e)?;
         for access in self.quantified_accesses(st, eval_heap, e, ctx)? {
-            self.check_quantified(&access, e, ctx)?;
-            let (r, needed) = self.held_map(&access, e)?;
-            let resource = Resource::Field(access.field.clone());
-            let sort = self.env.null().sort().clone();
-            // What is needed at an arbitrary location, against what is held there.
-            let somewhere = self.fresh("r", sort.clone(), e.span)?;
-            let at = |t: &Term| {
-                let var = Term::var(r.clone(), sort.clone());
-                substitute(t, &[(var, somewhere.clone())].into_iter().collect())
-            };
-            let total = resources::perm_of(&st.heap, &resource, std::slice::from_ref(&somewhere));
-            let enough = Permission(at(&needed.0)).at_most(&total);
-            if self.modes.checking && !self.prove(enough, e.span)? && !self.dead_path(e.span)? {
-                self.report(ctx, Reason::InsufficientPermission, access.loc);
-                return Err(Abort::Failed);
+            if self.modes.positive_only {
+                // A function's precondition is checked where it is applied, not taken: some
+                // of each location at an arbitrary instance.
+                let held = resources::perm_of(&st.heap, &access.resource, &access.args);
+                let enough = Term::implies(access.positive(), held.is_positive());
+                self.require_held(enough, &access, e, ctx)?;
+                continue;
             }
-            resources::take_quantified(
-                &mut self.decider,
-                &mut st.heap,
-                &resource,
-                (r, sort),
-                &needed,
-            )
-            .map_err(|err| self.solver_failed(err, e.span))?;
+            self.check_quantified(&access, e, ctx)?;
+            let (rs, needed) = self.held_map(&access, e)?;
+            let resource = access.resource.clone();
+            // What is needed at an arbitrary location, against what is held there.
+            let mut somewhere = Vec::new();
+            for (_, sort) in &rs {
+                somewhere.push(self.fresh("r", sort.clone(), e.span)?);
+            }
+            let to_somewhere: HashMap<Term, Term> = var_terms(&rs)
+                .into_iter()
+                .zip(somewhere.iter().cloned())
+                .collect();
+            let total = resources::perm_of(&st.heap, &resource, &somewhere);
+            let here = Permission(substitute(&needed.0, &to_somewhere));
+            let enough = if access.some {
+                Term::implies(here.is_positive(), total.is_positive())
+            } else {
+                here.at_most(&total)
+            };
+            self.require_held(enough, &access, e, ctx)?;
+            let taken = if access.some {
+                self.some_of_each(&st.heap, &access, &rs, &needed, e)?
+            } else {
+                needed
+            };
+            resources::take_quantified(&mut self.decider, &mut st.heap, &resource, &rs, &taken)
+                .map_err(|err| self.solver_failed(err, e.span))?;
         }
         Ok(())
     }
 
-    /// The parts `c ==> acc(e.f, p)` of the quantifier `e`, read in `heap`.
-    fn quantified_accesses<'x>(
+    /// The value maps a trigger `x` matches on when it reads a field at locations held
+    /// through quantified chunks (`None`: not such a read).
+    pub(crate) fn trigger_value_maps(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        x: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Option<Vec<Term>>> {
+        let ExprKind::FieldAccess(rcv, _) = &x.kind else {
+            return Ok(None);
+        };
+        let Some(germanium_semantics::FieldTarget::Field(field)) = self.env.sem.field_access(x.id)
+        else {
+            return Ok(None);
+        };
+        let resource = Resource::Field(field.clone());
+        if !resources::holds_quantified(heap, Some(&resource)) {
+            return Ok(None);
+        }
+        let r = match self.eval(st, heap, rcv, ctx) {
+            Ok(r) => r,
+            Err(Abort::Failed) => return Ok(None),
+            Err(other) => return Err(other),
+        };
+        let maps: Vec<Term> = resources::quantified_value_maps(heap, &resource, &[r])
+            .into_iter()
+            .filter(triggers::pattern_safe)
+            .collect();
+        Ok((!maps.is_empty()).then_some(maps))
+    }
+
+    /// Checks `enough` (when checking), reporting missing permission at the access.
+    fn require_held(
+        &mut self,
+        enough: Term,
+        access: &Access,
+        e: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<()> {
+        if self.modes.checking && !self.prove(enough, e.span)? && !self.dead_path(e.span)? {
+            self.report(ctx, Reason::InsufficientPermission, access.loc);
+            return Err(Abort::Failed);
+        }
+        Ok(())
+    }
+
+    /// Some positive amount, less than what is held, of each location where `needed` is
+    /// positive (a quantified `wildcard`): a fresh function of the locations.
+    fn some_of_each(
+        &mut self,
+        heap: &Heap,
+        access: &Access,
+        rs: &[(Symbol, Sort)],
+        needed: &Permission,
+        e: &Expr,
+    ) -> R<Permission> {
+        let w = FunDecl::new(
+            self.decider.fresh_symbol("wildcard.q"),
+            rs.iter().map(|(_, s)| s.clone()).collect(),
+            Sort::Real,
+        );
+        self.ensure_declared(&w, e.span)?;
+        let at = Permission(Term::app(&w, var_terms(rs)));
+        let total = resources::perm_of(heap, &access.resource, &var_terms(rs));
+        let bounds = Term::and([at.is_positive(), Term::lt(at.0.clone(), total.0.clone())]);
+        let fact = Term::implies(
+            Term::and([needed.is_positive(), total.is_positive()]),
+            bounds,
+        );
+        self.assume(
+            Term::forall(rs.to_vec(), fact, vec![vec![at.0.clone()]]),
+            e.span,
+        )?;
+        Ok(Permission(Term::ite(
+            needed.is_positive(),
+            at.0,
+            Permission::none().0,
+        )))
+    }
+
+    /// The parts `c ==> acc(loc, p)` of the quantifier `e`, read in `heap`.
+    pub(crate) fn quantified_accesses<'x>(
         &mut self,
         st: &State,
         heap: &Heap,
@@ -196,34 +389,49 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let read = (|| -> R<Vec<Access<'x>>> {
             let mut out = Vec::new();
             for (conds, acc) in parts {
-                let ExprKind::Acc(loc, amount) = &acc.kind else {
-                    return Err(self.unsupported(acc.span, "this quantified permission"));
-                };
-                let (field, rcv) = self.field_location(loc)?;
                 let mut cond = self.guard();
                 for c in conds {
                     let t = self.under(cond.clone(), |v| v.eval(st, heap, c, ctx))?;
                     cond = Term::and([cond, t]);
                 }
-                let receiver = self.under(cond.clone(), |v| v.eval(st, heap, rcv, ctx))?;
-                let amount = match amount.as_deref() {
+                let (resource, loc, arg_exprs, amount_expr): (_, _, Vec<&Expr>, _) =
+                    if let Some(pa) = self.as_predicate_access(acc) {
+                        (
+                            Resource::Predicate(pa.name.clone()),
+                            pa.call,
+                            pa.args.iter().collect(),
+                            pa.amount,
+                        )
+                    } else if let ExprKind::Acc(loc, amount) = &acc.kind {
+                        let (field, rcv) = self.field_location(loc)?;
+                        (Resource::Field(field), &**loc, vec![rcv], amount.as_deref())
+                    } else {
+                        return Err(self.unsupported(acc.span, "this quantified assertion"));
+                    };
+                let mut args = Vec::new();
+                for a in arg_exprs {
+                    args.push(self.under(cond.clone(), |v| v.eval(st, heap, a, ctx))?);
+                }
+                let wildcard = amount_expr.is_some_and(|x| matches!(x.kind, ExprKind::Wildcard));
+                let amount = match amount_expr {
                     None => Permission::write(),
-                    Some(x) if matches!(x.kind, ExprKind::Wildcard) => {
-                        return Err(self.unsupported(x.span, "a quantified `wildcard`"));
-                    }
+                    Some(_) if wildcard => Permission::write(),
                     Some(x) => {
                         Permission::of(self.under(cond.clone(), |v| v.eval(st, heap, x, ctx))?)
                     }
                 };
+                let some = wildcard || self.modes.positive_only;
+                let amount = if some { amount } else { self.scaled(amount) };
                 out.push(Access {
-                    field,
+                    resource,
                     loc,
-                    amount_expr: amount_expr(acc),
+                    amount_expr: amount_expr.filter(|_| !wildcard),
                     vars: vars.clone(),
                     at: at.clone(),
                     cond,
-                    receiver,
+                    args,
                     amount,
+                    some,
                     triggers: Vec::new(),
                 });
             }
@@ -240,6 +448,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 .exprs
                 .iter()
                 .filter_map(|x| {
+                    // A read of a location matches on its receiver (the inverse's pattern).
+                    let x = match &x.kind {
+                        ExprKind::FieldAccess(rcv, _) => &**rcv,
+                        _ => x,
+                    };
                     self.with_modes(|m| m.checking = false, |v| v.eval(st, heap, x, ctx))
                         .ok()
                 })
@@ -249,29 +462,57 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
         }
         self.member.bound.truncate(depth);
+        let symbols: Vec<Symbol> = vars.iter().map(|(v, _)| v.clone()).collect();
         for access in &mut accesses {
             access.triggers = sets
                 .iter()
-                .map(|set| set.iter().map(|t| access.to_vars(t)).collect())
+                .map(|set| set.iter().map(|t| access.to_vars(t)).collect::<Vec<_>>())
+                .filter(|set| triggers::valid_pattern(&symbols, set))
                 .collect();
         }
         Ok(accesses)
     }
 
-    /// The checks of a quantified permission: amounts not negative, receivers not null and
-    /// injective where the amount is positive.
+    /// The checks of a quantified permission: amounts not negative, locations injective
+    /// where the amount is positive.
     fn check_quantified(&mut self, access: &Access, e: &Expr, ctx: &ErrorContext) -> R<()> {
-        let (c, p, rcv) = (&access.cond, &access.amount, &access.receiver);
-        let offending = access.amount_expr.unwrap_or(access.loc);
-        self.check(
-            Term::implies(c.clone(), p.is_non_negative()),
-            ctx,
-            Reason::NegativePermission,
-            offending,
-        )?;
-        if access.identity() {
+        let (c, p) = (&access.cond, &access.amount);
+        if let Some(x) = access.amount_expr {
+            self.check(
+                Term::implies(c.clone(), p.is_non_negative()),
+                ctx,
+                Reason::NegativePermission,
+                x,
+            )?;
+        }
+        if access.identity().is_some() {
             return Ok(());
         }
+        let fact = self.injectivity(access, e)?;
+        // Said once per location: a contract found not well-formed is not reported again
+        // where it is consumed (the path ends there instead).
+        let reported = self.errors.iter().any(|d| {
+            (d.span == access.loc.span || d.span == e.span)
+                && d.id.ends_with(Reason::NotInjective.id())
+        });
+        if reported {
+            if !self.prove(fact, e.span)? {
+                return Err(Abort::Failed);
+            }
+            return Ok(());
+        }
+        // Checked even where nothing else is (a callee's postcondition): the inverse
+        // functions assumed next would otherwise be contradictory.
+        self.with_modes(
+            |m| m.checking = true,
+            |v| v.check(fact, ctx, Reason::NotInjective, access.loc),
+        )?;
+        Ok(())
+    }
+
+    /// Injectivity of the access's locations where its amount is positive: two different
+    /// instances are different locations.
+    pub(crate) fn injectivity(&mut self, access: &Access, e: &Expr) -> R<Term> {
         let mut others = Vec::new();
         for (_, sort) in &access.vars {
             others.push(self.fresh("q", sort.clone(), e.span)?);
@@ -284,104 +525,125 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     .zip(&others)
                     .map(|(a, b)| Term::eq(a.clone(), b.clone())),
             )),
-            c.clone(),
-            access.renamed(c, &others),
-            p.is_positive(),
-            Permission(access.renamed(&p.0, &others)).is_positive(),
+            access.positive(),
+            access.renamed(&access.positive(), &others),
         ]);
-        let distinct = Term::not(Term::eq(rcv.clone(), access.renamed(rcv, &others)));
-        self.check(
-            Term::implies(both, distinct),
-            ctx,
-            Reason::NotInjective,
-            access.loc,
-        )?;
-        Ok(())
+        let renamed: Vec<Term> = access
+            .args
+            .iter()
+            .map(|a| access.renamed(a, &others))
+            .collect();
+        let distinct = Term::not(resources::same_args(&access.args, &renamed));
+        Ok(Term::implies(both, distinct))
     }
 
-    /// The amount the access holds of each location, over a fresh variable `r`, with the
-    /// facts about its inverse assumed (and receivers not null where held).
-    fn held_map(&mut self, access: &Access, e: &Expr) -> R<(Symbol, Permission)> {
-        let reference = self.env.null().sort().clone();
-        let r = self.decider.fresh_symbol("sx.q.r");
-        let r_var = Term::var(r.clone(), reference.clone());
+    /// The amount the access holds of each location, over fresh variables `rs` (one per
+    /// argument), with the facts about its inverse assumed (and receivers not null where
+    /// held).
+    pub(crate) fn held_map(
+        &mut self,
+        access: &Access,
+        e: &Expr,
+    ) -> R<(Vec<(Symbol, Sort)>, Permission)> {
+        let sorts: Vec<Sort> = access.args.iter().map(|a| a.sort().clone()).collect();
+        let rs = location_vars(self, &sorts);
+        let r_terms = var_terms(&rs);
         let x = |t: &Term| access.to_vars(t);
-        let (c, p, rcv) = (x(&access.cond), x(&access.amount.0), x(&access.receiver));
+        let (c, p) = (x(&access.cond), x(&access.amount.0));
+        let args: Vec<Term> = access.args.iter().map(x).collect();
         let positive = Term::and([c.clone(), Permission(p.clone()).is_positive()]);
-        let not_null = Term::not(Term::eq(rcv.clone(), self.env.null()));
-        let symbols: Vec<Symbol> = access.vars.iter().map(|(v, _)| v.clone()).collect();
-        let mut patterns = access.triggers.clone();
-        if access.identity() {
-            // No inverse needed: the location is the variable. (A state holding some of
-            // `null.f` is infeasible, so nothing is lost where `c(null)` holds.)
-            if patterns.is_empty() {
-                patterns = triggers::infer(&symbols, &c);
-            }
-            if !patterns.is_empty() {
-                let fact = Term::implies(positive.clone(), not_null);
-                self.assume(Term::forall(access.vars.clone(), fact, patterns), e.span)?;
-            }
-            let map: HashMap<Term, Term> = [(rcv.clone(), r_var.clone())].into_iter().collect();
-            let at_r = |t: &Term| substitute(t, &map);
-            let held = Term::ite(at_r(&c), at_r(&p), Permission::none().0);
-            return Ok((r, Permission(held)));
-        }
-        let [(_, var_sort)] = access.vars.as_slice() else {
-            return Err(self.unsupported(e.span, "quantified permissions over several variables"));
+        let not_null = if access.is_field() {
+            Term::not(Term::eq(args[0].clone(), self.env.null()))
+        } else {
+            Term::tt()
         };
-        let inverse = FunDecl::new(
-            self.decider.fresh_symbol(&format!("inv.{}", access.field)),
-            vec![reference.clone()],
-            var_sort.clone(),
-        );
-        self.ensure_declared(&inverse, e.span)?;
-        let var = Term::var(access.vars[0].0.clone(), var_sort.clone());
+        let symbols: Vec<Symbol> = access.vars.iter().map(|(v, _)| v.clone()).collect();
+        let var_list = var_terms(&access.vars);
+        let mut patterns = access.triggers.clone();
+        if let Some(positions) = access.identity() {
+            // No inverse needed: the location is the variables. (A state holding some of
+            // `null.f` is infeasible, so nothing is lost where `c(null)` holds.)
+            if access.is_field() {
+                if patterns.is_empty() {
+                    patterns = triggers::infer(&symbols, &c);
+                }
+                if !patterns.is_empty() {
+                    let fact = Term::implies(positive.clone(), not_null);
+                    self.assume(Term::forall(access.vars.clone(), fact, patterns), e.span)?;
+                }
+            }
+            let (c_at, here) = access.projected(&c, &positions, &r_terms);
+            let (p_at, _) = access.projected(&p, &positions, &r_terms);
+            let held = Term::ite(Term::and([c_at, here]), p_at, Permission::none().0);
+            return Ok((rs, Permission(held)));
+        }
         if patterns.is_empty() {
-            patterns = triggers::infer(&symbols, &rcv);
+            patterns = triggers::infer_in(&symbols, &args);
+        }
+        if patterns.is_empty() {
+            // A receiver read from the heap: the condition's terms are the next best.
+            let mut parts = args.clone();
+            parts.push(c.clone());
+            patterns = triggers::infer_in(&symbols, &parts);
         }
         if patterns.is_empty() {
             return Err(self.unsupported(e.span, "a quantified permission without triggers"));
         }
-        let inv_of_rcv = Term::app(&inverse, vec![rcv.clone()]);
+        let mut inverses = Vec::new();
+        let mut forward = Vec::new();
+        for (var, sort) in &access.vars {
+            let inverse = FunDecl::new(
+                self.decider
+                    .fresh_symbol(&format!("inv.{}", access.resource.name())),
+                sorts.clone(),
+                sort.clone(),
+            );
+            self.ensure_declared(&inverse, e.span)?;
+            forward.push(Term::eq(
+                Term::app(&inverse, args.clone()),
+                Term::var(var.clone(), sort.clone()),
+            ));
+            inverses.push(Term::app(&inverse, r_terms.clone()));
+        }
+        forward.push(not_null);
         let forward = Term::forall(
             access.vars.clone(),
-            Term::implies(
-                positive.clone(),
-                Term::and([Term::eq(inv_of_rcv, var.clone()), not_null]),
-            ),
+            Term::implies(positive, Term::and(forward)),
             patterns,
         );
-        let inv_r = Term::app(&inverse, vec![r_var.clone()]);
-        let back_map: HashMap<Term, Term> = [(var, inv_r)].into_iter().collect();
+        self.assume_read(forward, e.span)?;
+        let back_map: HashMap<Term, Term> = var_list.into_iter().zip(inverses).collect();
         let back = |t: &Term| substitute(t, &back_map);
-        self.assume(forward, e.span)?;
-        // Held at `r` only where `r` is the receiver at `inv(r)`: the inverse says nothing
-        // of locations that are no receiver.
-        let image = Term::eq(back(&rcv), r_var.clone());
+        // Held at `rs` only where `rs` are the arguments at `inv(rs)`: the inverse says
+        // nothing of locations that are no receiver.
+        let args_back: Vec<Term> = args.iter().map(back).collect();
+        let image = resources::same_args(&args_back, &r_terms);
         let held = Term::ite(Term::and([back(&c), image]), back(&p), Permission::none().0);
-        Ok((r, Permission(held)))
-    }
-
-    fn field_sort(&mut self, field: &str, e: &Expr) -> R<Sort> {
-        let ty = self.env.sem.fields.get(field).map(|f| f.ty.clone());
-        let Some(ty) = ty else {
-            return Err(self.unsupported(e.span, "an unknown field"));
-        };
-        self.sort_of(&ty, e.span)
+        Ok((rs, Permission(held)))
     }
 }
 
-/// The amount expression of `acc(loc, p)`, if written.
-fn amount_expr(acc: &Expr) -> Option<&Expr> {
-    match &acc.kind {
-        ExprKind::Acc(_, Some(p)) => Some(p),
-        _ => None,
+/// Every way of choosing one term per position (at most 8 sets; the first ones).
+pub(crate) fn combinations(choices: &[Vec<Term>]) -> Vec<Vec<Term>> {
+    let mut sets: Vec<Vec<Term>> = vec![Vec::new()];
+    for options in choices {
+        let mut next = Vec::new();
+        for set in &sets {
+            for t in options {
+                let mut s = set.clone();
+                s.push(t.clone());
+                next.push(s);
+            }
+        }
+        next.truncate(8);
+        sets = next;
     }
+    sets
 }
 
 /// Splits a quantifier's body into its accessibility predicates, each with the conditions
 /// (left of `==>`) it is under.
-fn split_accesses<'x>(
+pub(crate) fn split_accesses<'x>(
     body: &'x Expr,
     conds: Vec<&'x Expr>,
     out: &mut Vec<(Vec<&'x Expr>, &'x Expr)>,

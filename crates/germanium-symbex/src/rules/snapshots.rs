@@ -97,6 +97,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let resource = Resource::Predicate(pa.name.clone());
             let snap = match self.find(heap, &resource, &args, a.span)? {
                 Some(i) => resources::snapshot_at(heap, i).clone(),
+                None if resources::holds_quantified(heap, Some(&resource)) => {
+                    self.read_value(heap, &resource, &args, a.span)?
+                }
                 None => return Err(Abort::Failed),
             };
             let held = amount.map_or(Term::tt(), |p| p.is_positive());
@@ -149,6 +152,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             ExprKind::Annotated(_, x) | ExprKind::InhaleExhale(x, _) => {
                 self.snapshot_of(st, heap, x, ctx)
             }
+            ExprKind::Quantifier { .. } => self.quantified_snapshot(st, heap, a, ctx).map(Some),
             ExprKind::Acc(loc, amount) => {
                 let (field, rcv) = self.field_location(loc)?;
                 let r = self.eval(st, heap, rcv, ctx)?;

@@ -73,8 +73,15 @@ pub fn valid_pattern(vars: &[Symbol], terms: &[Term]) -> bool {
 /// Triggers for a quantifier over `vars` with `body`: each minimal application covering all
 /// variables as its own pattern; else one multi-pattern covering them; else none.
 pub fn infer(vars: &[Symbol], body: &Term) -> Vec<Vec<Term>> {
+    infer_in(vars, std::slice::from_ref(body))
+}
+
+/// [`infer`] for a quantifier whose body mentions the terms `parts`.
+pub fn infer_in(vars: &[Symbol], parts: &[Term]) -> Vec<Vec<Term>> {
     let mut cands = Vec::new();
-    candidates(body, vars, &mut cands);
+    for part in parts {
+        candidates(part, vars, &mut cands);
+    }
     let covers = |t: &Term| {
         let mut found = Vec::new();
         vars_in(t, vars, &mut found);

@@ -347,6 +347,15 @@ pub(crate) fn start_worker<'e, 'a>(
     let mut v = Verifier::new(env, solver, budget);
     v.preamble()
         .map_err(|e| format!("the SMT solver rejected the preamble: {e}"))?;
+    if v.quantified_snapshot_preamble().is_err() {
+        let why = v
+            .errors
+            .first()
+            .map_or(String::from("unknown reason"), |d| d.message.clone());
+        return Err(format!(
+            "could not declare the snapshots of quantified permissions: {why}"
+        ));
+    }
     if v.function_axioms(posts).is_err() {
         let errors = std::mem::take(&mut v.errors);
         let why = errors
