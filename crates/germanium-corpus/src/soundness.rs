@@ -75,10 +75,13 @@ pub fn missed_in_verified_members(report: &FileReport, missing: &[Located]) -> V
         .collect()
 }
 
-/// Reads the accepted deviations: lines `corpus/name.vpr:LINE id  # reason`.
-pub fn read_accepted(path: &Path) -> BTreeMap<(String, u32), String> {
+/// Reads the accepted deviations: lines `corpus/name.vpr:LINE id  # reason` (a line of a
+/// file may have several, one per id).
+pub fn read_accepted(path: &Path) -> BTreeMap<(String, u32), Vec<String>> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
-    text.lines()
+    let mut accepted: BTreeMap<(String, u32), Vec<String>> = BTreeMap::new();
+    let entries = text
+        .lines()
         .map(|line| line.split('#').next().unwrap_or("").trim())
         .filter(|line| !line.is_empty())
         .filter_map(|line| {
@@ -88,6 +91,9 @@ pub fn read_accepted(path: &Path) -> BTreeMap<(String, u32), String> {
                 (name.to_string(), number.parse().ok()?),
                 id.trim().to_string(),
             ))
-        })
-        .collect()
+        });
+    for (place, id) in entries {
+        accepted.entry(place).or_default().push(id);
+    }
+    accepted
 }

@@ -124,7 +124,9 @@ fn unexplained_misses(results: &[FileResult], accepted_path: &Path) -> String {
             } else {
                 (miss.file.display().to_string(), miss.line)
             };
-            let explained = accepted.get(&place).is_some_and(|id| *id == miss.id);
+            let explained = accepted
+                .get(&place)
+                .is_some_and(|ids| ids.contains(&miss.id));
             let mark = if explained { "ACCEPTED" } else { "UNSOUND" };
             println!(
                 "{mark} {}:{} {} missed in a verified member",
