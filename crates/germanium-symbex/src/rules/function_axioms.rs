@@ -20,7 +20,7 @@ use germanium_syntax::Span;
 use crate::env::analysis::is_impure;
 use crate::errors::ErrorContext;
 use crate::rules::context::{Verifier, R};
-use crate::rules::triggers;
+use crate::rules::triggers::{self, mentions};
 use crate::state::State;
 
 /// A function's definition in terms of a symbolic snapshot and parameters.
@@ -48,10 +48,6 @@ fn mentions_other_fresh(t: &Term, allowed: &[Term]) -> bool {
     t.children()
         .into_iter()
         .any(|c| mentions_other_fresh(c, allowed))
-}
-
-fn mentions(t: &Term, x: &Term) -> bool {
-    t == x || t.children().into_iter().any(|c| mentions(c, x))
 }
 
 /// The translation holds for every value of the wildcard amounts it chose (fresh symbols

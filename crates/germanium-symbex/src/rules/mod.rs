@@ -4,7 +4,8 @@
 //! states). The four are mutually recursive by nature; the recursion stays inside this
 //! module. Beneath them: predicates (`predicates`, `snapshots`, `nesting`), functions
 //! (`functions`, `function_bodies`, `function_axioms`, `unrolling_triggers`, `relevance`),
-//! termination (`termination`, `predicate_measures`), loops made of labels
+//! termination (`termination`, `predicate_measures`), quantified permissions (`quantified`,
+//! `quantified_snapshots`), loops made of labels
 //! (`label_loops`), and the smaller rules (`havoc`, `forperm`, `impure_assume`, `lenient`,
 //! `allocation`, `call_targets`, `inhale_exhale`, `triggers`); [`access`] is their one way
 //! onto resources; [`members`] runs a member's contract and body; [`context`] is the state

@@ -83,10 +83,15 @@ impl Access<'_> {
             .collect()
     }
 
-    /// `t` (over the bound variables) at the locations `rs`, for an access whose arguments
-    /// include its variables at `positions`, with the condition that the other arguments
-    /// are those at `rs` too.
-    pub fn projected(&self, t: &Term, positions: &[usize], rs: &[Term]) -> (Term, Term) {
+    /// The terms `ts` (over the bound variables) at the locations `rs`, for an access whose
+    /// arguments include its variables at `positions`, with the condition that the other
+    /// arguments are those at `rs` too.
+    pub fn projected<const N: usize>(
+        &self,
+        ts: [&Term; N],
+        positions: &[usize],
+        rs: &[Term],
+    ) -> ([Term; N], Term) {
         let map: HashMap<Term, Term> = var_terms(&self.vars)
             .into_iter()
             .zip(positions.iter().map(|&i| rs[i].clone()))
@@ -96,7 +101,10 @@ impl Access<'_> {
             .iter()
             .map(|a| substitute(&self.to_vars(a), &map))
             .collect();
-        (substitute(t, &map), resources::same_args(&args, rs))
+        (
+            ts.map(|t| substitute(t, &map)),
+            resources::same_args(&args, rs),
+        )
     }
 
     /// Whether the resource is a field (whose receivers are not null where held).
@@ -170,7 +178,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             let (rs, held) = self.held_map(&access, e)?;
             let value = match part {
-                Some(s) => self.snapshot_lookup(&access.resource, s, &rs, e.span)?,
+                Some(s) => self.snapshot_maps(&access.resource, s, &rs, e.span)?.0,
                 None => self.fresh_value_map(&access.resource, &rs, e.span)?,
             };
             if access.is_field() {
@@ -191,8 +199,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     fn produce_in_axiom(&mut self, st: &mut State, access: &Access, part: Term, e: &Expr) -> R<()> {
         let sorts: Vec<Sort> = access.args.iter().map(|a| a.sort().clone()).collect();
         let rs = location_vars(self, &sorts);
-        let value = self.snapshot_lookup(&access.resource, part.clone(), &rs, e.span)?;
-        let domain = self.snapshot_domain(&access.resource, part, &rs, e.span)?;
+        let (value, domain) = self.snapshot_maps(&access.resource, part, &rs, e.span)?;
         let w = Term::constant(&crate::rules::produce::axiom_wildcard());
         let held = Permission(Term::ite(domain, w, Permission::none().0));
         resources::add_quantified(&mut st.heap, &access.resource, rs, value, held);
@@ -264,6 +271,33 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 .map_err(|err| self.solver_failed(err, e.span))?;
         }
         Ok(())
+    }
+
+    /// The resource, location expression, argument expressions and amount of `acc` (an
+    /// accessibility predicate of a field or a predicate instance under a quantifier).
+    pub(crate) fn access_parts<'x>(
+        &self,
+        acc: &'x Expr,
+    ) -> Option<(Resource, &'x Expr, Vec<&'x Expr>, Option<&'x Expr>)> {
+        if let Some(pa) = self.as_predicate_access(acc) {
+            let args = pa.args.iter().collect();
+            return Some((Resource::Predicate(pa.name), pa.call, args, pa.amount));
+        }
+        let ExprKind::Acc(loc, amount) = &acc.kind else {
+            return None;
+        };
+        let ExprKind::FieldAccess(rcv, _) = &loc.kind else {
+            return None;
+        };
+        match self.env.sem.field_access(loc.id) {
+            Some(germanium_semantics::FieldTarget::Field(f)) => Some((
+                Resource::Field(f.clone()),
+                &**loc,
+                vec![&**rcv],
+                amount.as_deref(),
+            )),
+            _ => None,
+        }
     }
 
     /// The value maps a trigger `x` matches on when it reads a field at locations held
@@ -394,20 +428,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     let t = self.under(cond.clone(), |v| v.eval(st, heap, c, ctx))?;
                     cond = Term::and([cond, t]);
                 }
-                let (resource, loc, arg_exprs, amount_expr): (_, _, Vec<&Expr>, _) =
-                    if let Some(pa) = self.as_predicate_access(acc) {
-                        (
-                            Resource::Predicate(pa.name.clone()),
-                            pa.call,
-                            pa.args.iter().collect(),
-                            pa.amount,
-                        )
-                    } else if let ExprKind::Acc(loc, amount) = &acc.kind {
-                        let (field, rcv) = self.field_location(loc)?;
-                        (Resource::Field(field), &**loc, vec![rcv], amount.as_deref())
-                    } else {
-                        return Err(self.unsupported(acc.span, "this quantified assertion"));
-                    };
+                let Some((resource, loc, arg_exprs, amount_expr)) = self.access_parts(acc) else {
+                    return Err(self.unsupported(acc.span, "this quantified assertion"));
+                };
                 let mut args = Vec::new();
                 for a in arg_exprs {
                     args.push(self.under(cond.clone(), |v| v.eval(st, heap, a, ctx))?);
@@ -561,19 +584,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let var_list = var_terms(&access.vars);
         let mut patterns = access.triggers.clone();
         if let Some(positions) = access.identity() {
-            // No inverse needed: the location is the variables. (A state holding some of
-            // `null.f` is infeasible, so nothing is lost where `c(null)` holds.)
-            if access.is_field() {
-                if patterns.is_empty() {
-                    patterns = triggers::infer(&symbols, &c);
-                }
-                if !patterns.is_empty() {
-                    let fact = Term::implies(positive.clone(), not_null);
-                    self.assume(Term::forall(access.vars.clone(), fact, patterns), e.span)?;
-                }
-            }
-            let (c_at, here) = access.projected(&c, &positions, &r_terms);
-            let (p_at, _) = access.projected(&p, &positions, &r_terms);
+            // No inverse needed: the location names the instance. (Receivers are not null
+            // where held: a produced field map holds nothing of `null`, a ground fact.)
+            let ([c_at, p_at], here) = access.projected([&c, &p], &positions, &r_terms);
             let held = Term::ite(Term::and([c_at, here]), p_at, Permission::none().0);
             return Ok((rs, Permission(held)));
         }

@@ -64,32 +64,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Ok((look, dom))
     }
 
-    /// The value at the locations `rs` in snapshot `s`.
-    pub(crate) fn snapshot_lookup(
+    /// `look(s, rs)` and `dom(s, rs)`: the value at the locations `rs` in snapshot `s`, and
+    /// whether they are in its footprint.
+    pub(crate) fn snapshot_maps(
         &mut self,
         resource: &Resource,
         s: Term,
         rs: &[(Symbol, Sort)],
         span: Span,
-    ) -> R<Term> {
-        let (look, _) = self.snapshot_map_decls(resource, span)?;
+    ) -> R<(Term, Term)> {
+        let (look, dom) = self.snapshot_map_decls(resource, span)?;
         let mut args = vec![s];
         args.extend(var_terms(rs));
-        Ok(Term::app(&look, args))
-    }
-
-    /// Whether the locations `rs` are in snapshot `s`'s footprint.
-    pub(crate) fn snapshot_domain(
-        &mut self,
-        resource: &Resource,
-        s: Term,
-        rs: &[(Symbol, Sort)],
-        span: Span,
-    ) -> R<Term> {
-        let (_, dom) = self.snapshot_map_decls(resource, span)?;
-        let mut args = vec![s];
-        args.extend(var_terms(rs));
-        Ok(Term::app(&dom, args))
+        Ok((Term::app(&look, args.clone()), Term::app(&dom, args)))
     }
 
     /// The mark of snapshots read at part `k` of the quantified assertion `e`.
@@ -126,7 +113,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 std::iter::once(&a.cond)
                     .chain(&a.args)
                     .chain(std::iter::once(&a.amount.0))
-                    .any(|t| bound.iter().any(|b| mentions(t, b)))
+                    .any(|t| bound.iter().any(|b| triggers::mentions(t, b)))
             });
             if depends {
                 return Err(Abort::Failed);
@@ -138,11 +125,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let sorts = self.location_sorts(&access.resource, e.span)?;
             let rs = location_vars(self, &sorts);
             let r_terms = var_terms(&rs);
-            let dom = self.snapshot_domain(&access.resource, s.clone(), &rs, e.span)?;
-            let look = self.snapshot_lookup(&access.resource, s.clone(), &rs, e.span)?;
+            let (look, dom) = self.snapshot_maps(&access.resource, s.clone(), &rs, e.span)?;
             let positive = access.to_vars(&access.positive());
             if let Some(positions) = access.identity() {
-                let (at_r, here) = access.projected(&positive, &positions, &r_terms);
+                let ([at_r], here) = access.projected([&positive], &positions, &r_terms);
                 self.assume_read(
                     Term::forall(
                         rs.clone(),
@@ -225,17 +211,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let mut parts = Vec::new();
             split_accesses(body, Vec::new(), &mut parts);
             for (k, (_, acc)) in parts.into_iter().enumerate() {
-                let resource = match self.as_predicate_access(acc) {
-                    Some(pa) => Resource::Predicate(pa.name.clone()),
-                    None => match &acc.kind {
-                        ExprKind::Acc(loc, _) => match self.env.sem.field_access(loc.id) {
-                            Some(germanium_semantics::FieldTarget::Field(f)) => {
-                                Resource::Field(f.clone())
-                            }
-                            _ => continue,
-                        },
-                        _ => continue,
-                    },
+                let Some((resource, ..)) = self.access_parts(acc) else {
+                    continue;
                 };
                 let mark = self.snapshot_mark(e, k, e.span)?;
                 self.extensionality(&resource, &mark, e.span)?;
@@ -257,10 +234,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .collect();
         let t1 = Term::var(s1.0.clone(), sort.clone());
         let t2 = Term::var(s2.0.clone(), sort);
-        let dom1 = self.snapshot_domain(resource, t1.clone(), &rs, span)?;
-        let dom2 = self.snapshot_domain(resource, t2.clone(), &rs, span)?;
-        let look1 = self.snapshot_lookup(resource, t1.clone(), &rs, span)?;
-        let look2 = self.snapshot_lookup(resource, t2.clone(), &rs, span)?;
+        let (look1, dom1) = self.snapshot_maps(resource, t1.clone(), &rs, span)?;
+        let (look2, dom2) = self.snapshot_maps(resource, t2.clone(), &rs, span)?;
         let agree = Term::forall(
             rs,
             Term::and([
@@ -302,8 +277,4 @@ fn quantified_sites<'x>(v: &Verifier, a: &'x Expr, out: &mut Vec<&'x Expr>) {
         ExprKind::Let(_, _, body) | ExprKind::Annotated(_, body) => quantified_sites(v, body, out),
         _ => {}
     }
-}
-
-fn mentions(t: &Term, x: &Term) -> bool {
-    t == x || t.children().into_iter().any(|c| mentions(c, x))
 }

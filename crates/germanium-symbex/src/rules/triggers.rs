@@ -25,6 +25,11 @@ fn vars_in(term: &Term, vars: &[Symbol], out: &mut Vec<Symbol>) {
     }
 }
 
+/// Whether `t` contains `x`.
+pub fn mentions(t: &Term, x: &Term) -> bool {
+    t == x || t.children().into_iter().any(|c| mentions(c, x))
+}
+
 /// Whether `term` may appear in a pattern: an application whose arguments are built from
 /// variables, constants, literals, integer arithmetic and further applications (Z3 matches
 /// arithmetic inside patterns; connectives, equalities and `ite` are not allowed).
