@@ -87,23 +87,35 @@ impl<'e, 'a> Verifier<'e, 'a> {
             _ => {
                 let reported = self.errors.len();
                 let t = self.eval_consuming(st, eval_heap, a, ctx)?;
-                if self.modes.assuming {
-                    return self.assume_guarded(t, a.span);
-                }
-                // The conjunct is not well-defined (already reported): like Silicon, which
-                // stops there, do not also report it false; go on as after a failed check.
-                if self.modes.checking && self.errors.len() > reported {
-                    return self.assume_guarded(t, a.span);
-                }
-                // Like Silicon, keep what was checked: later code may need it (e.g. an
-                // extensional collection equality). A failed check already assumed it, and
-                // without checking nothing was proved, so nothing is kept then.
-                if self.modes.checking && self.check(t.clone(), ctx, Reason::AssertionFalse, a)? {
-                    self.assume_guarded(t, a.span)?;
-                }
-                Ok(())
+                self.consume_pure(t, a, reported, ctx)
             }
         }
+    }
+
+    /// Consumes the pure assertion `a` whose value is `t` (errors up to `reported` were
+    /// there before it was read).
+    pub(crate) fn consume_pure(
+        &mut self,
+        t: Term,
+        a: &Expr,
+        reported: usize,
+        ctx: &ErrorContext,
+    ) -> R<()> {
+        if self.modes.assuming {
+            return self.assume_guarded(t, a.span);
+        }
+        // The conjunct is not well-defined (already reported): like Silicon, which stops
+        // there, do not also report it false; go on as after a failed check.
+        if self.modes.checking && self.errors.len() > reported {
+            return self.assume_guarded(t, a.span);
+        }
+        // Like Silicon, keep what was checked: later code may need it (e.g. an extensional
+        // collection equality). A failed check already assumed it, and without checking
+        // nothing was proved, so nothing is kept then.
+        if self.modes.checking && self.check(t.clone(), ctx, Reason::AssertionFalse, a)? {
+            self.assume_guarded(t, a.span)?;
+        }
+        Ok(())
     }
 
     fn consume_acc(

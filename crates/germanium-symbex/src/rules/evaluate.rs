@@ -547,6 +547,24 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if crate::env::analysis::is_impure(self.env.sem, body) {
             return Err(self.unsupported(e.span, "quantified permissions"));
         }
+        self.eval_quantifier_with(st, heap, e, kind, n_vars, trigger_sets, ctx, |v| {
+            v.eval(st, heap, body, ctx)
+        })
+    }
+
+    /// The quantifier `e` whose body is read by `body` (with its variables bound).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn eval_quantifier_with(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        e: &Expr,
+        kind: QuantifierKind,
+        n_vars: usize,
+        trigger_sets: &[germanium_syntax::ast::Trigger],
+        ctx: &ErrorContext,
+        body: impl FnOnce(&mut Self) -> R<Term>,
+    ) -> R<Term> {
         let mut constants = Vec::new();
         let mut vars = Vec::new();
         for i in 0..n_vars {
@@ -570,7 +588,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.member.quantifier_depth += 1;
         let scoped = self.push(e.span);
         let result = scoped.and_then(|_| {
-            let t = self.eval(st, heap, body, ctx)?;
+            let t = body(self)?;
             // Triggers are not checked: they are only patterns.
             let sets = self.with_modes(
                 |m| m.checking = false,

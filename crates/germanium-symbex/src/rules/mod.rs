@@ -38,6 +38,7 @@ mod predicate_measures;
 mod predicates;
 mod produce;
 mod quantified;
+mod quantified_parts;
 mod quantified_snapshots;
 mod relevance;
 mod snapshots;

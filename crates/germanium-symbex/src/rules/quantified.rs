@@ -18,11 +18,12 @@
 use std::collections::HashMap;
 
 use germanium_smt::{substitute, FunDecl, Sort, Symbol, Term};
-use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
+use germanium_syntax::ast::{Expr, ExprKind};
 
 use crate::errors::{ErrorContext, Reason};
 use crate::resources;
 use crate::rules::context::{Abort, Verifier, R};
+use crate::rules::quantified_parts::BodyParts;
 use crate::rules::triggers;
 use crate::state::{Heap, Permission, Resource, State};
 
@@ -145,52 +146,69 @@ impl<'e, 'a> Verifier<'e, 'a> {
         ctx: &ErrorContext,
     ) -> R<()> {
         self.quantified_supported(e)?;
-        let heap = st.heap.clone();
-        let accesses = self.quantified_accesses(st, &heap, e, ctx)?;
-        let parts: Vec<Option<Term>> = match &snap {
-            Some(s) => self
-                .env
-                .snap
-                .split(s, accesses.len())
-                .into_iter()
-                .map(Some)
-                .collect(),
-            None => vec![None; accesses.len()],
+        let body = BodyParts::of_quantifier(self.env.sem, e);
+        let n = body.accesses().count();
+        let mut snaps: Vec<Option<Term>> = match &snap {
+            Some(s) => self.env.snap.split(s, n).into_iter().map(Some).collect(),
+            None => vec![None; n],
         };
-        for (access, part) in accesses.into_iter().zip(parts) {
-            if self.modes.in_axiom {
-                let Some(part) = part else {
-                    return Err(self.unsupported(e.span, "quantified permissions here"));
-                };
-                self.produce_in_axiom(st, &access, part, e)?;
+        snaps.reverse();
+        // In order: a part reads the heap with the parts before it produced.
+        let mut k = 0;
+        for part in &body.parts {
+            let heap = st.heap.clone();
+            if part.pure {
+                let t = self.eval_pure_part(st, &heap, e, part, ctx)?;
+                self.assume_guarded(t, e.span)?;
                 continue;
             }
-            self.check_quantified(&access, e, ctx)?;
-            let mut access = access;
-            if access.some {
-                // Some positive amount, the same at every location.
-                let w = self.some_amount(e.span)?;
-                access.amount = Permission(Term::ite(
-                    access.amount.is_positive(),
-                    w.0,
-                    Permission::none().0,
-                ));
-            }
-            let (rs, held) = self.held_map(&access, e)?;
-            let value = match part {
-                Some(s) => self.snapshot_maps(&access.resource, s, &rs, e.span)?.0,
-                None => self.fresh_value_map(&access.resource, &rs, e.span)?,
-            };
-            if access.is_field() {
-                // Held receivers are not null: `null.f` is not held (a ground fact).
-                let at_null = [(var_terms(&rs).remove(0), self.env.null())]
-                    .into_iter()
-                    .collect();
-                let fact = Term::not(Permission(substitute(&held.0, &at_null)).is_positive());
-                self.assume(fact, e.span)?;
-            }
-            resources::add_quantified(&mut st.heap, &access.resource, rs, value, held);
+            let access = self.quantified_access_at(st, &heap, e, k, ctx)?;
+            k += 1;
+            self.produce_access(st, access, snaps.pop().flatten(), e, ctx)?;
         }
+        Ok(())
+    }
+
+    /// Produces one access of the quantifier `e`, from `part` (its part of the snapshot) if
+    /// given.
+    fn produce_access(
+        &mut self,
+        st: &mut State,
+        mut access: Access,
+        part: Option<Term>,
+        e: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<()> {
+        if self.modes.in_axiom {
+            let Some(part) = part else {
+                return Err(self.unsupported(e.span, "quantified permissions here"));
+            };
+            return self.produce_in_axiom(st, &access, part, e);
+        }
+        self.check_quantified(&access, e, ctx)?;
+        if access.some {
+            // Some positive amount, the same at every location.
+            let w = self.some_amount(e.span)?;
+            access.amount = Permission(Term::ite(
+                access.amount.is_positive(),
+                w.0,
+                Permission::none().0,
+            ));
+        }
+        let (rs, held) = self.held_map(&access, e)?;
+        let value = match part {
+            Some(s) => self.snapshot_maps(&access.resource, s, &rs, e.span)?.0,
+            None => self.fresh_value_map(&access.resource, &rs, e.span)?,
+        };
+        if access.is_field() {
+            // Held receivers are not null: `null.f` is not held (a ground fact).
+            let at_null = [(var_terms(&rs).remove(0), self.env.null())]
+                .into_iter()
+                .collect();
+            let fact = Term::not(Permission(substitute(&held.0, &at_null)).is_positive());
+            self.assume(fact, e.span)?;
+        }
+        resources::add_quantified(&mut st.heap, &access.resource, rs, value, held);
         Ok(())
     }
 
@@ -233,7 +251,20 @@ impl<'e, 'a> Verifier<'e, 'a> {
         ctx: &ErrorContext,
     ) -> R<()> {
         self.quantified_supported(e)?;
-        for access in self.quantified_accesses(st, eval_heap, e, ctx)? {
+        let body = BodyParts::of_quantifier(self.env.sem, e);
+        let mut accesses = self.quantified_accesses(st, eval_heap, e, ctx)?.into_iter();
+        for part in &body.parts {
+            if part.pure {
+                let reported = self.errors.len();
+                let t = self.with_perm_heap(Some(st.heap.clone()), |v| {
+                    v.eval_pure_part(st, eval_heap, e, part, ctx)
+                })?;
+                self.consume_pure(t, e, reported, ctx)?;
+                continue;
+            }
+            let Some(access) = accesses.next() else {
+                break;
+            };
             if self.modes.positive_only {
                 // A function's precondition is checked where it is applied, not taken: some
                 // of each location at an arbitrary instance.
@@ -389,6 +420,32 @@ impl<'e, 'a> Verifier<'e, 'a> {
         e: &'x Expr,
         ctx: &ErrorContext,
     ) -> R<Vec<Access<'x>>> {
+        self.read_quantified(st, heap, e, None, ctx)
+    }
+
+    /// The `k`-th access of the quantifier `e`, read in `heap`.
+    fn quantified_access_at<'x>(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        e: &'x Expr,
+        k: usize,
+        ctx: &ErrorContext,
+    ) -> R<Access<'x>> {
+        let mut one = self.read_quantified(st, heap, e, Some(k), ctx)?;
+        one.pop()
+            .ok_or_else(|| self.unsupported(e.span, "this quantified assertion"))
+    }
+
+    /// The accesses of the quantifier `e` (only the `k`-th if `only` is `Some(k)`).
+    fn read_quantified<'x>(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        e: &'x Expr,
+        only: Option<usize>,
+        ctx: &ErrorContext,
+    ) -> R<Vec<Access<'x>>> {
         let ExprKind::Quantifier {
             vars: declared,
             triggers: given,
@@ -402,61 +459,29 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut at = Vec::new();
         let mut bound = Vec::new();
         for i in 0..declared.len() {
-            let Some(var) = self.env.sem.binders.get(&(e.id, i)).copied() else {
-                return Err(self.unsupported(e.span, "this quantifier"));
-            };
-            let info = self.env.sem.var(var).clone();
-            let sort = self.sort_of(&info.ty, e.span)?;
-            at.push(self.fresh(&info.name, sort.clone(), e.span)?);
-            vars.push((
-                self.decider.fresh_symbol(&format!("sx.q.{}", info.name)),
-                sort,
-            ));
+            let (var, symbol, constant) = self.bound_variable(e, i)?;
+            vars.push(symbol);
+            at.push(constant);
             bound.push(var);
         }
-        let mut parts = Vec::new();
-        split_accesses(body, Vec::new(), &mut parts);
+        let parts = BodyParts::of(self.env.sem, body);
         let bindings: Vec<_> = bound.into_iter().zip(at.iter().cloned()).collect();
         let depth = self.member.bound.len();
         self.member.bound.extend(bindings.iter().cloned());
         self.member.quantifier_depth += 1;
         let read = (|| -> R<Vec<Access<'x>>> {
             let mut out = Vec::new();
-            for (conds, acc) in parts {
-                let mut cond = self.guard();
-                for c in conds {
-                    let t = self.under(cond.clone(), |v| v.eval(st, heap, c, ctx))?;
-                    cond = Term::and([cond, t]);
+            for (k, part) in parts.accesses().enumerate() {
+                if only.is_some_and(|j| j != k) {
+                    continue;
                 }
-                let Some((resource, loc, arg_exprs, amount_expr)) = self.access_parts(acc) else {
-                    return Err(self.unsupported(acc.span, "this quantified assertion"));
-                };
-                let mut args = Vec::new();
-                for a in arg_exprs {
-                    args.push(self.under(cond.clone(), |v| v.eval(st, heap, a, ctx))?);
-                }
-                let wildcard = amount_expr.is_some_and(|x| matches!(x.kind, ExprKind::Wildcard));
-                let amount = match amount_expr {
-                    None => Permission::write(),
-                    Some(_) if wildcard => Permission::write(),
-                    Some(x) => {
-                        Permission::of(self.under(cond.clone(), |v| v.eval(st, heap, x, ctx))?)
-                    }
-                };
-                let some = wildcard || self.modes.positive_only;
-                let amount = if some { amount } else { self.scaled(amount) };
-                out.push(Access {
-                    resource,
-                    loc,
-                    amount_expr: amount_expr.filter(|_| !wildcard),
-                    vars: vars.clone(),
-                    at: at.clone(),
-                    cond,
-                    args,
-                    amount,
-                    some,
-                    triggers: Vec::new(),
-                });
+                let (mut vars, mut at) = (vars.clone(), at.clone());
+                let cond = self.read_guards(st, heap, &part.guards, &mut vars, &mut at, ctx);
+                let access =
+                    cond.and_then(|c| self.read_access(st, heap, part.expr, vars, at, c, ctx));
+                // The guards' bindings end with the access.
+                self.member.bound.truncate(depth + bindings.len());
+                out.push(access?);
             }
             Ok(out)
         })();
@@ -485,8 +510,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
         }
         self.member.bound.truncate(depth);
-        let symbols: Vec<Symbol> = vars.iter().map(|(v, _)| v.clone()).collect();
         for access in &mut accesses {
+            let symbols: Vec<Symbol> = access.vars.iter().map(|(v, _)| v.clone()).collect();
             access.triggers = sets
                 .iter()
                 .map(|set| set.iter().map(|t| access.to_vars(t)).collect::<Vec<_>>())
@@ -494,6 +519,47 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 .collect();
         }
         Ok(accesses)
+    }
+
+    /// One access `acc` under `cond`, read at the constants `at` of the variables `vars`.
+    #[allow(clippy::too_many_arguments)]
+    fn read_access<'x>(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        acc: &'x Expr,
+        vars: Vec<(Symbol, Sort)>,
+        at: Vec<Term>,
+        cond: Term,
+        ctx: &ErrorContext,
+    ) -> R<Access<'x>> {
+        let Some((resource, loc, arg_exprs, amount_expr)) = self.access_parts(acc) else {
+            return Err(self.unsupported(acc.span, "this quantified assertion"));
+        };
+        let mut args = Vec::new();
+        for a in arg_exprs {
+            args.push(self.under(cond.clone(), |v| v.eval(st, heap, a, ctx))?);
+        }
+        let wildcard = amount_expr.is_some_and(|x| matches!(x.kind, ExprKind::Wildcard));
+        let amount = match amount_expr {
+            None => Permission::write(),
+            Some(_) if wildcard => Permission::write(),
+            Some(x) => Permission::of(self.under(cond.clone(), |v| v.eval(st, heap, x, ctx))?),
+        };
+        let some = wildcard || self.modes.positive_only;
+        let amount = if some { amount } else { self.scaled(amount) };
+        Ok(Access {
+            resource,
+            loc,
+            amount_expr: amount_expr.filter(|_| !wildcard),
+            vars,
+            at,
+            cond,
+            args,
+            amount,
+            some,
+            triggers: Vec::new(),
+        })
     }
 
     /// The checks of a quantified permission: amounts not negative, locations injective
@@ -599,9 +665,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
             parts.push(c.clone());
             patterns = triggers::infer_in(&symbols, &parts);
         }
-        if patterns.is_empty() {
-            return Err(self.unsupported(e.span, "a quantified permission without triggers"));
-        }
         let mut inverses = Vec::new();
         let mut forward = Vec::new();
         for (var, sort) in &access.vars {
@@ -619,12 +682,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
             inverses.push(Term::app(&inverse, r_terms.clone()));
         }
         forward.push(not_null);
-        let forward = Term::forall(
-            access.vars.clone(),
-            Term::implies(positive, Term::and(forward)),
-            patterns,
-        );
-        self.assume_read(forward, e.span)?;
+        // Without a pattern the inverses stay unconstrained: still sound (the true inverse
+        // is one of their values, the locations being injective), but less is known.
+        if !patterns.is_empty() {
+            let forward = Term::forall(
+                access.vars.clone(),
+                Term::implies(positive, Term::and(forward)),
+                patterns,
+            );
+            self.assume_read(forward, e.span)?;
+        }
         let back_map: HashMap<Term, Term> = var_list.into_iter().zip(inverses).collect();
         let back = |t: &Term| substitute(t, &back_map);
         // Held at `rs` only where `rs` are the arguments at `inv(rs)`: the inverse says
@@ -652,25 +719,4 @@ pub(crate) fn combinations(choices: &[Vec<Term>]) -> Vec<Vec<Term>> {
         sets = next;
     }
     sets
-}
-
-/// Splits a quantifier's body into its accessibility predicates, each with the conditions
-/// (left of `==>`) it is under.
-pub(crate) fn split_accesses<'x>(
-    body: &'x Expr,
-    conds: Vec<&'x Expr>,
-    out: &mut Vec<(Vec<&'x Expr>, &'x Expr)>,
-) {
-    match &body.kind {
-        ExprKind::Binary(BinaryOp::Implies, c, rest) => {
-            let mut more = conds;
-            more.push(c);
-            split_accesses(rest, more, out);
-        }
-        ExprKind::Binary(BinaryOp::And, l, r) => {
-            split_accesses(l, conds.clone(), out);
-            split_accesses(r, conds, out);
-        }
-        _ => out.push((conds, body)),
-    }
 }

@@ -19,7 +19,8 @@ use crate::env::analysis::is_impure;
 use crate::errors::ErrorContext;
 use crate::resources;
 use crate::rules::context::{Abort, Verifier, R};
-use crate::rules::quantified::{location_vars, split_accesses, var_terms};
+use crate::rules::quantified::{location_vars, var_terms};
+use crate::rules::quantified_parts::BodyParts;
 use crate::rules::triggers;
 use crate::state::{Heap, Resource, State};
 
@@ -208,10 +209,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let ExprKind::Quantifier { body, .. } = &e.kind else {
                 continue;
             };
-            let mut parts = Vec::new();
-            split_accesses(body, Vec::new(), &mut parts);
-            for (k, (_, acc)) in parts.into_iter().enumerate() {
-                let Some((resource, ..)) = self.access_parts(acc) else {
+            let parts = BodyParts::of(self.env.sem, body);
+            for (k, part) in parts.accesses().enumerate() {
+                let Some((resource, ..)) = self.access_parts(part.expr) else {
                     continue;
                 };
                 let mark = self.snapshot_mark(e, k, e.span)?;
