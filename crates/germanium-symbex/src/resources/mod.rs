@@ -386,6 +386,34 @@ pub fn havoc_at(heap: &mut Heap, index: usize, hit: &Term, fresh: &Term) {
     c.snap = Term::ite(hit.clone(), fresh.clone(), c.snap.clone());
 }
 
+/// Gives every quantified chunk of `resource` the value `fresh` where `hit` holds (both
+/// over `vars`, one per argument), keeping its values elsewhere (havoc).
+pub fn havoc_quantified(
+    heap: &mut Heap,
+    resource: &Resource,
+    vars: &[(Symbol, Sort)],
+    hit: &Term,
+    fresh: &Term,
+) {
+    let indices: Vec<usize> = heap.of(resource).collect();
+    for i in indices {
+        let c = &mut heap.chunks[i];
+        if !c.is_quantified() {
+            continue;
+        }
+        let to_chunk: HashMap<Term, Term> = vars
+            .iter()
+            .map(|(v, sort)| Term::var(v.clone(), sort.clone()))
+            .zip(c.args.iter().cloned())
+            .collect();
+        c.snap = Term::ite(
+            substitute(hit, &to_chunk),
+            substitute(fresh, &to_chunk),
+            c.snap.clone(),
+        );
+    }
+}
+
 /// Takes from every chunk of `resource` that may be `args`: `take` gets whether a chunk is
 /// the location and its amount, and says how much of it goes. With `otherwise`, returns the
 /// location's snapshot: that of a chunk that is it and holds some of it (under `when`),

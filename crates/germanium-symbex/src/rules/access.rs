@@ -336,24 +336,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.fresh_value(resource, span)
     }
 
-    /// An unsupported-feature error where `what` would have to see every location of
-    /// `resource` and `heap` holds some of them through a quantified chunk.
-    pub fn refuse_quantified(
-        &mut self,
-        heap: &Heap,
-        resource: &Resource,
-        span: Span,
-        what: &str,
-    ) -> R<()> {
-        if resources::holds_quantified(heap, Some(resource)) {
-            return Err(self.unsupported(
-                span,
-                format!("{what} over locations held through quantified permissions"),
-            ));
-        }
-        Ok(())
-    }
-
     /// Adds what `frame` holds (taken out of the state earlier: a loop's frame) back to the
     /// state, outside any guard (the amounts already say when they are held).
     pub fn readd_frame(&mut self, st: &mut State, frame: &Heap, span: Span) -> R<()> {

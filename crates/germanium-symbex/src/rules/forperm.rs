@@ -3,11 +3,13 @@
 //! predicate instance). With heap chunks this is a finite conjunction: for each chunk of
 //! the resource with positive permission, the bound variables are read off the chunk's
 //! arguments (each must occur as an argument on its own), the remaining arguments must
-//! match, and then the body must hold. Magic wands are not supported.
+//! match, and then the body must hold. Where quantified chunks hold some of the resource it
+//! is a quantifier over the variables instead, whose condition is the amount held at the
+//! arguments. Magic wands are not supported.
 
 use germanium_semantics::{FieldTarget, VarId};
 use germanium_smt::Term;
-use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
+use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, QuantifierKind};
 
 use crate::errors::ErrorContext;
 use crate::resources;
@@ -108,7 +110,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     "a `forperm` whose variables are not arguments of the resource",
                 ));
             };
-            self.refuse_quantified(&current, &pattern.resource, resource.span, "`forperm`")?;
+            if resources::holds_quantified(&current, Some(&pattern.resource)) {
+                // Every location, held or not: a quantifier over the variables.
+                parts.push(self.forperm_everywhere(st, &current, e, &pattern, body, ctx)?);
+                continue;
+            }
             for chunk in resources::held(&current, Some(&pattern.resource)) {
                 let held = chunk.perm.is_positive();
                 let actual = chunk.args.clone();
@@ -125,6 +131,32 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
         }
         Ok(Term::and(parts))
+    }
+
+    /// `forall xs :: perm(R(args(xs))) > 0 ==> body(xs)` in `current` (which holds some of
+    /// `R` through quantified chunks).
+    fn forperm_everywhere(
+        &mut self,
+        st: &State,
+        current: &Heap,
+        e: &Expr,
+        pattern: &ResourcePattern<'_>,
+        body: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
+        let ExprKind::Forperm { vars, .. } = &e.kind else {
+            return Err(self.unsupported(e.span, "this `forperm`"));
+        };
+        let n = vars.len();
+        self.eval_quantifier_with(st, current, e, QuantifierKind::Forall, n, &[], ctx, |v| {
+            let mut args = Vec::new();
+            for a in &pattern.args {
+                args.push(v.eval(st, current, a, ctx)?);
+            }
+            let held = resources::perm_of(current, &pattern.resource, &args).is_positive();
+            let t = v.under(held.clone(), |v| v.eval(st, current, body, ctx))?;
+            Ok(Term::implies(held, t))
+        })
     }
 
     /// `held && args match ==> body` for one chunk, the bound variables already bound.

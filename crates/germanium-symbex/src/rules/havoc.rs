@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use germanium_smt::Term;
+use germanium_smt::{FunDecl, Term};
 use germanium_syntax::ast::{Expr, Stmt};
 use germanium_syntax::Span;
 
@@ -14,6 +14,7 @@ use crate::errors::ErrorContext;
 use crate::resources;
 use crate::rules::context::{Abort, Verifier, R};
 use crate::rules::forperm::ResourcePattern;
+use crate::rules::quantified::{location_vars, var_terms};
 use crate::rules::triggers;
 use crate::state::{Resource, State};
 
@@ -50,18 +51,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let pattern = self.resource_pattern(res, "`quasihavoc`")?;
         let heap = st.heap.clone();
         let (c, args) = self.havoc_target(st, &heap, cond, &pattern, &ctx)?;
-        self.refuse_quantified(&st.heap, &pattern.resource, s.span, "`quasihavoc`")?;
-        let held = resources::held(&st.heap, Some(&pattern.resource));
-        let Some(first) = held.first() else {
-            return Ok(());
-        };
+        let sort = self.resource_sort(&pattern.resource, s.span)?;
         // One location: every chunk that may be it gets the same new value.
-        let fresh = self.fresh(pattern.resource.name(), first.snap.sort().clone(), s.span)?;
-        for h in &held {
+        let fresh = self.fresh(pattern.resource.name(), sort, s.span)?;
+        for h in resources::held(&st.heap, Some(&pattern.resource)) {
             let same = resources::equal_args(self.env, &pattern.resource, &args, &h.args);
             let hit = Term::and([c.clone(), same]);
             resources::havoc_at(&mut st.heap, h.index, &hit, &fresh);
         }
+        let sorts = self.location_sorts(&pattern.resource, s.span)?;
+        let rs = location_vars(self, &sorts);
+        let same = resources::equal_args(self.env, &pattern.resource, &args, &var_terms(&rs));
+        let hit = Term::and([c, same]);
+        resources::havoc_quantified(&mut st.heap, &pattern.resource, &rs, &hit, &fresh);
         Ok(())
     }
 
@@ -124,42 +126,46 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .zip(&vars)
             .map(|((_, t), (name, sort))| (t.clone(), Term::var(name.clone(), sort.clone())))
             .collect();
-        let mut havocked: Vec<(Vec<Term>, Term)> = Vec::new();
-        self.refuse_quantified(&st.heap, &pattern.resource, s.span, "`quasihavocall`")?;
-        for chunk in resources::held(&st.heap, Some(&pattern.resource)) {
-            let actual = chunk.args.clone();
-            let hit = match &positions {
+        // The new values: one fresh function of the location, so chunks that may be the
+        // same location get the same new value.
+        let sorts = self.location_sorts(&pattern.resource, s.span)?;
+        let value_sort = self.resource_sort(&pattern.resource, s.span)?;
+        let map = FunDecl::new(
+            self.decider
+                .fresh_symbol(&format!("havoc.{}", pattern.resource.name())),
+            sorts.clone(),
+            value_sort,
+        );
+        self.ensure_declared(&map, s.span)?;
+        // Whether the location `actual` is one of those chosen.
+        let chosen = |v: &Self, actual: &[Term]| -> Term {
+            let same = v.pattern_args_equal(&pattern, &args, actual);
+            match &positions {
                 Some(positions) => {
                     let at: HashMap<Term, Term> = first
                         .iter()
                         .zip(positions)
                         .map(|((_, t), p)| (t.clone(), actual[*p].clone()))
                         .collect();
-                    let same = self.pattern_args_equal(&pattern, &args, &actual);
                     triggers::substitute(&Term::and([c.clone(), same]), &at)
                 }
-                None => {
-                    let body =
-                        Term::and([c.clone(), self.pattern_args_equal(&pattern, &args, &actual)]);
-                    Term::exists(
-                        vars.clone(),
-                        triggers::substitute(&body, &to_vars),
-                        Vec::new(),
-                    )
-                }
-            };
-            let fresh = self.fresh(pattern.resource.name(), chunk.snap.sort().clone(), s.span)?;
-            // Chunks that may be the same location or instance get the same new value.
-            for (other_args, other_fresh) in &havocked {
-                let same = self.pattern_args_equal(&pattern, &actual, other_args);
-                self.assume(
-                    Term::implies(same, Term::eq(fresh.clone(), other_fresh.clone())),
-                    s.span,
-                )?;
+                None => Term::exists(
+                    vars.clone(),
+                    triggers::substitute(&Term::and([c.clone(), same]), &to_vars),
+                    Vec::new(),
+                ),
             }
-            havocked.push((actual, fresh.clone()));
+        };
+        for chunk in resources::held(&st.heap, Some(&pattern.resource)) {
+            let hit = chosen(self, &chunk.args);
+            let fresh = Term::app(&map, chunk.args.clone());
             resources::havoc_at(&mut st.heap, chunk.index, &hit, &fresh);
         }
+        let rs = location_vars(self, &sorts);
+        let r_terms = var_terms(&rs);
+        let hit = chosen(self, &r_terms);
+        let fresh = Term::app(&map, r_terms);
+        resources::havoc_quantified(&mut st.heap, &pattern.resource, &rs, &hit, &fresh);
         Ok(())
     }
 

@@ -208,7 +208,52 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let fact = Term::not(Permission(substitute(&held.0, &at_null)).is_positive());
             self.assume(fact, e.span)?;
         }
+        self.assume_consistent(&st.heap, &access.resource, &rs, &held, &value, e.span)?;
         resources::add_quantified(&mut st.heap, &access.resource, rs, value, held);
+        Ok(())
+    }
+
+    /// What a new quantified chunk (`held` and `value` over `rs`) and the chunks `heap`
+    /// already holds of its resource say together: no location held beyond what the
+    /// resource allows, one value where both hold some. At the locations of single chunks
+    /// as ground facts, elsewhere triggered by the chunks' value maps.
+    fn assume_consistent(
+        &mut self,
+        heap: &Heap,
+        resource: &Resource,
+        rs: &[(Symbol, Sort)],
+        held: &Permission,
+        value: &Term,
+        span: germanium_syntax::Span,
+    ) -> R<()> {
+        let singles = resources::held(heap, Some(resource));
+        if singles.is_empty() && !resources::holds_quantified(heap, Some(resource)) {
+            return Ok(());
+        }
+        let r = var_terms(rs);
+        let before = resources::perm_of(heap, resource, &r);
+        let other_value = resources::value_of(heap, resource, &r, value.clone());
+        let both = Term::and([held.is_positive(), before.is_positive()]);
+        let mut facts = vec![Term::implies(both, Term::eq(value.clone(), other_value))];
+        if let Some(max) = resource.max_amount() {
+            facts.push(held.add(&before).at_most(&max));
+        }
+        let fact = Term::and(facts);
+        for single in singles {
+            let at: HashMap<Term, Term> = r.iter().cloned().zip(single.args).collect();
+            self.assume(substitute(&fact, &at), span)?;
+        }
+        let symbols: Vec<Symbol> = rs.iter().map(|(v, _)| v.clone()).collect();
+        let mut maps = resources::quantified_value_maps(heap, resource, &r);
+        maps.push(value.clone());
+        let patterns: Vec<Vec<Term>> = maps
+            .into_iter()
+            .map(|m| vec![m])
+            .filter(|set| triggers::valid_pattern(&symbols, set))
+            .collect();
+        if !patterns.is_empty() {
+            self.assume(Term::forall(rs.to_vec(), fact, patterns), span)?;
+        }
         Ok(())
     }
 

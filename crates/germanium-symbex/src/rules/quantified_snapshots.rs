@@ -26,7 +26,7 @@ use crate::state::{Heap, Resource, State};
 
 impl<'e, 'a> Verifier<'e, 'a> {
     /// The sorts of the arguments of a location of `resource`.
-    fn location_sorts(&mut self, resource: &Resource, span: Span) -> R<Vec<Sort>> {
+    pub(crate) fn location_sorts(&mut self, resource: &Resource, span: Span) -> R<Vec<Sort>> {
         match resource {
             Resource::Field(_) => Ok(vec![self.env.null().sort().clone()]),
             Resource::Predicate(p) => {
