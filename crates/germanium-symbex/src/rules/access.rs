@@ -115,6 +115,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Ok(());
         }
         let sort = self.resource_sort(resource, span)?;
+        if let (Resource::Predicate(name), false) = (resource, self.modes.in_axiom) {
+            let mark = self.instance_mark(name, args.clone(), span)?;
+            self.assume(mark, span)?;
+        }
         let guard = self.guard();
         // A definitional axiom's premises may not mention labels of this path.
         let distinctness = if self.modes.in_axiom {

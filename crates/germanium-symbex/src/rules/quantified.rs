@@ -377,7 +377,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// The value maps a trigger `x` matches on when it reads a field at locations held
-    /// through quantified chunks (`None`: not such a read).
+    /// through quantified chunks, or names a predicate instance (its instance mark and the
+    /// value maps of the quantified chunks holding it; `None`: neither).
     pub(crate) fn trigger_value_maps(
         &mut self,
         st: &State,
@@ -385,6 +386,24 @@ impl<'e, 'a> Verifier<'e, 'a> {
         x: &Expr,
         ctx: &ErrorContext,
     ) -> R<Option<Vec<Term>>> {
+        if let Some(pa) = self.as_predicate_access(x) {
+            let mut args = Vec::new();
+            for a in pa.args {
+                match self.eval(st, heap, a, ctx) {
+                    Ok(t) => args.push(t),
+                    Err(Abort::Failed) => return Ok(Some(Vec::new())),
+                    Err(other) => return Err(other),
+                }
+            }
+            let mut maps = vec![self.instance_mark(&pa.name, args.clone(), x.span)?];
+            let resource = Resource::Predicate(pa.name);
+            maps.extend(
+                resources::quantified_value_maps(heap, &resource, &args)
+                    .into_iter()
+                    .filter(triggers::pattern_safe),
+            );
+            return Ok(Some(maps));
+        }
         let ExprKind::FieldAccess(rcv, _) = &x.kind else {
             return Ok(None);
         };
@@ -537,21 +556,29 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut sets = Vec::new();
         self.member.bound.extend(bindings);
         for set in given {
-            let terms: Vec<Term> = set
-                .exprs
-                .iter()
-                .filter_map(|x| {
-                    // A read of a location matches on its receiver (the inverse's pattern).
-                    let x = match &x.kind {
-                        ExprKind::FieldAccess(rcv, _) => &**rcv,
-                        _ => x,
-                    };
-                    self.with_modes(|m| m.checking = false, |v| v.eval(st, heap, x, ctx))
-                        .ok()
-                })
-                .collect();
-            if terms.len() == set.exprs.len() {
-                sets.push(terms);
+            let mut choices = Vec::new();
+            for x in &set.exprs {
+                // A predicate instance matches on the value maps of the chunks holding it.
+                if self.as_predicate_access(x).is_some() {
+                    let maps = self.with_modes(
+                        |m| m.checking = false,
+                        |v| v.trigger_value_maps(st, heap, x, ctx),
+                    )?;
+                    choices.push(maps.unwrap_or_default());
+                    continue;
+                }
+                // A read of a location matches on its receiver (the inverse's pattern).
+                let x = match &x.kind {
+                    ExprKind::FieldAccess(rcv, _) => &**rcv,
+                    _ => x,
+                };
+                if let Ok(t) = self.with_modes(|m| m.checking = false, |v| v.eval(st, heap, x, ctx))
+                {
+                    choices.push(vec![t]);
+                }
+            }
+            if choices.len() == set.exprs.len() {
+                sets.extend(combinations(&choices));
             }
         }
         self.member.bound.truncate(depth);
