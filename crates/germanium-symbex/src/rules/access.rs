@@ -115,10 +115,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Ok(());
         }
         let sort = self.resource_sort(resource, span)?;
-        if let (Resource::Predicate(name), false) = (resource, self.modes.in_axiom) {
-            let mark = self.instance_mark(name, args.clone(), span)?;
-            self.assume(mark, span)?;
-        }
+        self.mention_instance(resource, &args, span)?;
         let guard = self.guard();
         // A definitional axiom's premises may not mention labels of this path.
         let distinctness = if self.modes.in_axiom {
@@ -173,6 +170,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         ctx: &ErrorContext,
     ) -> R<Term> {
         let span = at.span;
+        self.mention_instance(resource, args, span)?;
         if self.modes.assuming {
             return self.assume_held(heaps, resource, args, amount, span);
         }

@@ -388,6 +388,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             };
             (Resource::Field(field), vec![self.eval(st, heap, rcv, ctx)?])
         };
+        self.mention_instance(&resource, &args, loc.span)?;
         let current = self.member.perm_heap.clone();
         Ok(resources::perm_of(current.as_ref().unwrap_or(heap), &resource, &args).0)
     }

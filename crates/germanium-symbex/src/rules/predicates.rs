@@ -70,6 +70,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Ok(Term::app(&decl, args))
     }
 
+    /// Mentions the instance mark of `resource(args)` if it is a predicate instance (when it
+    /// is produced, consumed or its permission read).
+    pub fn mention_instance(&mut self, resource: &Resource, args: &[Term], span: Span) -> R<()> {
+        let Resource::Predicate(name) = resource else {
+            return Ok(());
+        };
+        if self.modes.in_axiom {
+            return Ok(());
+        }
+        let mark = self.instance_mark(name, args.to_vec(), span)?;
+        self.assume(mark, span)
+    }
+
     /// Evaluates the arguments and the amount (scaled; `None` for `wildcard`).
     pub fn eval_predicate_access(
         &mut self,

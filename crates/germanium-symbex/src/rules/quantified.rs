@@ -295,7 +295,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
         e: &Expr,
         ctx: &ErrorContext,
     ) -> R<()> {
-        self.quantified_supported(e)?;
         let body = BodyParts::of_quantifier(self.env.sem, e);
         let mut accesses = self.quantified_accesses(st, eval_heap, e, ctx)?.into_iter();
         for part in &body.parts {
@@ -310,6 +309,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let Some(access) = accesses.next() else {
                 break;
             };
+            if self.modes.assuming {
+                self.assume_quantified_held(st, &access, e)?;
+                continue;
+            }
             if self.modes.positive_only {
                 // A function's precondition is checked where it is applied, not taken: some
                 // of each location at an arbitrary instance.
@@ -347,6 +350,54 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 .map_err(|err| self.solver_failed(err, e.span))?;
         }
         Ok(())
+    }
+
+    /// `assume forall xs :: c ==> acc(loc, p)` (see `impure_assume`): assumes that `st`
+    /// holds `p` at every such location, then takes it from `st` (a scratch state), so a
+    /// later access of the same resource must be held on top of it. The locations must be
+    /// injective (the inverses would be contradictory otherwise; not checked, as nothing is
+    /// in an assumption, but proved).
+    fn assume_quantified_held(&mut self, st: &mut State, access: &Access, e: &Expr) -> R<()> {
+        if access.identity().is_none() {
+            let injective = self.injectivity(access, e)?;
+            if !self.prove(injective, e.span)? {
+                return Err(self.unsupported(
+                    e.span,
+                    "quantified permissions to locations that may not be injective in an assumption",
+                ));
+            }
+        }
+        let held = resources::perm_of(&st.heap, &access.resource, &access.args);
+        let enough = if access.some {
+            held.is_positive()
+        } else {
+            access.amount.at_most(&held)
+        };
+        let fact = access.to_vars(&Term::implies(access.positive(), enough));
+        let symbols: Vec<Symbol> = access.vars.iter().map(|(v, _)| v.clone()).collect();
+        let mut patterns = access.triggers.clone();
+        if patterns.is_empty() {
+            let args: Vec<Term> = access.args.iter().map(|a| access.to_vars(a)).collect();
+            patterns = triggers::infer_in(&symbols, &args);
+        }
+        if patterns.is_empty() {
+            patterns = triggers::infer(&symbols, &fact);
+        }
+        self.assume(Term::forall(access.vars.clone(), fact, patterns), e.span)?;
+        if access.some {
+            // Some positive amount: nothing taken (later amounts are assumed less strictly,
+            // which only assumes less).
+            return Ok(());
+        }
+        let (rs, needed) = self.held_map(access, e)?;
+        resources::take_quantified(
+            &mut self.decider,
+            &mut st.heap,
+            &access.resource,
+            &rs,
+            &needed,
+        )
+        .map_err(|err| self.solver_failed(err, e.span))
     }
 
     /// The resource, location expression, argument expressions and amount of `acc` (an
