@@ -252,6 +252,58 @@ pub fn take_quantified(
     Ok(())
 }
 
+/// The quantified chunks of `resource` made for some of the constants `needed` names, the
+/// most shared first (where a quantified amount is likely to be taken from as a whole).
+pub fn likely_sources(heap: &Heap, resource: &Resource, needed: &Term) -> Vec<usize> {
+    let mut wanted = Vec::new();
+    crate::state::heap::constants_in(needed, &mut wanted);
+    let mut scored: Vec<(usize, usize)> = heap
+        .of(resource)
+        .filter(|&i| heap.chunks[i].is_quantified())
+        .map(|i| {
+            let shared = heap.chunks[i]
+                .made_for
+                .iter()
+                .filter(|c| wanted.contains(c))
+                .count();
+            (shared, i)
+        })
+        .filter(|(shared, _)| *shared > 0)
+        .collect();
+    // Most shared first; among equals the newest.
+    scored.sort_by(|a, b| b.cmp(a));
+    scored.into_iter().map(|(_, i)| i).collect()
+}
+
+/// How much the chunk at `index` holds of `args`.
+pub fn amount_at_location(heap: &Heap, index: usize, args: &[Term]) -> Permission {
+    amount_for(&heap.chunks[index], args)
+}
+
+/// Takes `needed` (over `vars`, per location; the caller has proved the chunk holds it)
+/// from the quantified chunk at `index` only.
+pub fn take_quantified_from(
+    decider: &mut Decider,
+    heap: &mut Heap,
+    index: usize,
+    vars: &[(Symbol, Sort)],
+    needed: &Permission,
+) -> Result<(), SolverError> {
+    let chunk = &heap.chunks[index];
+    let to_chunk: HashMap<Term, Term> = vars
+        .iter()
+        .map(|(v, sort)| Term::var(v.clone(), sort.clone()))
+        .zip(chunk.args.iter().cloned())
+        .collect();
+    let chunk_vars = chunk.vars.clone();
+    let left = chunk
+        .perm
+        .sub(&Permission(substitute(&needed.0, &to_chunk)));
+    heap.chunks[index].perm = name_map(decider, &chunk_vars, &left)?;
+    heap.drop_empty();
+    Ok(())
+}
+
 /// A fresh function `m` with `forall vars :: m(vars) == map` assumed, applied to `vars`; a
 /// map that is a literal stays as it is.
 fn name_map(
@@ -597,6 +649,7 @@ pub fn add(
         args,
         snap,
         perm: amount,
+        made_for: Vec::new(),
     });
     Ok(())
 }
@@ -678,6 +731,41 @@ mod tests {
 
     fn r(name: &str) -> Term {
         Term::constant(&FunDecl::constant(Symbol::user(name), Sort::named("Ref")))
+    }
+
+    /// A quantified chunk of `f` holding all of `loc(array, i)`, as made for `array`.
+    fn array_chunk(array: &str) -> Chunk {
+        let v = Symbol::user("r");
+        let var = Term::var(v.clone(), Sort::named("Ref"));
+        let owner = FunDecl::new(
+            Symbol::user("owner"),
+            vec![Sort::named("Ref")],
+            Sort::named("Ref"),
+        );
+        let mine = Term::eq(Term::app(&owner, vec![var]), r(array));
+        let perm = Permission(Term::ite(mine, Permission::write().0, Permission::none().0));
+        Chunk::quantified(
+            Resource::Field("f".into()),
+            vec![(v, Sort::named("Ref"))],
+            Term::int(0),
+            perm,
+        )
+    }
+
+    #[test]
+    fn the_likely_source_is_the_chunk_made_for_the_same_constants() {
+        let mut heap = Heap::new();
+        heap.push(array_chunk("a"));
+        heap.push(array_chunk("b"));
+        heap.push(Chunk::field("f", r("b"), Term::int(1), Permission::write()));
+        let f = Resource::Field("f".into());
+        let needed = Term::ite(
+            Term::eq(r("q"), r("b")),
+            Permission::write().0,
+            Permission::none().0,
+        );
+        assert_eq!(likely_sources(&heap, &f, &needed), vec![1]);
+        assert!(likely_sources(&heap, &f, &r("c")).is_empty());
     }
 
     #[test]

@@ -340,6 +340,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
             } else {
                 here.at_most(&total)
             };
+            if !access.some
+                && self
+                    .take_from_likely_source(st, &resource, &rs, &needed, &here, &somewhere, e)?
+            {
+                continue;
+            }
             self.require_held(enough, &access, e, ctx)?;
             let taken = if access.some {
                 self.some_of_each(&st.heap, &access, &rs, &needed, e)?
@@ -350,6 +356,40 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 .map_err(|err| self.solver_failed(err, e.span))?;
         }
         Ok(())
+    }
+
+    /// Takes `needed` (over `rs`; `here` at the fresh location `somewhere`) from one
+    /// quantified chunk alone if one likely to hold it all (made for the same constants)
+    /// is proved to: the other chunks stay as they are, so later takes stay small.
+    #[allow(clippy::too_many_arguments)]
+    fn take_from_likely_source(
+        &mut self,
+        st: &mut State,
+        resource: &Resource,
+        rs: &[(Symbol, Sort)],
+        needed: &Permission,
+        here: &Permission,
+        somewhere: &[Term],
+        e: &Expr,
+    ) -> R<bool> {
+        for index in resources::likely_sources(&st.heap, resource, &needed.0)
+            .into_iter()
+            .take(2)
+        {
+            let one = resources::amount_at_location(&st.heap, index, somewhere);
+            if !self.prove(here.at_most(&one), e.span)? {
+                continue;
+            }
+            if self.prove(one.at_most(here), e.span)? {
+                // All of it: the chunk goes (no empty map left for later sums).
+                resources::remove_at(&mut st.heap, index);
+            } else {
+                resources::take_quantified_from(&mut self.decider, &mut st.heap, index, rs, needed)
+                    .map_err(|err| self.solver_failed(err, e.span))?;
+            }
+            return Ok(true);
+        }
+        Ok(false)
     }
 
     /// `assume forall xs :: c ==> acc(loc, p)` (see `impure_assume`): assumes that `st`

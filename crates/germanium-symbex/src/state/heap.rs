@@ -50,6 +50,9 @@ pub struct Chunk {
     pub args: Vec<Term>,
     pub snap: Term,
     pub perm: Permission,
+    /// For a quantified chunk, the constants its amount named when it was made (what it
+    /// was made for, e.g. one array): a hint for choosing the chunk to take from first.
+    pub made_for: Vec<Term>,
 }
 
 impl Chunk {
@@ -61,6 +64,7 @@ impl Chunk {
             args: vec![receiver],
             snap: value,
             perm,
+            made_for: Vec::new(),
         }
     }
 
@@ -72,6 +76,7 @@ impl Chunk {
             args,
             snap,
             perm,
+            made_for: Vec::new(),
         }
     }
 
@@ -87,17 +92,35 @@ impl Chunk {
             .iter()
             .map(|(v, sort)| Term::var(v.clone(), sort.clone()))
             .collect();
+        let mut made_for = Vec::new();
+        constants_in(&perm.0, &mut made_for);
         Chunk {
             resource,
             vars,
             args,
             snap,
             perm,
+            made_for,
         }
     }
 
     pub fn is_quantified(&self) -> bool {
         !self.vars.is_empty()
+    }
+}
+
+/// The constants (applications to no arguments) in `t`, each once.
+pub fn constants_in(t: &Term, out: &mut Vec<Term>) {
+    if let germanium_smt::TermKind::App(_, args) = t.kind() {
+        if args.is_empty() {
+            if !out.contains(t) {
+                out.push(t.clone());
+            }
+            return;
+        }
+    }
+    for c in t.children() {
+        constants_in(c, out);
     }
 }
 
