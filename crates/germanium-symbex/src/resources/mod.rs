@@ -423,6 +423,11 @@ pub fn quantified_value_maps(heap: &Heap, resource: &Resource, args: &[Term]) ->
     out
 }
 
+/// The value the chunk at `index` has at `args`.
+pub fn value_at_location(heap: &Heap, index: usize, args: &[Term]) -> Term {
+    value_for(&heap.chunks[index], args)
+}
+
 /// Writes `value` to `resource(args)` in every chunk that may be that location.
 pub fn write(heap: &mut Heap, resource: &Resource, args: &[Term], value: &Term) {
     let indices: Vec<usize> = heap.of(resource).collect();

@@ -27,6 +27,32 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .map_err(|e| self.solver_failed(e, span))
     }
 
+    /// Whether a quantified chunk made for the constants of `args` (see
+    /// `resources::likely_sources`) alone holds enough of the location (`enough` of its
+    /// amount there): a small query before the one over every chunk.
+    pub fn likely_source_holds(
+        &mut self,
+        heap: &Heap,
+        resource: &Resource,
+        args: &[Term],
+        enough: impl Fn(&Permission) -> Term,
+        span: Span,
+    ) -> R<bool> {
+        let Some(first) = args.first() else {
+            return Ok(false);
+        };
+        for i in resources::likely_sources(heap, resource, first)
+            .into_iter()
+            .take(2)
+        {
+            let held = resources::amount_at_location(heap, i, args);
+            if self.prove(enough(&held), span)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// The sort of a resource's snapshot: a field's value, a predicate's snapshot.
     pub fn resource_sort(&mut self, resource: &Resource, span: Span) -> R<Sort> {
         match resource {
@@ -59,6 +85,20 @@ impl<'e, 'a> Verifier<'e, 'a> {
         args: &[Term],
         span: Span,
     ) -> R<Term> {
+        if !self.modes.in_axiom && args.len() == 1 {
+            // A quantified chunk made for this location's constants and holding some of
+            // it: its value is the location's (a chunk's value where it holds some is the
+            // heap's), and the read names one chunk instead of all.
+            for i in resources::likely_sources(heap, resource, &args[0])
+                .into_iter()
+                .take(2)
+            {
+                let held = resources::amount_at_location(heap, i, args);
+                if self.prove(held.is_positive(), span)? {
+                    return Ok(resources::value_at_location(heap, i, args));
+                }
+            }
+        }
         let otherwise = match resources::quantified_value(heap, resource, args) {
             // A definition may mention nothing of a path (see `quantified_value`).
             Some(v) if self.modes.in_axiom => v,

@@ -354,6 +354,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let readable = !self.modes.checking
             || self.modes.lenient_reads
+            || self.likely_source_holds(heap, &resource, &args, Permission::is_positive, e.span)?
             || self.prove(
                 resources::perm_of(heap, &resource, &args).is_positive(),
                 e.span,
