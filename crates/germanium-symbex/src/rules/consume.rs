@@ -131,6 +131,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let wildcard =
             self.modes.positive_only || matches!(amount.map(|x| &x.kind), Some(ExprKind::Wildcard));
         let amount = match amount {
+            // Some positive amount only where the amount is positive: of `none`, nothing.
+            Some(x) if self.modes.positive_only && matches!(x.kind, ExprKind::NoPerm) => {
+                Some(Permission::none())
+            }
             _ if wildcard => None,
             None => Some(self.scaled(Permission::write())),
             Some(x) => {
