@@ -6,7 +6,7 @@
 //! The files are among the corpus's most solver-intensive: a query needing 21 million
 //! resource units (about two seconds alone, over five under load), a sequence query that
 //! is slow in some solver histories, recursive functions over lists, and a query that
-//! runs into the solver's memory limit.
+//! runs into the solver's memory limit; and two files of quantified permissions.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -19,6 +19,9 @@ const FILES: &[&str] = &[
     "viper-tests/all/sequences/sequences.vpr",
     "viper-tests/all/functions/linkedlists.vpr",
     "viper-tests/all/issues/silicon/0045.vpr",
+    // Quantified permissions: inverse functions, snapshots of footprints, chunk choice.
+    "viper-tests/quantifiedpermissions/third_party/testTranspose.vpr",
+    "viper-tests/quantifiedpermissions/sequences/mergesort.vpr",
 ];
 
 /// Everything a user sees of a file's result but the time.
