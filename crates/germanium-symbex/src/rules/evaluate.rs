@@ -570,14 +570,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut constants = Vec::new();
         let mut vars = Vec::new();
         for i in 0..n_vars {
-            let Some(var) = self.env.sem.binders.get(&(e.id, i)).copied() else {
-                return Err(self.unsupported(e.span, "this quantifier"));
-            };
-            let info = self.env.sem.var(var).clone();
-            let sort = self.sort_of(&info.ty, e.span)?;
-            let c = self.fresh(&info.name, sort.clone(), e.span)?;
-            let symbol = self.decider.fresh_symbol(&format!("sx.q.{}", info.name));
-            vars.push((symbol, sort));
+            let (var, symbol, c) = self.bound_variable(e, i)?;
+            vars.push(symbol);
             constants.push((var, c));
         }
         let depth = self.member.bound.len();
