@@ -27,30 +27,28 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .map_err(|e| self.solver_failed(e, span))
     }
 
-    /// Whether a quantified chunk made for the constants of `args` (see
-    /// `resources::likely_sources`) alone holds enough of the location (`enough` of its
-    /// amount there): a small query before the one over every chunk.
-    pub fn likely_source_holds(
+    /// A quantified chunk made for the constants of `hint` (one of the two likeliest, see
+    /// `resources::likely_sources`) that alone holds `enough` (of its amount) of the
+    /// location `args`, proved: a small query before one over every chunk.
+    pub fn likely_holder(
         &mut self,
         heap: &Heap,
         resource: &Resource,
+        hint: &Term,
         args: &[Term],
         enough: impl Fn(&Permission) -> Term,
         span: Span,
-    ) -> R<bool> {
-        let Some(first) = args.first() else {
-            return Ok(false);
-        };
-        for i in resources::likely_sources(heap, resource, first)
+    ) -> R<Option<usize>> {
+        for i in resources::likely_sources(heap, resource, hint)
             .into_iter()
             .take(2)
         {
             let held = resources::amount_at_location(heap, i, args);
             if self.prove(enough(&held), span)? {
-                return Ok(true);
+                return Ok(Some(i));
             }
         }
-        Ok(false)
+        Ok(None)
     }
 
     /// The sort of a resource's snapshot: a field's value, a predicate's snapshot.
@@ -85,18 +83,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
         args: &[Term],
         span: Span,
     ) -> R<Term> {
-        if !self.modes.in_axiom && args.len() == 1 {
+        if let (false, [hint]) = (self.modes.in_axiom, args) {
             // A quantified chunk made for this location's constants and holding some of
             // it: its value is the location's (a chunk's value where it holds some is the
             // heap's), and the read names one chunk instead of all.
-            for i in resources::likely_sources(heap, resource, &args[0])
-                .into_iter()
-                .take(2)
-            {
-                let held = resources::amount_at_location(heap, i, args);
-                if self.prove(held.is_positive(), span)? {
-                    return Ok(resources::value_at_location(heap, i, args));
-                }
+            let positive = Permission::is_positive;
+            if let Some(i) = self.likely_holder(heap, resource, hint, args, positive, span)? {
+                return Ok(resources::value_at_location(heap, i, args));
             }
         }
         let otherwise = match resources::quantified_value(heap, resource, args) {

@@ -118,9 +118,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let full = |p: &Permission| p.at_least(&Permission::write());
         let total = resources::perm_of(&heap, &resource, &args);
-        if self.likely_source_holds(&heap, &resource, &args, full, s.span)?
-            || self.prove(full(&total), s.span)?
-        {
+        let likely = self.likely_holder(&heap, &resource, &args[0], &args, full, s.span)?;
+        if likely.is_some() || self.prove(full(&total), s.span)? {
             resources::write(&mut st.heap, &resource, &args, &value);
             return Ok(());
         }

@@ -172,7 +172,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 vars,
                 triggers,
                 body,
-            } => self.eval_quantifier(st, heap, e, *kind, vars.len(), triggers, body, ctx),
+            } => {
+                if crate::env::analysis::is_impure(self.env.sem, body) {
+                    return Err(self.unsupported(e.span, "quantified permissions"));
+                }
+                let n = vars.len();
+                self.eval_quantifier_with(st, heap, e, *kind, n, triggers, ctx, |v| {
+                    v.eval(st, heap, body, ctx)
+                })
+            }
             ExprKind::Perm(loc) => self.eval_perm(st, heap, loc, ctx),
             ExprKind::Write => Ok(Permission::write().0),
             ExprKind::NoPerm => Ok(Permission::none().0),
@@ -352,9 +360,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 return Ok(resources::snapshot_at(heap, i).clone());
             }
         }
+        let positive = Permission::is_positive;
         let readable = !self.modes.checking
             || self.modes.lenient_reads
-            || self.likely_source_holds(heap, &resource, &args, Permission::is_positive, e.span)?
+            || self
+                .likely_holder(heap, &resource, &args[0], &args, positive, e.span)?
+                .is_some()
             || self.prove(
                 resources::perm_of(heap, &resource, &args).is_positive(),
                 e.span,
@@ -532,26 +543,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
             i_expr,
         )?;
         Ok(())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn eval_quantifier(
-        &mut self,
-        st: &State,
-        heap: &Heap,
-        e: &Expr,
-        kind: QuantifierKind,
-        n_vars: usize,
-        trigger_sets: &[germanium_syntax::ast::Trigger],
-        body: &Expr,
-        ctx: &ErrorContext,
-    ) -> R<Term> {
-        if crate::env::analysis::is_impure(self.env.sem, body) {
-            return Err(self.unsupported(e.span, "quantified permissions"));
-        }
-        self.eval_quantifier_with(st, heap, e, kind, n_vars, trigger_sets, ctx, |v| {
-            v.eval(st, heap, body, ctx)
-        })
     }
 
     /// The quantifier `e` whose body is read by `body` (with its variables bound).

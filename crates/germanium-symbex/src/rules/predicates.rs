@@ -61,8 +61,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Ok(Term::app(&decl, all))
     }
 
-    /// `P%instance(args)`: a term mentioned whenever some of the instance is produced, so
-    /// that a quantifier whose trigger names the instance (`{P(x)}`) matches it.
+    /// `P%instance(args)`: a term mentioned wherever the instance is produced, consumed or
+    /// its permission read, so that a quantifier whose trigger names the instance (`{P(x)}`)
+    /// matches it.
     pub fn instance_mark(&mut self, name: &str, args: Vec<Term>, span: Span) -> R<Term> {
         let sorts = args.iter().map(|a| a.sort().clone()).collect();
         let decl = FunDecl::new(Symbol::user(&format!("sx.pinst.{name}")), sorts, Sort::Bool);

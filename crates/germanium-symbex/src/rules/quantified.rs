@@ -108,6 +108,28 @@ impl Access<'_> {
         )
     }
 
+    /// The bound variables' names.
+    fn symbols(&self) -> Vec<Symbol> {
+        self.vars.iter().map(|(v, _)| v.clone()).collect()
+    }
+
+    /// Patterns for a fact about the instances (over the bound variables): the program's
+    /// triggers, else ones inferred from the arguments, else from the arguments and the
+    /// condition (a receiver read from the heap); none if nothing fits.
+    pub fn patterns(&self) -> Vec<Vec<Term>> {
+        if !self.triggers.is_empty() {
+            return self.triggers.clone();
+        }
+        let symbols = self.symbols();
+        let mut parts: Vec<Term> = self.args.iter().map(|a| self.to_vars(a)).collect();
+        let from_args = triggers::infer_in(&symbols, &parts);
+        if !from_args.is_empty() {
+            return from_args;
+        }
+        parts.push(self.to_vars(&self.cond));
+        triggers::infer_in(&symbols, &parts)
+    }
+
     /// Whether the resource is a field (whose receivers are not null where held).
     fn is_field(&self) -> bool {
         matches!(self.resource, Resource::Field(_))
@@ -372,24 +394,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
         somewhere: &[Term],
         e: &Expr,
     ) -> R<bool> {
-        for index in resources::likely_sources(&st.heap, resource, &needed.0)
-            .into_iter()
-            .take(2)
-        {
-            let one = resources::amount_at_location(&st.heap, index, somewhere);
-            if !self.prove(here.at_most(&one), e.span)? {
-                continue;
-            }
-            if self.prove(one.at_most(here), e.span)? {
-                // All of it: the chunk goes (no empty map left for later sums).
-                resources::remove_at(&mut st.heap, index);
-            } else {
-                resources::take_quantified_from(&mut self.decider, &mut st.heap, index, rs, needed)
-                    .map_err(|err| self.solver_failed(err, e.span))?;
-            }
-            return Ok(true);
+        let enough = |one: &Permission| here.at_most(one);
+        let holder =
+            self.likely_holder(&st.heap, resource, &needed.0, somewhere, enough, e.span)?;
+        let Some(index) = holder else {
+            return Ok(false);
+        };
+        let one = resources::amount_at_location(&st.heap, index, somewhere);
+        if self.prove(one.at_most(here), e.span)? {
+            // All of it: the chunk goes (no empty map left for later sums).
+            resources::remove_at(&mut st.heap, index);
+        } else {
+            resources::take_quantified_from(&mut self.decider, &mut st.heap, index, rs, needed)
+                .map_err(|err| self.solver_failed(err, e.span))?;
         }
-        Ok(false)
+        Ok(true)
     }
 
     /// `assume forall xs :: c ==> acc(loc, p)` (see `impure_assume`): assumes that `st`
@@ -414,15 +433,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             access.amount.at_most(&held)
         };
         let fact = access.to_vars(&Term::implies(access.positive(), enough));
-        let symbols: Vec<Symbol> = access.vars.iter().map(|(v, _)| v.clone()).collect();
-        let mut patterns = access.triggers.clone();
-        if patterns.is_empty() {
-            let args: Vec<Term> = access.args.iter().map(|a| access.to_vars(a)).collect();
-            patterns = triggers::infer_in(&symbols, &args);
-        }
-        if patterns.is_empty() {
-            patterns = triggers::infer(&symbols, &fact);
-        }
+        let patterns = access.patterns();
         self.assume(Term::forall(access.vars.clone(), fact, patterns), e.span)?;
         if access.some {
             // Some positive amount: nothing taken (later amounts are assumed less strictly,
@@ -674,7 +685,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         self.member.bound.truncate(depth);
         for access in &mut accesses {
-            let symbols: Vec<Symbol> = access.vars.iter().map(|(v, _)| v.clone()).collect();
+            let symbols = access.symbols();
             access.triggers = sets
                 .iter()
                 .map(|set| set.iter().map(|t| access.to_vars(t)).collect::<Vec<_>>())
@@ -809,9 +820,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         } else {
             Term::tt()
         };
-        let symbols: Vec<Symbol> = access.vars.iter().map(|(v, _)| v.clone()).collect();
         let var_list = var_terms(&access.vars);
-        let mut patterns = access.triggers.clone();
         if let Some(positions) = access.identity() {
             // No inverse needed: the location names the instance. (Receivers are not null
             // where held: a produced field map holds nothing of `null`, a ground fact.)
@@ -819,15 +828,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let held = Term::ite(Term::and([c_at, here]), p_at, Permission::none().0);
             return Ok((rs, Permission(held)));
         }
-        if patterns.is_empty() {
-            patterns = triggers::infer_in(&symbols, &args);
-        }
-        if patterns.is_empty() {
-            // A receiver read from the heap: the condition's terms are the next best.
-            let mut parts = args.clone();
-            parts.push(c.clone());
-            patterns = triggers::infer_in(&symbols, &parts);
-        }
+        let patterns = access.patterns();
         let mut inverses = Vec::new();
         let mut forward = Vec::new();
         for (var, sort) in &access.vars {
