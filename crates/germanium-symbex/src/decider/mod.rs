@@ -42,6 +42,8 @@ pub struct Decider {
     gave_up: Option<String>,
     /// The sort snapshots are wrapped into.
     snap_sort: Sort,
+    /// The constants [`Decider::fresh`] made, in order (see [`Decider::fresh_since`]).
+    fresh_made: Vec<Term>,
 }
 
 /// What this worker knows about its solver's declarations, restored with the checkpoint.
@@ -67,6 +69,7 @@ impl Decider {
             member_start: None,
             gave_up: None,
             snap_sort,
+            fresh_made: Vec::new(),
         }
     }
 
@@ -88,7 +91,19 @@ impl Decider {
     pub fn fresh(&mut self, base: &str, sort: Sort) -> Result<Term, SolverError> {
         let decl = FunDecl::constant(self.caches.names.fresh(&format!("sx.{base}")), sort);
         self.solver.declare_fun(&decl)?;
-        Ok(Term::constant(&decl))
+        let constant = Term::constant(&decl);
+        self.fresh_made.push(constant.clone());
+        Ok(constant)
+    }
+
+    /// A mark for [`Decider::fresh_since`].
+    pub fn fresh_mark(&self) -> usize {
+        self.fresh_made.len()
+    }
+
+    /// The constants made fresh since `mark`.
+    pub fn fresh_since(&self, mark: usize) -> &[Term] {
+        self.fresh_made.get(mark..).unwrap_or(&[])
     }
 
     /// Declares `decl` in this solver once.
@@ -322,6 +337,7 @@ impl Decider {
 
     /// Opens the scope of one member (closed by [`Decider::end_member`]).
     pub fn begin_member(&mut self) -> Result<usize, SolverError> {
+        self.fresh_made.clear();
         let depth = self.pcs.depth();
         self.pcs.push(&mut self.solver)?;
         Ok(depth)

@@ -48,8 +48,8 @@ pub struct MemberState<'a> {
     pub quantifier_depth: usize,
     /// The constants standing for the variables of the quantifier bodies being evaluated.
     pub quantifier_constants: Vec<Term>,
-    /// Function postconditions assumed inside quantifier bodies, to be quantified over the
-    /// bound variables when the quantifier is done.
+    /// Function postconditions and unfolded bodies assumed inside quantifier bodies, to be
+    /// quantified over the bound variables when the quantifier is done.
     pub deferred: Vec<Term>,
     /// The method being verified (for `goto`, which resumes at a label).
     pub method: Option<&'a germanium_syntax::ast::Method>,

@@ -573,6 +573,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .quantifier_constants
             .extend(constants.iter().map(|(_, c)| c.clone()));
         self.member.quantifier_depth += 1;
+        let fresh_mark = self.decider.fresh_mark();
         let scoped = self.push(e.span);
         let result = scoped.and_then(|_| {
             let t = body(self)?;
@@ -612,11 +613,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let facts: Vec<Term> = self.member.deferred.drain(deferred_from..).collect();
         let (body_term, sets) = result?;
         popped?;
-        let map: HashMap<Term, Term> = constants
+        let mut map: HashMap<Term, Term> = constants
             .iter()
             .zip(&vars)
             .map(|((_, c), (s, sort))| (c.clone(), Term::var(s.clone(), sort.clone())))
             .collect();
+        self.skolemize_fresh(fresh_mark, &facts, &vars, &mut map, e.span)?;
         let body_term = triggers::substitute(&body_term, &map);
         let mut sets: Vec<Vec<Term>> = sets
             .iter()
@@ -662,6 +664,48 @@ impl<'e, 'a> Verifier<'e, 'a> {
 }
 
 impl<'e, 'a> Verifier<'e, 'a> {
+    /// Maps each constant made fresh in a quantifier's body (since `mark`) that a deferred
+    /// fact about the bound variables mentions to a function of the variables: the fact was
+    /// assumed for one value of the variables, and the constant was chosen for that value
+    /// only. (A constant only facts about none of the variables mention stays: those facts
+    /// are assumed as they are.)
+    fn skolemize_fresh(
+        &mut self,
+        mark: usize,
+        facts: &[Term],
+        vars: &[(germanium_smt::Symbol, Sort)],
+        map: &mut HashMap<Term, Term>,
+        span: germanium_syntax::Span,
+    ) -> R<()> {
+        if facts.is_empty() {
+            return Ok(());
+        }
+        let made: Vec<Term> = self
+            .decider
+            .fresh_since(mark)
+            .iter()
+            .filter(|c| {
+                !map.contains_key(c)
+                    && facts.iter().any(|f| {
+                        triggers::mentions(f, c) && map.keys().any(|x| triggers::mentions(f, x))
+                    })
+            })
+            .cloned()
+            .collect();
+        let sorts: Vec<Sort> = vars.iter().map(|(_, s)| s.clone()).collect();
+        let args: Vec<Term> = vars
+            .iter()
+            .map(|(s, sort)| Term::var(s.clone(), sort.clone()))
+            .collect();
+        for c in made {
+            let name = self.decider.fresh_symbol("sk");
+            let decl = germanium_smt::FunDecl::new(name, sorts.clone(), c.sort().clone());
+            self.ensure_declared(&decl, span)?;
+            map.insert(c, Term::app(&decl, args.clone()));
+        }
+        Ok(())
+    }
+
     /// A pattern no term ever matches: an application of an otherwise unused function.
     fn never_pattern(
         &mut self,

@@ -342,7 +342,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let positive_only = self.modes.current_function.is_some()
             || self.modes.in_axiom
             || self.modes.positive_only;
-        self.with_perm_heap(None, |v| {
+        let assumed_before = self.decider.innermost_assumptions().len();
+        let value = self.with_perm_heap(None, |v| {
             v.with_modes(
                 |m| {
                     m.perm_scale = None;
@@ -354,6 +355,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
             // `perm(..)` in the body sees the unfolded heap (the instance's body is held
             // there).
             v.eval(&scratch, &heap, body, ctx)
-        })
+        })?;
+        if self.member.quantifier_depth > 0 {
+            // What the instance's body says holds of every instance the quantifier unfolds:
+            // the enclosing quantifier assumes it for all values of its variables.
+            let facts = self.decider.innermost_assumptions();
+            let made = facts.get(assumed_before..).unwrap_or(&[]).to_vec();
+            self.member.deferred.extend(made);
+        }
+        Ok(value)
     }
 }

@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 
-use germanium_smt::{substitute, FunDecl, Sort, Symbol, Term};
+use germanium_smt::{substitute, FunDecl, Op, Sort, Symbol, Term, TermKind};
 use germanium_syntax::ast::{Expr, ExprKind};
 
 use crate::errors::{ErrorContext, Reason};
@@ -74,14 +74,52 @@ impl Access<'_> {
         Term::and([self.cond.clone(), self.amount.is_positive()])
     }
 
-    /// The position in `args` of each bound variable, when every bound variable is one of
-    /// the arguments (`P(a, i)`): the location then names the instance, no inverse
-    /// function is needed and the locations are injective.
-    pub fn identity(&self) -> Option<Vec<usize>> {
+    /// For each bound variable, an argument that determines it (`P(a, i)`, `P(a, i + 1)`)
+    /// and how, when every bound variable has one: the location then names the instance,
+    /// no inverse function is needed and the locations are injective.
+    pub fn identity(&self) -> Option<Vec<(usize, Solved)>> {
         self.at
             .iter()
-            .map(|x| self.args.iter().position(|a| a == x))
+            .map(|x| {
+                self.args
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, a)| self.solve_for(a, x).map(|s| (i, s)))
+            })
             .collect()
+    }
+
+    fn solve_for(&self, arg: &Term, x: &Term) -> Option<Solved> {
+        solve_for(arg, x, &self.at)
+    }
+
+    /// `t` (over the bound variables) with each variable that some argument offsets
+    /// (`loc(a, i + 1)`) renamed to the offset value, so that patterns over the arguments
+    /// are applications to variables, which match ground terms such as `loc(a, 1)`
+    /// (arithmetic in a pattern only matches the same arithmetic). The same formula: an
+    /// offset is a bijection of the integers.
+    pub fn without_offsets(&self, t: &Term) -> Term {
+        let vars = var_terms(&self.vars);
+        let args: Vec<Term> = self.args.iter().map(|a| self.to_vars(a)).collect();
+        let mut out = t.clone();
+        for v in &vars {
+            let Some((offset, solved)) = args.iter().find_map(|a| offset_of(a, v, &vars)) else {
+                continue;
+            };
+            if matches!(solved, Solved::Same) {
+                continue;
+            }
+            let placeholder = Term::var(Symbol::user("sx.offset"), v.sort().clone());
+            let steps = [
+                (offset, placeholder.clone()),
+                (v.clone(), solved.at(v)),
+                (placeholder, v.clone()),
+            ];
+            for (from, to) in steps {
+                out = substitute(&out, &HashMap::from([(from, to)]));
+            }
+        }
+        out
     }
 
     /// The terms `ts` (over the bound variables) at the locations `rs`, for an access whose
@@ -90,12 +128,12 @@ impl Access<'_> {
     pub fn projected<const N: usize>(
         &self,
         ts: [&Term; N],
-        positions: &[usize],
+        positions: &[(usize, Solved)],
         rs: &[Term],
     ) -> ([Term; N], Term) {
         let map: HashMap<Term, Term> = var_terms(&self.vars)
             .into_iter()
-            .zip(positions.iter().map(|&i| rs[i].clone()))
+            .zip(positions.iter().map(|(i, solved)| solved.at(&rs[*i])))
             .collect();
         let args: Vec<Term> = self
             .args
@@ -106,6 +144,35 @@ impl Access<'_> {
             ts.map(|t| substitute(t, &map)),
             resources::same_args(&args, rs),
         )
+    }
+
+    /// The arguments with each constant the condition defines (`j == i + 1`) replaced by
+    /// its definition: equal to `args` where the condition holds, and with the terms that
+    /// the program's facts about `i` are triggered on.
+    fn args_as_defined(&self) -> Vec<Term> {
+        let mut defs: HashMap<Term, Term> = HashMap::new();
+        for conjunct in conjuncts(&self.cond) {
+            let TermKind::Op(Op::Eq, sides) = conjunct.kind() else {
+                continue;
+            };
+            for (x, t) in [(&sides[0], &sides[1]), (&sides[1], &sides[0])] {
+                // A definition mentions no constant defined already (so none is circular).
+                let acyclic = !defs.contains_key(x)
+                    && self
+                        .at
+                        .iter()
+                        .all(|a| !triggers::mentions(t, a) || (a != x && !defs.contains_key(a)));
+                if self.at.contains(x) && acyclic {
+                    defs.insert(x.clone(), t.clone());
+                    break;
+                }
+            }
+        }
+        let mut args = self.args.clone();
+        for _ in 0..defs.len() {
+            args = args.iter().map(|a| substitute(a, &defs)).collect();
+        }
+        args
     }
 
     /// The bound variables' names.
@@ -130,9 +197,94 @@ impl Access<'_> {
         triggers::infer_in(&symbols, &parts)
     }
 
+    /// Patterns inferred from the arguments once offsets are renamed away (see
+    /// [`Access::without_offsets`]), when the program gives none and there are offsets.
+    pub fn patterns_without_offsets(&self) -> Option<Vec<Vec<Term>>> {
+        if !self.triggers.is_empty() {
+            return None;
+        }
+        let args: Vec<Term> = self.args.iter().map(|a| self.to_vars(a)).collect();
+        let renamed: Vec<Term> = args.iter().map(|a| self.without_offsets(a)).collect();
+        if renamed == args {
+            return None;
+        }
+        let patterns = triggers::infer_in(&self.symbols(), &renamed);
+        (!patterns.is_empty()).then_some(patterns)
+    }
+
     /// Whether the resource is a field (whose receivers are not null where held).
     fn is_field(&self) -> bool {
         matches!(self.resource, Resource::Field(_))
+    }
+}
+
+/// How `x` follows from the value of `arg` when `arg` is `x` or `x` plus or minus terms
+/// that mention none of `bound`.
+fn solve_for(arg: &Term, x: &Term, bound: &[Term]) -> Option<Solved> {
+    let free = |t: &Term| bound.iter().all(|a| !triggers::mentions(t, a));
+    if arg == x {
+        return Some(Solved::Same);
+    }
+    match arg.kind() {
+        TermKind::Op(Op::Add, parts) => {
+            let (mine, rest): (Vec<&Term>, Vec<&Term>) = parts.iter().partition(|p| *p == x);
+            (mine.len() == 1 && rest.iter().all(|t| free(t)))
+                .then(|| Solved::Minus(Term::add(rest.into_iter().cloned().collect())))
+        }
+        TermKind::Op(Op::Sub, parts) if parts.len() == 2 => {
+            if &parts[0] == x && free(&parts[1]) {
+                Some(Solved::Plus(parts[1].clone()))
+            } else if &parts[1] == x && free(&parts[0]) {
+                Some(Solved::From(parts[0].clone()))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The first subterm of `t` (outermost first) that determines `x` (see [`solve_for`]),
+/// with how.
+fn offset_of(t: &Term, x: &Term, bound: &[Term]) -> Option<(Term, Solved)> {
+    if let Some(solved) = solve_for(t, x, bound) {
+        return Some((t.clone(), solved));
+    }
+    t.children()
+        .into_iter()
+        .find_map(|c| offset_of(c, x, bound))
+}
+
+/// How a bound variable follows from the value `r` of an argument (see
+/// [`Access::identity`]).
+#[derive(Clone, Debug)]
+pub(crate) enum Solved {
+    /// `r`.
+    Same,
+    /// `r - k`.
+    Minus(Term),
+    /// `r + k`.
+    Plus(Term),
+    /// `k - r`.
+    From(Term),
+}
+
+impl Solved {
+    fn at(&self, r: &Term) -> Term {
+        match self {
+            Solved::Same => r.clone(),
+            Solved::Minus(k) => Term::sub(r.clone(), k.clone()),
+            Solved::Plus(k) => Term::add(vec![r.clone(), k.clone()]),
+            Solved::From(k) => Term::sub(k.clone(), r.clone()),
+        }
+    }
+}
+
+/// The conjuncts of `t` (nested conjunctions flattened).
+fn conjuncts(t: &Term) -> Vec<&Term> {
+    match t.kind() {
+        TermKind::Op(Op::And, parts) => parts.iter().flat_map(conjuncts).collect(),
+        _ => vec![t],
     }
 }
 
@@ -791,12 +943,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             access.positive(),
             access.renamed(&access.positive(), &others),
         ]);
-        let renamed: Vec<Term> = access
-            .args
-            .iter()
-            .map(|a| access.renamed(a, &others))
-            .collect();
-        let distinct = Term::not(resources::same_args(&access.args, &renamed));
+        let args = access.args_as_defined();
+        let renamed: Vec<Term> = args.iter().map(|a| access.renamed(a, &others)).collect();
+        let distinct = Term::not(resources::same_args(&args, &renamed));
         Ok(Term::implies(both, distinct))
     }
 
@@ -828,7 +977,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let held = Term::ite(Term::and([c_at, here]), p_at, Permission::none().0);
             return Ok((rs, Permission(held)));
         }
-        let patterns = access.patterns();
         let mut inverses = Vec::new();
         let mut forward = Vec::new();
         for (var, sort) in &access.vars {
@@ -848,12 +996,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
         forward.push(not_null);
         // Without a pattern the inverses stay unconstrained: still sound (the true inverse
         // is one of their values, the locations being injective), but less is known.
+        let forward = Term::implies(positive, Term::and(forward));
+        let (forward, patterns) = match access.patterns_without_offsets() {
+            Some(patterns) => (access.without_offsets(&forward), patterns),
+            None => (forward, access.patterns()),
+        };
         if !patterns.is_empty() {
-            let forward = Term::forall(
-                access.vars.clone(),
-                Term::implies(positive, Term::and(forward)),
-                patterns,
-            );
+            let forward = Term::forall(access.vars.clone(), forward, patterns);
             self.assume_read(forward, e.span)?;
         }
         let back_map: HashMap<Term, Term> = var_list.into_iter().zip(inverses).collect();
