@@ -106,20 +106,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Err(Abort::Failed);
         }
         let accesses = self.quantified_accesses(st, heap, e, ctx)?;
-        if self.member.quantifier_depth > 0 {
-            // Inside a quantifier's body a footprint that depends on its variables has no
-            // one snapshot (a constant would be contradictory): it stays unknown.
-            let bound = self.member.quantifier_constants.clone();
-            let depends = accesses.iter().any(|a| {
-                std::iter::once(&a.cond)
-                    .chain(&a.args)
-                    .chain(std::iter::once(&a.amount.0))
-                    .any(|t| bound.iter().any(|b| triggers::mentions(t, b)))
-            });
-            if depends {
-                return Err(Abort::Failed);
-            }
-        }
+        // Inside a quantifier's body the snapshot's facts are deferred (`assume_read`) and
+        // the quantifier makes the snapshot a function of its variables where they mention
+        // them (a footprint that depends on the variables has no one snapshot).
         let mut snapshot = None;
         for (k, access) in accesses.iter().enumerate() {
             let s = self.fresh("qsnap", self.env.snap.sort.clone(), e.span)?;
