@@ -5,7 +5,7 @@
 //! module. Beneath them: predicates (`predicates`, `snapshots`, `nesting`), functions
 //! (`functions`, `function_bodies`, `function_axioms`, `unrolling_triggers`, `relevance`),
 //! termination (`termination`, `predicate_measures`), quantified permissions (`quantified`,
-//! `quantified_snapshots`), loops made of labels
+//! `quantified_access`, `quantified_snapshots`), loops made of labels
 //! (`label_loops`), and the smaller rules (`havoc`, `forperm`, `impure_assume`, `lenient`,
 //! `allocation`, `call_targets`, `inhale_exhale`, `triggers`); [`access`] is their one way
 //! onto resources; [`members`] runs a member's contract and body; [`context`] is the state
@@ -38,6 +38,7 @@ mod predicate_measures;
 mod predicates;
 mod produce;
 mod quantified;
+mod quantified_access;
 mod quantified_parts;
 mod quantified_snapshots;
 mod relevance;

@@ -17,290 +17,17 @@
 
 use std::collections::HashMap;
 
-use germanium_smt::{substitute, FunDecl, Op, Sort, Symbol, Term, TermKind};
+use germanium_smt::{substitute, FunDecl, Sort, Symbol, Term};
 use germanium_syntax::ast::{Expr, ExprKind};
 
 use crate::errors::{ErrorContext, Reason};
 use crate::resources;
 use crate::rules::context::{Abort, Verifier, R};
+use crate::rules::quantified_access::applications_at;
+pub(crate) use crate::rules::quantified_access::{location_vars, var_terms, Access};
 use crate::rules::quantified_parts::BodyParts;
 use crate::rules::triggers;
 use crate::state::{Heap, Permission, Resource, State};
-
-/// One `c ==> acc(loc, p)` under the quantifier, read at the fresh constants `at` and as
-/// terms over the bound variables `vars`.
-pub(crate) struct Access<'x> {
-    pub resource: Resource,
-    /// Where a missing permission is reported (`e.f`, or the predicate instance).
-    pub loc: &'x Expr,
-    amount_expr: Option<&'x Expr>,
-    pub vars: Vec<(Symbol, Sort)>,
-    at: Vec<Term>,
-    pub cond: Term,
-    /// The location's arguments (the receiver, or the predicate's arguments).
-    pub args: Vec<Term>,
-    /// The amount written (`write` when none is, or for `wildcard`).
-    pub amount: Permission,
-    /// Only some positive amount is meant where `amount` is positive (`wildcard`, or any
-    /// amount inside a function).
-    pub some: bool,
-    pub triggers: Vec<Vec<Term>>,
-}
-
-impl Access<'_> {
-    /// `t` (over the fresh constants) over the bound variables.
-    pub fn to_vars(&self, t: &Term) -> Term {
-        let vars: Vec<Term> = self
-            .vars
-            .iter()
-            .map(|(v, s)| Term::var(v.clone(), s.clone()))
-            .collect();
-        self.renamed(t, &vars)
-    }
-
-    /// `t` (over the fresh constants) with other terms in their place.
-    pub fn renamed(&self, t: &Term, others: &[Term]) -> Term {
-        let map: HashMap<Term, Term> = self
-            .at
-            .iter()
-            .cloned()
-            .zip(others.iter().cloned())
-            .collect();
-        substitute(t, &map)
-    }
-
-    /// Where the access holds some permission, over the fresh constants.
-    pub fn positive(&self) -> Term {
-        Term::and([self.cond.clone(), self.amount.is_positive()])
-    }
-
-    /// For each bound variable, an argument that determines it (`P(a, i)`, `P(a, i + 1)`)
-    /// and how, when every bound variable has one: the location then names the instance,
-    /// no inverse function is needed and the locations are injective.
-    pub fn identity(&self) -> Option<Vec<(usize, Solved)>> {
-        self.at
-            .iter()
-            .map(|x| {
-                self.args
-                    .iter()
-                    .enumerate()
-                    .find_map(|(i, a)| self.solve_for(a, x).map(|s| (i, s)))
-            })
-            .collect()
-    }
-
-    fn solve_for(&self, arg: &Term, x: &Term) -> Option<Solved> {
-        solve_for(arg, x, &self.at)
-    }
-
-    /// `t` (over the bound variables) with each variable that some argument offsets
-    /// (`loc(a, i + 1)`) renamed to the offset value, so that patterns over the arguments
-    /// are applications to variables, which match ground terms such as `loc(a, 1)`
-    /// (arithmetic in a pattern only matches the same arithmetic). The same formula: an
-    /// offset is a bijection of the integers.
-    pub fn without_offsets(&self, t: &Term) -> Term {
-        let vars = var_terms(&self.vars);
-        let args: Vec<Term> = self.args.iter().map(|a| self.to_vars(a)).collect();
-        let mut out = t.clone();
-        for v in &vars {
-            let Some((offset, solved)) = args.iter().find_map(|a| offset_of(a, v, &vars)) else {
-                continue;
-            };
-            if matches!(solved, Solved::Same) {
-                continue;
-            }
-            let placeholder = Term::var(Symbol::user("sx.offset"), v.sort().clone());
-            let steps = [
-                (offset, placeholder.clone()),
-                (v.clone(), solved.at(v)),
-                (placeholder, v.clone()),
-            ];
-            for (from, to) in steps {
-                out = substitute(&out, &HashMap::from([(from, to)]));
-            }
-        }
-        out
-    }
-
-    /// The terms `ts` (over the bound variables) at the locations `rs`, for an access whose
-    /// arguments include its variables at `positions`, with the condition that the other
-    /// arguments are those at `rs` too.
-    pub fn projected<const N: usize>(
-        &self,
-        ts: [&Term; N],
-        positions: &[(usize, Solved)],
-        rs: &[Term],
-    ) -> ([Term; N], Term) {
-        let map: HashMap<Term, Term> = var_terms(&self.vars)
-            .into_iter()
-            .zip(positions.iter().map(|(i, solved)| solved.at(&rs[*i])))
-            .collect();
-        let args: Vec<Term> = self
-            .args
-            .iter()
-            .map(|a| substitute(&self.to_vars(a), &map))
-            .collect();
-        (
-            ts.map(|t| substitute(t, &map)),
-            resources::same_args(&args, rs),
-        )
-    }
-
-    /// The arguments with each constant the condition defines (`j == i + 1`) replaced by
-    /// its definition: equal to `args` where the condition holds, and with the terms that
-    /// the program's facts about `i` are triggered on.
-    fn args_as_defined(&self) -> Vec<Term> {
-        let mut defs: HashMap<Term, Term> = HashMap::new();
-        for conjunct in conjuncts(&self.cond) {
-            let TermKind::Op(Op::Eq, sides) = conjunct.kind() else {
-                continue;
-            };
-            for (x, t) in [(&sides[0], &sides[1]), (&sides[1], &sides[0])] {
-                // A definition mentions no constant defined already (so none is circular).
-                let acyclic = !defs.contains_key(x)
-                    && self
-                        .at
-                        .iter()
-                        .all(|a| !triggers::mentions(t, a) || (a != x && !defs.contains_key(a)));
-                if self.at.contains(x) && acyclic {
-                    defs.insert(x.clone(), t.clone());
-                    break;
-                }
-            }
-        }
-        let mut args = self.args.clone();
-        for _ in 0..defs.len() {
-            args = args.iter().map(|a| substitute(a, &defs)).collect();
-        }
-        args
-    }
-
-    /// The bound variables' names.
-    fn symbols(&self) -> Vec<Symbol> {
-        self.vars.iter().map(|(v, _)| v.clone()).collect()
-    }
-
-    /// Patterns for a fact about the instances (over the bound variables): the program's
-    /// triggers, else ones inferred from the arguments, else from the arguments and the
-    /// condition (a receiver read from the heap); none if nothing fits.
-    pub fn patterns(&self) -> Vec<Vec<Term>> {
-        if !self.triggers.is_empty() {
-            return self.triggers.clone();
-        }
-        let symbols = self.symbols();
-        let mut parts: Vec<Term> = self.args.iter().map(|a| self.to_vars(a)).collect();
-        let from_args = triggers::infer_in(&symbols, &parts);
-        if !from_args.is_empty() {
-            return from_args;
-        }
-        parts.push(self.to_vars(&self.cond));
-        triggers::infer_in(&symbols, &parts)
-    }
-
-    /// Patterns inferred from the arguments once offsets are renamed away (see
-    /// [`Access::without_offsets`]), when the program gives none and there are offsets.
-    pub fn patterns_without_offsets(&self) -> Option<Vec<Vec<Term>>> {
-        if !self.triggers.is_empty() {
-            return None;
-        }
-        let args: Vec<Term> = self.args.iter().map(|a| self.to_vars(a)).collect();
-        let renamed: Vec<Term> = args.iter().map(|a| self.without_offsets(a)).collect();
-        if renamed == args {
-            return None;
-        }
-        let patterns = triggers::infer_in(&self.symbols(), &renamed);
-        (!patterns.is_empty()).then_some(patterns)
-    }
-
-    /// Whether the resource is a field (whose receivers are not null where held).
-    fn is_field(&self) -> bool {
-        matches!(self.resource, Resource::Field(_))
-    }
-}
-
-/// How `x` follows from the value of `arg` when `arg` is `x` or `x` plus or minus terms
-/// that mention none of `bound`.
-fn solve_for(arg: &Term, x: &Term, bound: &[Term]) -> Option<Solved> {
-    let free = |t: &Term| bound.iter().all(|a| !triggers::mentions(t, a));
-    if arg == x {
-        return Some(Solved::Same);
-    }
-    match arg.kind() {
-        TermKind::Op(Op::Add, parts) => {
-            let (mine, rest): (Vec<&Term>, Vec<&Term>) = parts.iter().partition(|p| *p == x);
-            (mine.len() == 1 && rest.iter().all(|t| free(t)))
-                .then(|| Solved::Minus(Term::add(rest.into_iter().cloned().collect())))
-        }
-        TermKind::Op(Op::Sub, parts) if parts.len() == 2 => {
-            if &parts[0] == x && free(&parts[1]) {
-                Some(Solved::Plus(parts[1].clone()))
-            } else if &parts[1] == x && free(&parts[0]) {
-                Some(Solved::From(parts[0].clone()))
-            } else {
-                None
-            }
-        }
-        _ => None,
-    }
-}
-
-/// The first subterm of `t` (outermost first) that determines `x` (see [`solve_for`]),
-/// with how.
-fn offset_of(t: &Term, x: &Term, bound: &[Term]) -> Option<(Term, Solved)> {
-    if let Some(solved) = solve_for(t, x, bound) {
-        return Some((t.clone(), solved));
-    }
-    t.children()
-        .into_iter()
-        .find_map(|c| offset_of(c, x, bound))
-}
-
-/// How a bound variable follows from the value `r` of an argument (see
-/// [`Access::identity`]).
-#[derive(Clone, Debug)]
-pub(crate) enum Solved {
-    /// `r`.
-    Same,
-    /// `r - k`.
-    Minus(Term),
-    /// `r + k`.
-    Plus(Term),
-    /// `k - r`.
-    From(Term),
-}
-
-impl Solved {
-    fn at(&self, r: &Term) -> Term {
-        match self {
-            Solved::Same => r.clone(),
-            Solved::Minus(k) => Term::sub(r.clone(), k.clone()),
-            Solved::Plus(k) => Term::add(vec![r.clone(), k.clone()]),
-            Solved::From(k) => Term::sub(k.clone(), r.clone()),
-        }
-    }
-}
-
-/// The conjuncts of `t` (nested conjunctions flattened).
-fn conjuncts(t: &Term) -> Vec<&Term> {
-    match t.kind() {
-        TermKind::Op(Op::And, parts) => parts.iter().flat_map(conjuncts).collect(),
-        _ => vec![t],
-    }
-}
-
-/// Fresh variables, one per location argument of `sorts`.
-pub(crate) fn location_vars(v: &mut Verifier, sorts: &[Sort]) -> Vec<(Symbol, Sort)> {
-    sorts
-        .iter()
-        .map(|s| (v.decider.fresh_symbol("sx.q.r"), s.clone()))
-        .collect()
-}
-
-pub(crate) fn var_terms(vars: &[(Symbol, Sort)]) -> Vec<Term> {
-    vars.iter()
-        .map(|(v, s)| Term::var(v.clone(), s.clone()))
-        .collect()
-}
 
 impl<'e, 'a> Verifier<'e, 'a> {
     /// Whether a quantified assertion can be handled here (see the module documentation).
@@ -382,9 +109,40 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let fact = Term::not(Permission(substitute(&held.0, &at_null)).is_positive());
             self.assume(fact, e.span)?;
         }
-        self.assume_consistent(&st.heap, &access.resource, &rs, &held, &value, e.span)?;
+        self.assume_consistent(&st.heap, &access, &rs, &held, &value, e.span)?;
+        if access.identity().is_some() {
+            self.mention_values_where_held(&rs, &held, &value, e.span)?;
+        }
         resources::add_quantified(&mut st.heap, &access.resource, rs, value, held);
         Ok(())
+    }
+
+    /// Wherever the condition of a chunk that names its locations directly is mentioned
+    /// (`r in xs`), its value there is too: a quantifier triggered by a read of the location
+    /// (`{x.f}`) then applies to the locations the program says are held.
+    fn mention_values_where_held(
+        &mut self,
+        rs: &[(Symbol, Sort)],
+        held: &Permission,
+        value: &Term,
+        span: germanium_syntax::Span,
+    ) -> R<()> {
+        let r = var_terms(rs);
+        let symbols: Vec<Symbol> = rs.iter().map(|(v, _)| v.clone()).collect();
+        let patterns: Vec<Vec<Term>> = applications_at(&held.0, &r)
+            .into_iter()
+            .map(|app| vec![app])
+            .filter(|set| triggers::valid_pattern(&symbols, set))
+            .collect();
+        if patterns.is_empty() || !triggers::pattern_safe(value) {
+            return Ok(());
+        }
+        let relevant = self.relevance_predicate(value.sort(), span)?;
+        let fact = Term::implies(
+            held.is_positive(),
+            Term::app(&relevant, vec![value.clone()]),
+        );
+        self.assume(Term::forall(rs.to_vec(), fact, patterns), span)
     }
 
     /// What a new quantified chunk (`held` and `value` over `rs`) and the chunks `heap`
@@ -394,12 +152,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
     fn assume_consistent(
         &mut self,
         heap: &Heap,
-        resource: &Resource,
+        access: &Access,
         rs: &[(Symbol, Sort)],
         held: &Permission,
         value: &Term,
         span: germanium_syntax::Span,
     ) -> R<()> {
+        let resource = &access.resource;
+        let names_locations = access.identity().is_some();
         let singles = resources::held(heap, Some(resource));
         if singles.is_empty() && !resources::holds_quantified(heap, Some(resource)) {
             return Ok(());
@@ -420,11 +180,27 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let symbols: Vec<Symbol> = rs.iter().map(|(v, _)| v.clone()).collect();
         let mut maps = resources::quantified_value_maps(heap, resource, &r);
         maps.push(value.clone());
-        let patterns: Vec<Vec<Term>> = maps
+        let mut patterns: Vec<Vec<Term>> = maps
             .into_iter()
             .map(|m| vec![m])
             .filter(|set| triggers::valid_pattern(&symbols, set))
             .collect();
+        // Also where the new chunk's condition at a location (`r in xs`, for a chunk that
+        // names its locations) meets what an earlier chunk's amount applies there (`a in xs`
+        // and `a in ys` cannot both hold `write` of `a.f`). Not for inverses: their terms are
+        // at every location asked about, too many pairs.
+        let new_conditions = if names_locations {
+            applications_at(&held.0, &r)
+        } else {
+            Vec::new()
+        };
+        if let Some(new) = new_conditions.first() {
+            for earlier in applications_at(&before.0, &r) {
+                if !new_conditions.contains(&earlier) {
+                    patterns.push(vec![new.clone(), earlier]);
+                }
+            }
+        }
         if !patterns.is_empty() {
             self.assume(Term::forall(rs.to_vec(), fact, patterns), span)?;
         }

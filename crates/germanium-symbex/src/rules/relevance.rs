@@ -68,7 +68,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Ok(Some(facts))
     }
 
-    fn relevance_predicate(&mut self, sort: &Sort, span: Span) -> R<FunDecl> {
+    pub(crate) fn relevance_predicate(&mut self, sort: &Sort, span: Span) -> R<FunDecl> {
         let decl = FunDecl::new(
             Symbol::user(&format!("sx.relevant.{sort}")),
             vec![sort.clone()],

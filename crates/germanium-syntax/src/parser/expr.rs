@@ -23,6 +23,7 @@ use crate::ast::{
     VarDecl,
 };
 use crate::token::{Sym, TokenKind};
+use crate::Span;
 
 const PREC_WAND: u8 = 3;
 const PREC_CMP: u8 = 7;
@@ -32,6 +33,9 @@ const PREC_CMP: u8 = 7;
 struct Operand {
     expr: Expr,
     chained: bool,
+    /// The operand's source with any parentheses around it (`expr.span` leaves them out),
+    /// so an expression over it spans them: `(a) && b`, not `a) && b`.
+    outer: Span,
 }
 
 impl Parser<'_> {
@@ -122,10 +126,13 @@ impl Parser<'_> {
     /// Levels 1 to 9 (see the module documentation).
     #[inline(never)]
     fn parse_binary(&mut self) -> PResult<Expr> {
+        let start = self.peek().start;
         let first = self.parse_unary()?;
+        let outer = self.span(start, self.prev_end());
         let mut operands = vec![Operand {
             expr: first,
             chained: false,
+            outer,
         }];
         let mut ops: Vec<(BinaryOp, u8)> = Vec::new();
         let mut count = 0u32;
@@ -153,9 +160,10 @@ impl Parser<'_> {
             if op == BinaryOp::Wand {
                 // The right side of a wand is a whole expression.
                 let rhs = self.parse_exp()?;
-                let lhs = operands.pop().map(|o| o.expr);
+                let lhs = operands.pop();
                 if let Some(lhs) = lhs {
-                    let span = lhs.span.to(rhs.span);
+                    let span = lhs.outer.to(self.span(rhs.span.start, self.prev_end()));
+                    let lhs = lhs.expr;
                     let e = self.mk_expr(
                         ExprKind::Binary(BinaryOp::Wand, Box::new(lhs), Box::new(rhs)),
                         span,
@@ -163,15 +171,19 @@ impl Parser<'_> {
                     operands.push(Operand {
                         expr: e,
                         chained: false,
+                        outer: span,
                     });
                 }
                 continue;
             }
             ops.push((op, prec));
+            let start = self.peek().start;
             let rhs = self.parse_unary()?;
+            let outer = self.span(start, self.prev_end());
             operands.push(Operand {
                 expr: rhs,
                 chained: false,
+                outer,
             });
         }
         while !ops.is_empty() {
@@ -190,7 +202,7 @@ impl Parser<'_> {
         else {
             return;
         };
-        let span = left.expr.span.to(right.expr.span);
+        let span = left.outer.to(right.outer);
         if prec == PREC_CMP && left.chained {
             // `a < b <= c`: continue the chain as `a < b && b <= c`, copying the middle.
             let middle = match &left.expr.kind {
@@ -215,6 +227,7 @@ impl Parser<'_> {
                 operands.push(Operand {
                     expr: and,
                     chained: true,
+                    outer: span,
                 });
                 return;
             }
@@ -226,6 +239,7 @@ impl Parser<'_> {
         operands.push(Operand {
             expr: e,
             chained: prec == PREC_CMP,
+            outer: span,
         });
     }
 
@@ -258,8 +272,10 @@ impl Parser<'_> {
             self.leave(levels);
         }
         let mut e = r?;
+        // Up to the last token read: the operand's closing parenthesis, if any.
+        let end = self.prev_end();
         while let Some((op, start)) = prefixes.pop() {
-            let span = self.span(start, e.span.end);
+            let span = self.span(start, end);
             e = self.mk_expr(ExprKind::Unary(op, Box::new(e)), span);
         }
         Ok(e)

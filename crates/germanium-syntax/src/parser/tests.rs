@@ -68,6 +68,28 @@ fn stmts(body: &str) -> Vec<Stmt> {
     m.body.clone().unwrap().stmts
 }
 
+/// The source text of the expression of `assert e` (what error messages quote).
+fn exp_text(e: &str) -> String {
+    let text = format!("method m() {{ assert {e} }}");
+    let items = parse_ok(&text);
+    let ItemKind::Method(m) = &items[0].kind else {
+        panic!()
+    };
+    let StmtKind::Assert(e) = &m.body.as_ref().unwrap().stmts[0].kind else {
+        panic!()
+    };
+    text[e.span.start as usize..e.span.end as usize].to_string()
+}
+
+#[test]
+fn operators_span_their_parenthesised_operands() {
+    assert_eq!(exp_text("!(a > 0)"), "!(a > 0)");
+    assert_eq!(exp_text("(a) && (b)"), "(a) && (b)");
+    assert_eq!(exp_text("-(a) + (b)"), "-(a) + (b)");
+    assert_eq!(exp_text("(a)"), "a");
+    assert_eq!(exp_text("(a) --* (b)"), "(a) --* (b)");
+}
+
 #[test]
 fn precedence_and_associativity() {
     assert_eq!(exp("a ==> b ==> c"), "(Implies a (Implies b c))");
