@@ -48,16 +48,22 @@ fn show(e: &Expr) -> String {
     }
 }
 
-/// The expression of `assert e` in a method body.
-fn exp(e: &str) -> String {
-    let items = parse_ok(&format!("method m() {{ assert {e} }}"));
+/// The expression of `assert e` in a method body, with the method's text.
+fn asserted(e: &str) -> (Expr, String) {
+    let text = format!("method m() {{ assert {e} }}");
+    let items = parse_ok(&text);
     let ItemKind::Method(m) = &items[0].kind else {
         panic!()
     };
     let StmtKind::Assert(e) = &m.body.as_ref().unwrap().stmts[0].kind else {
         panic!()
     };
-    show(e)
+    (e.clone(), text)
+}
+
+/// The expression of `assert e`, rendered by [`show`].
+fn exp(e: &str) -> String {
+    show(&asserted(e).0)
 }
 
 fn stmts(body: &str) -> Vec<Stmt> {
@@ -70,14 +76,7 @@ fn stmts(body: &str) -> Vec<Stmt> {
 
 /// The source text of the expression of `assert e` (what error messages quote).
 fn exp_text(e: &str) -> String {
-    let text = format!("method m() {{ assert {e} }}");
-    let items = parse_ok(&text);
-    let ItemKind::Method(m) = &items[0].kind else {
-        panic!()
-    };
-    let StmtKind::Assert(e) = &m.body.as_ref().unwrap().stmts[0].kind else {
-        panic!()
-    };
+    let (e, text) = asserted(e);
     text[e.span.start as usize..e.span.end as usize].to_string()
 }
 
