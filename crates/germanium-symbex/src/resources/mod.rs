@@ -187,6 +187,15 @@ pub fn holds_quantified(heap: &Heap, resource: Option<&Resource>) -> bool {
         .any(|c| c.is_quantified() && resource.is_none_or(|r| c.resource == *r))
 }
 
+/// The index of the one chunk of `resource`, if there is exactly one and it is quantified.
+pub fn sole_quantified(heap: &Heap, resource: &Resource) -> Option<usize> {
+    let mut of = heap.of(resource);
+    match (of.next(), of.next()) {
+        (Some(i), None) if heap.chunks[i].is_quantified() => Some(i),
+        _ => None,
+    }
+}
+
 /// Adds a quantified chunk of `resource`: `perm` and `snap` (its permission and value
 /// maps) are over `vars`, one per argument (their facts were assumed by the caller).
 pub fn add_quantified(

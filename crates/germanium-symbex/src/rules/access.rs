@@ -92,6 +92,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 return Ok(resources::value_at_location(heap, i, args));
             }
         }
+        if self.member.quantifier_depth > 0 && !self.modes.in_axiom {
+            // In a quantifier's body, where one quantified chunk is all there is: its value
+            // map at the location, which a program's trigger on the read can match (where it
+            // holds nothing the read is not allowed, and any value will do).
+            if let Some(i) = resources::sole_quantified(heap, resource) {
+                return Ok(resources::value_at_location(heap, i, args));
+            }
+        }
         let otherwise = match resources::quantified_value(heap, resource, args) {
             // A definition may mention nothing of a path (see `quantified_value`).
             Some(v) if self.modes.in_axiom => v,
