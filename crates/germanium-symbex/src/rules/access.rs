@@ -83,20 +83,18 @@ impl<'e, 'a> Verifier<'e, 'a> {
         args: &[Term],
         span: Span,
     ) -> R<Term> {
+        // One quantified chunk is all there is: its value map at the location, asked of no
+        // one (where it holds nothing the read is not allowed, and any value will do), and
+        // a program's trigger on the read, or on a function of it, can match it.
+        if let Some(i) = resources::sole_quantified(heap, resource) {
+            return Ok(resources::value_at_location(heap, i, args));
+        }
         if let (false, [hint]) = (self.modes.in_axiom, args) {
             // A quantified chunk made for this location's constants and holding some of
             // it: its value is the location's (a chunk's value where it holds some is the
             // heap's), and the read names one chunk instead of all.
             let positive = Permission::is_positive;
             if let Some(i) = self.likely_holder(heap, resource, hint, args, positive, span)? {
-                return Ok(resources::value_at_location(heap, i, args));
-            }
-        }
-        if self.member.quantifier_depth > 0 && !self.modes.in_axiom {
-            // In a quantifier's body, where one quantified chunk is all there is: its value
-            // map at the location, which a program's trigger on the read can match (where it
-            // holds nothing the read is not allowed, and any value will do).
-            if let Some(i) = resources::sole_quantified(heap, resource) {
                 return Ok(resources::value_at_location(heap, i, args));
             }
         }

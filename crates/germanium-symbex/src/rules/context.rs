@@ -46,8 +46,6 @@ pub struct MemberState<'a> {
     /// Nesting of quantifier bodies being evaluated (function postconditions are only assumed
     /// outside them).
     pub quantifier_depth: usize,
-    /// The constants standing for the variables of the quantifier bodies being evaluated.
-    pub quantifier_constants: Vec<Term>,
     /// Function postconditions and unfolded bodies assumed inside quantifier bodies, to be
     /// quantified over the bound variables when the quantifier is done.
     pub deferred: Vec<Term>,

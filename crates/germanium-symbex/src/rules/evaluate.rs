@@ -3,7 +3,7 @@
 //! present, function preconditions). Conditional sub-expressions are evaluated under
 //! guards instead of by branching, so evaluation never splits the path.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use germanium_semantics::{CallTarget, FieldTarget, Type};
 use germanium_smt::{Sort, Term};
@@ -568,10 +568,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let depth = self.member.bound.len();
         let deferred_from = self.member.deferred.len();
         self.member.bound.extend(constants.iter().cloned());
-        let outer_constants = self.member.quantifier_constants.len();
-        self.member
-            .quantifier_constants
-            .extend(constants.iter().map(|(_, c)| c.clone()));
         self.member.quantifier_depth += 1;
         let fresh_mark = self.decider.fresh_mark();
         let scoped = self.push(e.span);
@@ -608,7 +604,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
         });
         let popped = self.pop(e.span);
         self.member.quantifier_depth -= 1;
-        self.member.quantifier_constants.truncate(outer_constants);
         self.member.bound.truncate(depth);
         let facts: Vec<Term> = self.member.deferred.drain(deferred_from..).collect();
         let (body_term, sets) = result?;
@@ -663,6 +658,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 }
 
+/// Adds to `out` (once each) the constants of `t` that are in `among`.
+fn constants_among(t: &Term, among: &HashSet<&Term>, out: &mut Vec<Term>) {
+    if among.contains(t) {
+        if !out.contains(t) {
+            out.push(t.clone());
+        }
+        return;
+    }
+    for c in t.children() {
+        constants_among(c, among, out);
+    }
+}
+
 impl<'e, 'a> Verifier<'e, 'a> {
     /// Maps each constant made fresh in a quantifier's body (since `mark`) that a deferred
     /// fact about the bound variables mentions to a function of the variables: the fact was
@@ -680,18 +688,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if facts.is_empty() {
             return Ok(());
         }
-        let made: Vec<Term> = self
-            .decider
-            .fresh_since(mark)
-            .iter()
-            .filter(|c| {
-                !map.contains_key(c)
-                    && facts.iter().any(|f| {
-                        triggers::mentions(f, c) && map.keys().any(|x| triggers::mentions(f, x))
-                    })
-            })
-            .cloned()
-            .collect();
+        let fresh: HashSet<&Term> = self.decider.fresh_since(mark).iter().collect();
+        let mut made: Vec<Term> = Vec::new();
+        for fact in facts {
+            if map.keys().any(|x| triggers::mentions(fact, x)) {
+                constants_among(fact, &fresh, &mut made);
+            }
+        }
+        made.retain(|c| !map.contains_key(c));
         let sorts: Vec<Sort> = vars.iter().map(|(_, s)| s.clone()).collect();
         let args: Vec<Term> = vars
             .iter()

@@ -109,10 +109,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let fact = Term::not(Permission(substitute(&held.0, &at_null)).is_positive());
             self.assume(fact, e.span)?;
         }
-        self.assume_consistent(&st.heap, &access, &rs, &held, &value, e.span)?;
-        if access.identity().is_some() {
-            self.mention_values_where_held(&rs, &held, &value, e.span)?;
-        }
+        // For a chunk that names its locations, the applications of its condition there
+        // (`r in xs`), as patterns. Not inverses: their terms are at every location asked
+        // about.
+        let conditions = match access.identity() {
+            Some(_) => applications_at(&held.0, &var_terms(&rs)),
+            None => Vec::new(),
+        };
+        let maps = NewMaps {
+            rs: &rs,
+            held: &held,
+            value: &value,
+            conditions: &conditions,
+        };
+        self.assume_consistent(&st.heap, &access.resource, &maps, e.span)?;
+        self.mention_values_where_held(&maps, e.span)?;
         resources::add_quantified(&mut st.heap, &access.resource, rs, value, held);
         Ok(())
     }
@@ -120,46 +131,40 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// Wherever the condition of a chunk that names its locations directly is mentioned
     /// (`r in xs`), its value there is too: a quantifier triggered by a read of the location
     /// (`{x.f}`) then applies to the locations the program says are held.
-    fn mention_values_where_held(
-        &mut self,
-        rs: &[(Symbol, Sort)],
-        held: &Permission,
-        value: &Term,
-        span: germanium_syntax::Span,
-    ) -> R<()> {
-        let r = var_terms(rs);
-        let symbols: Vec<Symbol> = rs.iter().map(|(v, _)| v.clone()).collect();
-        let patterns: Vec<Vec<Term>> = applications_at(&held.0, &r)
-            .into_iter()
-            .map(|app| vec![app])
+    fn mention_values_where_held(&mut self, maps: &NewMaps, span: germanium_syntax::Span) -> R<()> {
+        let symbols = maps.symbols();
+        let patterns: Vec<Vec<Term>> = maps
+            .conditions
+            .iter()
+            .map(|app| vec![app.clone()])
             .filter(|set| triggers::valid_pattern(&symbols, set))
             .collect();
-        if patterns.is_empty() || !triggers::pattern_safe(value) {
+        if patterns.is_empty() || !triggers::pattern_safe(maps.value) {
             return Ok(());
         }
-        let relevant = self.relevance_predicate(value.sort(), span)?;
+        let relevant = self.relevance_predicate(maps.value.sort(), span)?;
         let fact = Term::implies(
-            held.is_positive(),
-            Term::app(&relevant, vec![value.clone()]),
+            maps.held.is_positive(),
+            Term::app(&relevant, vec![maps.value.clone()]),
         );
-        self.assume(Term::forall(rs.to_vec(), fact, patterns), span)
+        self.assume(Term::forall(maps.rs.to_vec(), fact, patterns), span)
     }
 
-    /// What a new quantified chunk (`held` and `value` over `rs`) and the chunks `heap`
-    /// already holds of its resource say together: no location held beyond what the
-    /// resource allows, one value where both hold some. At the locations of single chunks
-    /// as ground facts, elsewhere triggered by the chunks' value maps.
+    /// What a new quantified chunk and the chunks `heap` already holds of its resource say
+    /// together: no location held beyond what the resource allows, one value where both
+    /// hold some. At the locations of single chunks as ground facts, elsewhere triggered by
+    /// the chunks' value maps, and by the new chunk's condition with what an earlier chunk's
+    /// amount applies there (`a in xs` and `a in ys` cannot both hold `write` of `a.f`).
     fn assume_consistent(
         &mut self,
         heap: &Heap,
-        access: &Access,
-        rs: &[(Symbol, Sort)],
-        held: &Permission,
-        value: &Term,
+        resource: &Resource,
+        maps: &NewMaps,
         span: germanium_syntax::Span,
     ) -> R<()> {
-        let resource = &access.resource;
-        let names_locations = access.identity().is_some();
+        let NewMaps {
+            rs, held, value, ..
+        } = *maps;
         let singles = resources::held(heap, Some(resource));
         if singles.is_empty() && !resources::holds_quantified(heap, Some(resource)) {
             return Ok(());
@@ -177,26 +182,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let at: HashMap<Term, Term> = r.iter().cloned().zip(single.args).collect();
             self.assume(substitute(&fact, &at), span)?;
         }
-        let symbols: Vec<Symbol> = rs.iter().map(|(v, _)| v.clone()).collect();
-        let mut maps = resources::quantified_value_maps(heap, resource, &r);
-        maps.push(value.clone());
-        let mut patterns: Vec<Vec<Term>> = maps
+        let symbols = maps.symbols();
+        let mut value_maps = resources::quantified_value_maps(heap, resource, &r);
+        value_maps.push(value.clone());
+        let mut patterns: Vec<Vec<Term>> = value_maps
             .into_iter()
             .map(|m| vec![m])
             .filter(|set| triggers::valid_pattern(&symbols, set))
             .collect();
-        // Also where the new chunk's condition at a location (`r in xs`, for a chunk that
-        // names its locations) meets what an earlier chunk's amount applies there (`a in xs`
-        // and `a in ys` cannot both hold `write` of `a.f`). Not for inverses: their terms are
-        // at every location asked about, too many pairs.
-        let new_conditions = if names_locations {
-            applications_at(&held.0, &r)
-        } else {
-            Vec::new()
-        };
-        if let Some(new) = new_conditions.first() {
+        if let Some(new) = maps.conditions.first() {
             for earlier in applications_at(&before.0, &r) {
-                if !new_conditions.contains(&earlier) {
+                if !maps.conditions.contains(&earlier) {
                     patterns.push(vec![new.clone(), earlier]);
                 }
             }
@@ -773,10 +769,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // Without a pattern the inverses stay unconstrained: still sound (the true inverse
         // is one of their values, the locations being injective), but less is known.
         let forward = Term::implies(positive, Term::and(forward));
-        let (forward, patterns) = match access.patterns_without_offsets() {
-            Some(patterns) => (access.without_offsets(&forward), patterns),
-            None => (forward, access.patterns()),
-        };
+        let (forward, patterns) = access.fact_with_patterns(&forward);
         if !patterns.is_empty() {
             let forward = Term::forall(access.vars.clone(), forward, patterns);
             self.assume_read(forward, e.span)?;
@@ -789,6 +782,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let image = resources::same_args(&args_back, &r_terms);
         let held = Term::ite(Term::and([back(&c), image]), back(&p), Permission::none().0);
         Ok((rs, Permission(held)))
+    }
+}
+
+/// The maps of a quantified chunk about to be added: its amount and value maps over `rs`, and the
+/// applications of its condition at `rs` when it names its locations (else none).
+struct NewMaps<'c> {
+    rs: &'c [(Symbol, Sort)],
+    held: &'c Permission,
+    value: &'c Term,
+    conditions: &'c [Term],
+}
+
+impl NewMaps<'_> {
+    fn symbols(&self) -> Vec<Symbol> {
+        self.rs.iter().map(|(v, _)| v.clone()).collect()
     }
 }
 

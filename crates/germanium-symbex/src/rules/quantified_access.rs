@@ -36,12 +36,7 @@ pub(crate) struct Access<'x> {
 impl Access<'_> {
     /// `t` (over the fresh constants) over the bound variables.
     pub fn to_vars(&self, t: &Term) -> Term {
-        let vars: Vec<Term> = self
-            .vars
-            .iter()
-            .map(|(v, s)| Term::var(v.clone(), s.clone()))
-            .collect();
-        self.renamed(t, &vars)
+        self.renamed(t, &var_terms(&self.vars))
     }
 
     /// `t` (over the fresh constants) with other terms in their place.
@@ -70,42 +65,51 @@ impl Access<'_> {
                 self.args
                     .iter()
                     .enumerate()
-                    .find_map(|(i, a)| self.solve_for(a, x).map(|s| (i, s)))
+                    .find_map(|(i, a)| solve_for(a, x, &self.at).map(|s| (i, s)))
             })
             .collect()
     }
 
-    fn solve_for(&self, arg: &Term, x: &Term) -> Option<Solved> {
-        solve_for(arg, x, &self.at)
-    }
-
-    /// `t` (over the bound variables) with each variable that some argument offsets
-    /// (`loc(a, i + 1)`) renamed to the offset value, so that patterns over the arguments
-    /// are applications to variables, which match ground terms such as `loc(a, 1)`
-    /// (arithmetic in a pattern only matches the same arithmetic). The same formula: an
-    /// offset is a bijection of the integers.
-    pub fn without_offsets(&self, t: &Term) -> Term {
-        let vars = var_terms(&self.vars);
-        let args: Vec<Term> = self.args.iter().map(|a| self.to_vars(a)).collect();
-        let mut out = t.clone();
-        for v in &vars {
-            let Some((offset, solved)) = args.iter().find_map(|a| offset_of(a, v, &vars)) else {
-                continue;
+    /// A fact `t` about the instances (over the bound variables) and its patterns. Where an
+    /// argument offsets a variable (`loc(a, i + 1)`) and the program gives no triggers, the
+    /// variable is renamed to the offset value, so the pattern is an application to
+    /// variables (`loc(a, i)`) that matches ground terms such as `loc(a, 1)` (arithmetic in
+    /// a pattern only matches the same arithmetic). The same formula: an offset is a
+    /// bijection of the integers.
+    pub fn fact_with_patterns(&self, t: &Term) -> (Term, Vec<Vec<Term>>) {
+        if self.triggers.is_empty() {
+            let vars = var_terms(&self.vars);
+            let args: Vec<Term> = self.args.iter().map(|a| self.to_vars(a)).collect();
+            // (variable, the argument term that offsets it, the variable in its terms)
+            let offsets: Vec<(&Term, Term, Term)> = vars
+                .iter()
+                .filter_map(|v| {
+                    let (offset, solved) = args.iter().find_map(|a| offset_of(a, v, &vars))?;
+                    (!matches!(solved, Solved::Same)).then(|| (v, offset, solved.at(v)))
+                })
+                .collect();
+            let rename = |t: &Term| {
+                offsets.iter().fold(t.clone(), |out, (v, offset, back)| {
+                    let placeholder = Term::var(Symbol::user("sx.offset"), v.sort().clone());
+                    let steps = [
+                        (offset.clone(), placeholder.clone()),
+                        ((*v).clone(), back.clone()),
+                        (placeholder, (*v).clone()),
+                    ];
+                    steps.into_iter().fold(out, |out, (from, to)| {
+                        substitute(&out, &HashMap::from([(from, to)]))
+                    })
+                })
             };
-            if matches!(solved, Solved::Same) {
-                continue;
-            }
-            let placeholder = Term::var(Symbol::user("sx.offset"), v.sort().clone());
-            let steps = [
-                (offset, placeholder.clone()),
-                (v.clone(), solved.at(v)),
-                (placeholder, v.clone()),
-            ];
-            for (from, to) in steps {
-                out = substitute(&out, &HashMap::from([(from, to)]));
+            if !offsets.is_empty() {
+                let renamed: Vec<Term> = args.iter().map(rename).collect();
+                let patterns = triggers::infer_in(&self.symbols(), &renamed);
+                if !patterns.is_empty() {
+                    return (rename(t), patterns);
+                }
             }
         }
-        out
+        (t.clone(), self.patterns())
     }
 
     /// The terms `ts` (over the bound variables) at the locations `rs`, for an access whose
@@ -181,21 +185,6 @@ impl Access<'_> {
         }
         parts.push(self.to_vars(&self.cond));
         triggers::infer_in(&symbols, &parts)
-    }
-
-    /// Patterns inferred from the arguments once offsets are renamed away (see
-    /// [`Access::without_offsets`]), when the program gives none and there are offsets.
-    pub fn patterns_without_offsets(&self) -> Option<Vec<Vec<Term>>> {
-        if !self.triggers.is_empty() {
-            return None;
-        }
-        let args: Vec<Term> = self.args.iter().map(|a| self.to_vars(a)).collect();
-        let renamed: Vec<Term> = args.iter().map(|a| self.without_offsets(a)).collect();
-        if renamed == args {
-            return None;
-        }
-        let patterns = triggers::infer_in(&self.symbols(), &renamed);
-        (!patterns.is_empty()).then_some(patterns)
     }
 
     /// Whether the resource is a field (whose receivers are not null where held).
