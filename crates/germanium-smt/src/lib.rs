@@ -69,6 +69,6 @@ pub use model::{Model, Value};
 pub use session::{QueryLimits, SatResult, Solver, SolverStats};
 pub use sexpr::SExpr;
 pub use sort::Sort;
-pub use substitute::substitute;
+pub use substitute::{rebuild_op, substitute};
 pub use symbol::{NameGenerator, Symbol};
 pub use term::{FunDecl, Op, Quantifier, QuantifierKind, Term, TermKind};

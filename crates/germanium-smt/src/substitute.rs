@@ -48,7 +48,8 @@ pub fn substitute(term: &Term, map: &HashMap<Term, Term>) -> Term {
     }
 }
 
-fn rebuild_op(op: Op, args: Vec<Term>) -> Term {
+/// `op` applied to `args` through the simplifying constructors.
+pub fn rebuild_op(op: Op, args: Vec<Term>) -> Term {
     match op {
         Op::And => return Term::and(args),
         Op::Or => return Term::or(args),

@@ -74,6 +74,7 @@ pub enum Reason {
     RefutationTrue,
     LabelledStateNotReached(String),
     NotInjective,
+    WandNotFound,
 }
 
 impl Reason {
@@ -89,6 +90,7 @@ impl Reason {
             Reason::RefutationTrue => "refutation.true",
             Reason::LabelledStateNotReached(_) => "labelled.state.not.reached",
             Reason::NotInjective => "qp.not.injective",
+            Reason::WandNotFound => "wand.not.found",
         }
     }
 
@@ -111,6 +113,7 @@ impl Reason {
                 format!("Did not reach labelled state {l} required to evaluate {e}.")
             }
             Reason::NotInjective => format!("Quantified resource {e} might not be injective."),
+            Reason::WandNotFound => "Magic wand instance not found.".to_string(),
         }
     }
 }

@@ -38,7 +38,7 @@ pub fn same_args(a: &[Term], b: &[Term]) -> Term {
 /// Multiset(x)` names the same instance as `Multiset(x)`.
 pub fn equal_args(env: &Env, resource: &Resource, a: &[Term], b: &[Term]) -> Term {
     match resource {
-        Resource::Field(_) => same_args(a, b),
+        Resource::Field(_) | Resource::Wand(_) => same_args(a, b),
         Resource::Predicate(name) => {
             let params = env
                 .sem
@@ -377,6 +377,29 @@ pub fn take_at(heap: &mut Heap, index: usize, amount: &Permission) -> Term {
     snap
 }
 
+/// `top`'s chunks followed by `below`'s: a view for reading where `top` is consulted
+/// first (a lookup finds `top`'s chunk of a location before `below`'s).
+pub fn stacked(top: &Heap, below: &Heap) -> Heap {
+    let mut view = top.clone();
+    for c in &below.chunks {
+        view.push(c.clone());
+    }
+    view
+}
+
+/// Adds a chunk for `held` as it is, merging with nothing (a record of what was taken
+/// elsewhere, read through [`held`] and [`stacked`]).
+pub fn push_held(heap: &mut Heap, held: Held) {
+    heap.push(Chunk {
+        resource: held.resource,
+        vars: Vec::new(),
+        args: held.args,
+        snap: held.snap,
+        perm: held.perm,
+        made_for: Vec::new(),
+    });
+}
+
 /// Removes the chunk at `index` (a copy of the heap without one instance).
 pub fn remove_at(heap: &mut Heap, index: usize) {
     heap.chunks.remove(index);
@@ -553,6 +576,7 @@ fn fresh_base(resource: &Resource) -> String {
     match resource {
         Resource::Field(f) => f.clone(),
         Resource::Predicate(p) => format!("snap.{p}"),
+        Resource::Wand(_) => "wand".to_string(),
     }
 }
 
@@ -600,6 +624,22 @@ pub fn add(
         return Ok(());
     }
     let max = resource.max_amount();
+    if !resource.values_agree() {
+        // Its own chunk: instances of one wand need not have the same snapshot.
+        let snap = match snap {
+            Some(v) => v,
+            None => decider.fresh(&fresh_base(resource), sort.clone())?,
+        };
+        heap.push(Chunk {
+            resource: resource.clone(),
+            vars: Vec::new(),
+            args,
+            snap,
+            perm: amount,
+            made_for: Vec::new(),
+        });
+        return Ok(());
+    }
     if let Some(i) = find_to_merge(decider, env, heap, resource, &args, &amount, guard)? {
         let old = heap.chunks[i].clone();
         if let Some(v) = &snap {

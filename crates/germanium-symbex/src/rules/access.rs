@@ -61,7 +61,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 };
                 self.sort_of(&ty, span)
             }
-            Resource::Predicate(_) => Ok(self.env.snap.sort.clone()),
+            Resource::Predicate(_) | Resource::Wand(_) => Ok(self.env.snap.sort.clone()),
         }
     }
 
@@ -71,6 +71,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let base = match resource {
             Resource::Field(f) => f.clone(),
             Resource::Predicate(p) => format!("snap.{p}"),
+            Resource::Wand(_) => "wand".to_string(),
         };
         self.fresh(&base, sort, span)
     }
@@ -150,6 +151,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
         snap: Option<Term>,
         span: Span,
     ) -> R<()> {
+        self.produce_resource_in(&mut st.heap, resource, args, amount, snap, span)
+    }
+
+    /// [`Verifier::produce_resource`] into `heap`.
+    pub fn produce_resource_in(
+        &mut self,
+        heap: &mut Heap,
+        resource: &Resource,
+        args: Vec<Term>,
+        amount: Permission,
+        snap: Option<Term>,
+        span: Span,
+    ) -> R<()> {
         if amount.is_literally_none() {
             return Ok(());
         }
@@ -172,7 +186,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         resources::add(
             &mut self.decider,
             self.env,
-            &mut st.heap,
+            heap,
             addition,
             &guard,
             distinctness,
@@ -231,6 +245,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         ctx: &ErrorContext,
     ) -> R<Term> {
         let span = at.span;
+        self.extract_missing(heap, resource, args, amount.as_ref(), span)?;
         let guard = self.guard();
         let found = self.find(heap, resource, args, span)?;
         let enough = match (found, &amount) {
@@ -281,7 +296,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if !self.modes.checking || self.dead_path(span)? {
             return self.fresh_value(resource, span);
         }
-        self.report(ctx, Reason::InsufficientPermission, at);
+        self.report(ctx, missing_reason(resource), at);
         Err(Abort::Failed)
     }
 
@@ -309,7 +324,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             if self.dead_path(span)? {
                 return self.fresh_value(resource, span);
             }
-            self.report(ctx, Reason::InsufficientPermission, at);
+            self.report(ctx, missing_reason(resource), at);
             return Err(Abort::Failed);
         }
         let mut snap = self.fresh_value(resource, span)?;
@@ -438,4 +453,13 @@ fn held_in(
         .collect();
     let total = held.iter().fold(Permission::none(), |sum, h| sum.add(h));
     (held, total)
+}
+
+/// Why a consumption of `resource` failed: a wand is not found, anything else is not held
+/// with enough permission.
+fn missing_reason(resource: &Resource) -> Reason {
+    match resource {
+        Resource::Wand(_) => Reason::WandNotFound,
+        Resource::Field(_) | Resource::Predicate(_) => Reason::InsufficientPermission,
+    }
 }

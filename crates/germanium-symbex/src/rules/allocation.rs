@@ -57,7 +57,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             for h in crate::resources::held(heap, None) {
                 match h.resource {
                     Resource::Predicate(_) if !snaps.contains(&h.snap) => snaps.push(h.snap),
-                    Resource::Predicate(_) | Resource::Field(_) => {}
+                    Resource::Predicate(_) | Resource::Field(_) | Resource::Wand(_) => {}
                 }
             }
         }

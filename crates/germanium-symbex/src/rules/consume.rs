@@ -65,6 +65,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             ExprKind::Acc(loc, amount) => {
                 self.consume_acc(st, eval_heap, loc, amount.as_deref(), ctx)
             }
+            ExprKind::Binary(BinaryOp::Wand, ..) => {
+                self.consume_wand(st, eval_heap, a, ctx).map(|_| ())
+            }
             ExprKind::Quantifier { .. } if is_impure(self.env.sem, a) => {
                 self.consume_quantified(st, eval_heap, a, ctx)
             }

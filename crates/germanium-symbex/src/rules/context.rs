@@ -75,6 +75,8 @@ pub struct MemberState<'a> {
     pub refuted: HashSet<germanium_syntax::ast::NodeId>,
     /// Bound, `let` and callee-parameter variables, innermost last; they shadow the store.
     pub bound: Vec<(germanium_semantics::VarId, Term)>,
+    /// The wands being packaged, innermost last: what each takes from the state around it.
+    pub packages: Vec<crate::rules::package::PackageFrame>,
 }
 
 /// One worker: a solver session and the state of the member being verified.

@@ -281,7 +281,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             ExprKind::Lhs(_) => Err(self.unsupported(e.span, "`lhs` (magic wands)")),
             ExprKind::Unfolding(access, body) => self.eval_unfolding(st, heap, access, body, ctx),
-            ExprKind::Applying(..) => Err(self.unsupported(e.span, "`applying` (magic wands)")),
+            ExprKind::Applying(wand, body) => self.eval_applying(st, heap, wand, body, ctx),
             ExprKind::Asserting(a, x) => {
                 // The assertion is checked (not consumed), then the expression evaluated.
                 let mut scratch = State {
@@ -353,6 +353,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
     ) -> R<Term> {
         let resource = Resource::Field(field.to_string());
         let args = [receiver];
+        // A dry run in a package reads the state around it too.
+        let view = self.extraction_view(heap);
+        let heap = view.as_ref().unwrap_or(heap);
         let found = self.find(heap, &resource, &args, e.span)?;
         if let Some(i) = found {
             let held = resources::amount_at(heap, i).is_positive();
@@ -391,9 +394,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 args.push(self.eval(st, heap, a, ctx)?);
             }
             (Resource::Predicate(pa.name.clone()), args)
+        } else if matches!(loc.kind, ExprKind::Binary(BinaryOp::Wand, ..)) {
+            self.wand_location(st, heap, loc, ctx)?
         } else {
             let ExprKind::FieldAccess(rcv, _) = &loc.kind else {
-                return Err(self.unsupported(loc.span, "`perm` of a predicate or wand"));
+                return Err(self.unsupported(loc.span, "this `perm`"));
             };
             let Some(FieldTarget::Field(field)) = self.env.sem.field_access(loc.id).cloned() else {
                 return Err(self.unsupported(loc.span, "this `perm`"));

@@ -121,7 +121,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// The statements that do not branch.
-    fn step(&mut self, st: &mut State, s: &Stmt) -> R<()> {
+    pub(crate) fn step(&mut self, st: &mut State, s: &Stmt) -> R<()> {
         match &s.kind {
             StmtKind::VarDecl(decls, init) => {
                 let mut last = None;
@@ -287,8 +287,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let heap = st.heap.clone();
                 self.unfold(st, &heap, a, &ctx)
             }
-            StmtKind::Package(..) | StmtKind::Apply(_) => {
-                Err(self.unsupported(s.span, "magic wands"))
+            StmtKind::Package(wand, proof) => self.package(st, s, wand, proof.as_ref()),
+            StmtKind::Apply(wand) => {
+                let ctx = ErrorContext::at("apply.failed", s.span, "Applying wand might fail.");
+                self.apply_wand(st, wand, &ctx)
             }
             StmtKind::MacroRef(_) | StmtKind::Define(_) => {
                 Err(self.unsupported(s.span, "an unexpanded macro"))

@@ -116,7 +116,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if positions.is_none() {
             // Named as Viper does: a field's receiver, a predicate's instance.
             let named = match pattern.resource {
-                Resource::Predicate(_) => res.span,
+                Resource::Predicate(_) | Resource::Wand(_) => res.span,
                 Resource::Field(_) => pattern.args[0].span,
             };
             self.check_havocall_injective(s, named, &pattern, &c, &args, &first, &second)?;

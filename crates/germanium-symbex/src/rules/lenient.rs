@@ -61,7 +61,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             } = instance;
             let name = match resource {
                 Resource::Predicate(name) => name,
-                Resource::Field(_) => continue,
+                Resource::Field(_) | Resource::Wand(_) => continue,
             };
             let has_body = self
                 .env

@@ -34,6 +34,7 @@ mod label_loops;
 mod lenient;
 mod members;
 mod nesting;
+pub(crate) mod package;
 mod predicate_measures;
 mod predicates;
 mod produce;
@@ -46,5 +47,6 @@ mod snapshots;
 mod termination;
 mod triggers;
 mod unrolling_triggers;
+mod wands;
 
 pub(crate) use produce::axiom_wildcard;

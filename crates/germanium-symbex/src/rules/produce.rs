@@ -131,6 +131,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.produce_from(st, part, snap, ctx)
             }
             ExprKind::Acc(loc, amount) => self.produce_acc(st, loc, amount.as_deref(), snap, ctx),
+            ExprKind::Binary(BinaryOp::Wand, ..) => self.produce_wand(st, a, snap, ctx),
             ExprKind::Quantifier { .. } if is_impure(self.env.sem, a) => {
                 self.produce_quantified(st, a, snap, ctx)
             }

@@ -35,6 +35,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if self.modes.assuming {
             return Err(self.unsupported(e.span, "quantified permissions in an assumption"));
         }
+        if !self.member.packages.is_empty() {
+            return Err(self.unsupported(e.span, "quantified permissions in a package"));
+        }
         Ok(())
     }
 
@@ -241,6 +244,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         e: &Expr,
         ctx: &ErrorContext,
     ) -> R<()> {
+        if !self.member.packages.is_empty() {
+            return Err(self.unsupported(e.span, "quantified permissions in a package"));
+        }
         let body = BodyParts::of_quantifier(self.env.sem, e);
         let mut accesses = self.quantified_accesses(st, eval_heap, e, ctx)?.into_iter();
         for part in &body.parts {

@@ -37,6 +37,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 }
                 Ok(sorts)
             }
+            Resource::Wand(_) => Err(self.unsupported(span, "quantified magic wands")),
         }
     }
 
@@ -45,6 +46,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let kind = match resource {
             Resource::Field(_) => "f",
             Resource::Predicate(_) => "p",
+            Resource::Wand(_) => "w",
         };
         let mut sorts = vec![self.env.snap.sort.clone()];
         sorts.extend(self.location_sorts(resource, span)?);

@@ -17,13 +17,18 @@ pub enum Resource {
     /// An instance of a predicate: the chunk's arguments are the instance's; its snapshot
     /// stands for the values folded inside it.
     Predicate(String),
+    /// A magic wand of one shape (the wand with its heap-independent parts as holes,
+    /// named by `rules::wands`): the chunk's arguments are the holes' values; its snapshot
+    /// says which values the right-hand side has for each left-hand side (see
+    /// `rules::wands`). Two chunks of the same wand are two instances, never merged.
+    Wand(String),
 }
 
 impl Resource {
     /// The field's or predicate's name.
     pub fn name(&self) -> &str {
         match self {
-            Resource::Field(name) | Resource::Predicate(name) => name,
+            Resource::Field(name) | Resource::Predicate(name) | Resource::Wand(name) => name,
         }
     }
 
@@ -32,7 +37,16 @@ impl Resource {
     pub fn max_amount(&self) -> Option<Permission> {
         match self {
             Resource::Field(_) => Some(Permission::write()),
-            Resource::Predicate(_) => None,
+            Resource::Predicate(_) | Resource::Wand(_) => None,
+        }
+    }
+
+    /// Whether two chunks of one location have the same value (fields and predicate
+    /// instances; not wands, whose instances may have different footprints).
+    pub fn values_agree(&self) -> bool {
+        match self {
+            Resource::Field(_) | Resource::Predicate(_) => true,
+            Resource::Wand(_) => false,
         }
     }
 }
@@ -178,7 +192,7 @@ impl Heap {
         for c in self.chunks.iter().filter(|c| !c.is_quantified()) {
             let receiver = match c.resource {
                 Resource::Field(_) => c.args.first(),
-                Resource::Predicate(_) => None,
+                Resource::Predicate(_) | Resource::Wand(_) => None,
             };
             if let Some(r) = receiver.filter(|r| !out.contains(r)) {
                 out.push(r.clone());

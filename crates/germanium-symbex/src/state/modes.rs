@@ -42,6 +42,10 @@ pub struct Modes {
     pub current_function: Option<String>,
     /// The value of `result` in a function's postcondition.
     pub result: Option<Term>,
+    /// A wand is being packaged and this is a dry run of a step: what the step needs and
+    /// the left-hand side's states lack is taken from the state around the package (see
+    /// `rules::package`), and reads see that state too.
+    pub extracting: bool,
 }
 
 impl Default for Modes {
@@ -59,6 +63,7 @@ impl Default for Modes {
             body_amounts_checked: false,
             current_function: None,
             result: None,
+            extracting: false,
         }
     }
 }

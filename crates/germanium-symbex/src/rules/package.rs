@@ -1,0 +1,553 @@
+//! `package A --* B`, following the sound package logic of seed 004.
+//!
+//! **The witness set.** Every state satisfying `A` is represented at once, symbolically: a
+//! solver scope in which `A` is produced into an empty heap from a fresh snapshot `s`
+//! (values are parts of `s` or fresh constants, conditional parts become chunks with
+//! conditional amounts: production never branches). The constants made in this scope are
+//! the witnesses' values; a query in the scope that holds, holds for every witness.
+//!
+//! **Extract.** The proof script and `B` run against the witness state. Before each step
+//! (and before `B`), a dry run of it on a copy finds what the witness state lacks
+//! ([`Verifier::extract_missing`], called where a consumption takes from a heap): the
+//! amount taken from the state around the package is one term free of the witnesses'
+//! values (the missing amount when that is free of them, else the whole amount asked, else
+//! all the outer state holds there), decided by validity and feasibility queries over all
+//! witnesses, never by branching on them; where the location itself depends on the
+//! witness (`x.f.g` with `x.f` from `A`), every outer chunk that may be it for some
+//! witness gives its part. What is taken joins the witness state, where merging assumes
+//! the values agree and the amounts fit: witnesses incompatible with the footprint are
+//! dropped, inside the scope only. So the footprint is one and the same for every state
+//! satisfying `A`, and a left-hand side inconsistent with it gives a trivial wand (an
+//! infeasible scope extracts nothing).
+//!
+//! **No leak.** The scope is popped: no fact about the left-hand side or the footprint's
+//! agreement with it survives. The outer state keeps what was not extracted (amounts free
+//! of witness values), and gains one wand chunk whose snapshot `w` is fresh, with one
+//! definition `forall s :: apply(w, s) == R(s)`: `R` is the snapshot `B` was consumed with,
+//! its constants defined in the scope replaced by their definitions and the others made
+//! functions of `s`. The definition only constrains the fresh `w`, so it is sound whatever
+//! `R` is.
+
+use std::collections::{HashMap, HashSet};
+
+use germanium_smt::{substitute, FunDecl, Op, Term};
+use germanium_syntax::ast::{Block, Expr, Stmt, StmtKind};
+use germanium_syntax::Span;
+
+use crate::errors::ErrorContext;
+use crate::resources;
+use crate::rules::context::{Abort, Verifier, R};
+use crate::rules::wands::{mentions_any, LHS_STATE};
+use crate::state::{Heap, Permission, Resource, State};
+
+/// A wand being packaged: the state around it and what its dry runs took from that state.
+pub struct PackageFrame {
+    /// The heap around the package, which the footprint is taken from.
+    pub outer: Heap,
+    /// [`crate::decider::Decider::fresh_mark`] when the package started: constants made
+    /// since are the witnesses' values.
+    mark: usize,
+    /// During a dry run: the witness state with what was extracted so far (merged, so a
+    /// witness incompatible with it is dropped before the next decision).
+    whole: Heap,
+    /// Names of amounts taken from `outer` (terms free of the witnesses' values) and their
+    /// definitions, assumed again once the package's scope is popped.
+    outer_names: HashSet<Term>,
+    outer_facts: Vec<Term>,
+}
+
+impl<'e, 'a> Verifier<'e, 'a> {
+    /// `package wand [proof]` at statement `s`.
+    pub fn package(
+        &mut self,
+        st: &mut State,
+        s: &Stmt,
+        wand: &Expr,
+        proof: Option<&Block>,
+    ) -> R<()> {
+        let ctx = ErrorContext::at("package.failed", s.span, "Packaging wand might fail.");
+        let (lhs, rhs) = self.wand_sides(wand)?;
+        let wellformed = self.check_wand_wellformed(st, wand)?;
+        let heap = st.heap.clone();
+        let (resource, args) = self.wand_location(st, &heap, wand, &ctx)?;
+        if !wellformed {
+            // Reported; the path goes on holding the wand (nothing else is checked of it).
+            return self.produce_resource(
+                st,
+                &resource,
+                args,
+                Permission::write(),
+                None,
+                wand.span,
+            );
+        }
+        let mark = self.decider.fresh_mark();
+        let depth = self.decider.depth();
+        self.push(s.span)?;
+        self.member.packages.push(PackageFrame {
+            outer: std::mem::take(&mut st.heap),
+            mark,
+            whole: Heap::default(),
+            outer_names: HashSet::new(),
+            outer_facts: Vec::new(),
+        });
+        let witness = State {
+            store: st.store.clone(),
+            heap: Heap::default(),
+            old_heaps: st.old_heaps.clone(),
+        };
+        let result = self.package_in_scope(witness, lhs, rhs, proof, &ctx);
+        let mut outer_facts = Vec::new();
+        if let Some(frame) = self.member.packages.pop() {
+            st.heap = frame.outer;
+            outer_facts = frame.outer_facts;
+        }
+        let facts = self.decider.assumptions_above(depth);
+        let made: Vec<Term> = self.decider.fresh_since(mark).to_vec();
+        self.pop(s.span)?;
+        for fact in outer_facts {
+            self.assume(fact, s.span)?;
+        }
+        let (s_lhs, rhs_snap) = result?;
+        let w = self.fresh("wand", self.env.snap.sort.clone(), s.span)?;
+        if let Some(r) = rhs_snap {
+            self.define_wand_snapshot(&w, &s_lhs, r, &facts, &made, s.span)?;
+        }
+        self.produce_resource(st, &resource, args, Permission::write(), Some(w), wand.span)
+    }
+
+    /// Inside the package's scope: the witness state from `lhs`, the proof script, then
+    /// `rhs` consumed. Returns the left-hand side's snapshot and `rhs`'s.
+    fn package_in_scope(
+        &mut self,
+        mut witness: State,
+        lhs: &Expr,
+        rhs: &Expr,
+        proof: Option<&Block>,
+        ctx: &ErrorContext,
+    ) -> R<(Term, Option<Term>)> {
+        let s_lhs = self.fresh("lhs", self.env.snap.sort.clone(), lhs.span)?;
+        self.produce_from(&mut witness, lhs, Some(s_lhs.clone()), ctx)?;
+        witness
+            .old_heaps
+            .insert(LHS_STATE.to_string(), witness.heap.clone());
+        if let Some(block) = proof {
+            self.run_proof_script(&mut witness, &block.stmts)?;
+        }
+        self.dry_run(&mut witness, |v, dry| {
+            let heap = dry.heap.clone();
+            v.consume(dry, &heap, rhs, ctx)
+        })?;
+        let heap = witness.heap.clone();
+        let r = self.assertion_snapshot(&witness, &heap, rhs)?;
+        self.consume(&mut witness, &heap, rhs, ctx)?;
+        Ok((s_lhs, r))
+    }
+
+    /// The statements of a proof script, against the witness state: each step after a dry
+    /// run that extracts what it lacks; both sides of an `if` under their conditions
+    /// (the package logic's implication rule: no branching on the witnesses).
+    fn run_proof_script(&mut self, witness: &mut State, stmts: &[Stmt]) -> R<()> {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Block(b) => self.run_proof_script(witness, &b.stmts)?,
+                StmtKind::If {
+                    cond,
+                    then,
+                    otherwise,
+                } => {
+                    let heap = witness.heap.clone();
+                    let if_ctx = ErrorContext::at(
+                        "if.failed",
+                        cond.span,
+                        "Conditional statement might fail.",
+                    );
+                    let c = self.eval(witness, &heap, cond, &if_ctx)?;
+                    self.under(c.clone(), |v| v.run_proof_script(witness, &then.stmts))?;
+                    if let Some(o) = otherwise {
+                        self.under(Term::not(c), |v| v.run_proof_script(witness, &o.stmts))?;
+                    }
+                }
+                StmtKind::Fold(_)
+                | StmtKind::Unfold(_)
+                | StmtKind::Apply(_)
+                | StmtKind::Assert(_) => {
+                    self.dry_run(witness, |v, dry| v.step(dry, s))?;
+                    self.step(witness, s)?;
+                }
+                StmtKind::Package(..) | StmtKind::Label(..) => self.step(witness, s)?,
+                _ => {
+                    return Err(
+                        self.unsupported(s.span, "this statement in a package's proof script")
+                    )
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on a copy of the witness state as a dry run: nothing checked, what a
+    /// consumption lacks extracted (see [`Verifier::extract_missing`]) into the witness
+    /// state. A dry run reports nothing and its failure ends nothing: the real step that
+    /// follows does both.
+    fn dry_run(
+        &mut self,
+        witness: &mut State,
+        f: impl FnOnce(&mut Self, &mut State) -> R<()>,
+    ) -> R<()> {
+        let mut dry = witness.clone();
+        if let Some(frame) = self.member.packages.last_mut() {
+            frame.whole = witness.heap.clone();
+        }
+        let reported = self.errors.len();
+        let r = self.with_modes(
+            |m| {
+                m.extracting = true;
+                m.checking = false;
+            },
+            |v| f(v, &mut dry),
+        );
+        self.errors.truncate(reported);
+        if let Some(frame) = self.member.packages.last_mut() {
+            witness.heap = std::mem::take(&mut frame.whole);
+        }
+        match r {
+            Err(Abort::Failed) | Ok(()) => Ok(()),
+            Err(other) => Err(other),
+        }
+    }
+
+    /// The heap reads see during a dry run: `heap` first, then the state around the
+    /// innermost package.
+    pub(crate) fn extraction_view(&self, heap: &Heap) -> Option<Heap> {
+        if !self.modes.extracting {
+            return None;
+        }
+        let frame = self.member.packages.last()?;
+        let witness = resources::stacked(heap, &frame.whole);
+        Some(resources::stacked(&witness, &frame.outer))
+    }
+
+    /// During a dry run, before `amount` (`None`: some positive amount) of
+    /// `resource(args)` is taken from `heap` (the witness state's): what `heap` may lack for
+    /// some witness is taken from the state around the package and added to `heap` (see
+    /// the module documentation).
+    pub(crate) fn extract_missing(
+        &mut self,
+        heap: &mut Heap,
+        resource: &Resource,
+        args: &[Term],
+        amount: Option<&Permission>,
+        span: Span,
+    ) -> R<()> {
+        if !self.modes.extracting || self.member.packages.is_empty() {
+            return Ok(());
+        }
+        let mut frames = std::mem::take(&mut self.member.packages);
+        let r = self.extract_into(&mut frames, heap, resource, args, amount, true, span);
+        self.member.packages = frames;
+        r
+    }
+
+    /// Extracts into `heap` from the state around the innermost of `frames`; what that
+    /// state lacks, from the one around it (a package inside a proof script takes from the
+    /// enclosing package's witness state, then from the state around that package). `dry`:
+    /// `heap` is a dry run's copy, the frame's whole witness state gets the same.
+    #[allow(clippy::too_many_arguments)]
+    fn extract_into(
+        &mut self,
+        frames: &mut [PackageFrame],
+        heap: &mut Heap,
+        resource: &Resource,
+        args: &[Term],
+        amount: Option<&Permission>,
+        dry: bool,
+        span: Span,
+    ) -> R<()> {
+        let Some((frame, around)) = frames.split_last_mut() else {
+            return Ok(());
+        };
+        let held = resources::perm_of(heap, resource, args);
+        let enough = match amount {
+            Some(p) => held.at_least(p),
+            None => held.is_positive(),
+        };
+        if self.prove(enough.clone(), span)? {
+            return Ok(());
+        }
+        let witness: HashSet<Term> = self
+            .decider
+            .fresh_since(frame.mark)
+            .iter()
+            .filter(|c| !frame.outer_names.contains(c))
+            .cloned()
+            .collect();
+        let guard = self.guard();
+        // The amounts asked and missing in a form free of the witnesses' values, where their
+        // conditions are decided the same way for every witness.
+        let asked = match amount {
+            Some(p) => self.free_form(&p.0, &witness, 0, span)?.map(Permission),
+            None => None,
+        };
+        let missing = match amount {
+            Some(p) => self
+                .free_form(&p.sub(&held).0, &witness, 0, span)?
+                .map(Permission),
+            None => None,
+        };
+        let free = |t: &Term| !mentions_any(t, &witness);
+        let guard_free = free(&guard);
+        // The amount to take where the outer state holds `available`: one term for every
+        // witness (the least that serves them all where that is free of their values).
+        let wanted = |available: &Permission, location_free: bool| -> Permission {
+            let e = match (amount, &missing, &asked) {
+                (Some(_), Some(missing), _) if location_free => Permission(Term::ite(
+                    missing.is_positive(),
+                    missing.0.clone(),
+                    Permission::none().0,
+                )),
+                (Some(_), _, Some(p)) => p.clone(),
+                (Some(_), _, None) => available.clone(),
+                (None, _, _) => Permission(Term::mul(vec![available.0.clone(), Term::real(1, 2)])),
+            };
+            let e = if guard_free { e.when(&guard) } else { e };
+            Permission(Term::ite(available.at_least(&e), e.0, available.0.clone()))
+        };
+        let locations: Vec<Vec<Term>> = if args.iter().all(free) {
+            vec![args.to_vec()]
+        } else {
+            // The location depends on the witness: each outer location it may be.
+            let mut out: Vec<Vec<Term>> = Vec::new();
+            for h in resources::held(&frame.outer, Some(resource)) {
+                if out.contains(&h.args) || !h.args.iter().all(free) {
+                    continue;
+                }
+                let same = resources::equal_args(self.env, resource, args, &h.args);
+                let possible = Term::and([guard.clone(), same, Term::not(enough.clone())]);
+                if self.feasible(possible, span)? {
+                    out.push(h.args);
+                }
+            }
+            out
+        };
+        let single = locations.len() == 1 && locations[0] == args;
+        for location in locations {
+            // A chunk that is the location gives alone what it holds (terms stay small).
+            let found = self.find(&frame.outer, resource, &location, span)?;
+            let available = match found {
+                Some(i) => resources::amount_at(&frame.outer, i).clone(),
+                None => resources::perm_of(&frame.outer, resource, &location),
+            };
+            let e = wanted(&available, single);
+            if e.is_literally_none() || !self.feasible(e.is_positive(), span)? {
+                continue;
+            }
+            let e = self.name_outside(frame, e, span)?;
+            let value = match found {
+                Some(i) => {
+                    let value = resources::snapshot_at(&frame.outer, i).clone();
+                    resources::take_at(&mut frame.outer, i, &e);
+                    value
+                }
+                None => {
+                    let otherwise = self.fresh_value(resource, span)?;
+                    let value = resources::take_greedily_with_snapshot(
+                        &mut frame.outer,
+                        resource,
+                        &location,
+                        &e,
+                        Some(otherwise),
+                    );
+                    let Some(value) = value else { continue };
+                    value
+                }
+            };
+            let guards = std::mem::take(&mut self.member.guards);
+            let mut r = self.produce_resource_in(
+                heap,
+                resource,
+                location.clone(),
+                e.clone(),
+                Some(value.clone()),
+                span,
+            );
+            if dry && r.is_ok() {
+                r = self.produce_resource_in(
+                    &mut frame.whole,
+                    resource,
+                    location,
+                    e,
+                    Some(value),
+                    span,
+                );
+            }
+            self.member.guards = guards;
+            r?;
+        }
+        // What the state around this package lacks comes from the one around it, and is
+        // then taken as above (after what was nearer: a witness it made inconsistent needs
+        // nothing from further out).
+        if around.is_empty() {
+            return Ok(());
+        }
+        let held = resources::perm_of(heap, resource, args);
+        let enough = match amount {
+            Some(p) => held.at_least(p),
+            None => held.is_positive(),
+        };
+        if self.prove(enough, span)? {
+            return Ok(());
+        }
+        let needed = amount.map(|p| p.sub(&held));
+        self.extract_into(
+            around,
+            &mut frame.outer,
+            resource,
+            args,
+            needed.as_ref(),
+            false,
+            span,
+        )?;
+        self.extract_into(
+            std::slice::from_mut(frame),
+            heap,
+            resource,
+            args,
+            amount,
+            dry,
+            span,
+        )
+    }
+
+    /// `t` in a form free of the constants `witness` (the witnesses' values), if there is one
+    /// this path can tell: `t` itself when free of them, a conditional whose condition is
+    /// proved (or refuted) for every witness by the branch it takes, an operation on such
+    /// forms.
+    fn free_form(
+        &mut self,
+        t: &Term,
+        witness: &HashSet<Term>,
+        depth: usize,
+        span: Span,
+    ) -> R<Option<Term>> {
+        if !mentions_any(t, witness) {
+            return Ok(Some(t.clone()));
+        }
+        if depth > 8 {
+            return Ok(None);
+        }
+        let Some((op, args)) = t.as_op() else {
+            return Ok(None);
+        };
+        if let (Op::Ite, [c, a, b]) = (op, args) {
+            if self.prove(c.clone(), span)? {
+                return self.free_form(a, witness, depth + 1, span);
+            }
+            if self.prove(Term::not(c.clone()), span)? {
+                return self.free_form(b, witness, depth + 1, span);
+            }
+            return Ok(None);
+        }
+        let mut parts = Vec::new();
+        for a in args {
+            match self.free_form(a, witness, depth + 1, span)? {
+                Some(x) => parts.push(x),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(germanium_smt::rebuild_op(op, parts)))
+    }
+
+    /// A constant equal to the amount `e` taken from the state around the package (free of
+    /// the witnesses' values), whose definition outlives the package's scope.
+    fn name_outside(
+        &mut self,
+        frame: &mut PackageFrame,
+        e: Permission,
+        span: Span,
+    ) -> R<Permission> {
+        if e.0.children().is_empty() {
+            return Ok(e);
+        }
+        let name = self.fresh("footprint", e.0.sort().clone(), span)?;
+        let definition = Term::eq(name.clone(), e.0);
+        self.assume(definition.clone(), span)?;
+        frame.outer_names.insert(name.clone());
+        frame.outer_facts.push(definition);
+        Ok(Permission(name))
+    }
+
+    /// Defines the new wand's snapshot `w`: `forall s :: apply(w, s) == R(s)` where `R(s)`
+    /// is `r` (read with the left-hand side's snapshot `s_lhs`) with the scope's constants
+    /// (`made`) replaced by their definitions among `facts`, the rest functions of `s`.
+    fn define_wand_snapshot(
+        &mut self,
+        w: &Term,
+        s_lhs: &Term,
+        r: Term,
+        facts: &[Term],
+        made: &[Term],
+        span: Span,
+    ) -> R<()> {
+        let made: HashSet<Term> = made.iter().cloned().collect();
+        let mut definitions: HashMap<Term, Term> = HashMap::new();
+        for fact in facts {
+            let Some((Op::Eq, [a, b])) = fact.as_op() else {
+                continue;
+            };
+            for (c, t) in [(a, b), (b, a)] {
+                if made.contains(c) && c != s_lhs && !definitions.contains_key(c) {
+                    let own: HashSet<Term> = std::iter::once(c.clone()).collect();
+                    if !mentions_any(t, &own) {
+                        definitions.insert(c.clone(), t.clone());
+                        break;
+                    }
+                }
+            }
+        }
+        let mut r = r;
+        for _ in 0..16 {
+            let next = substitute(&r, &definitions);
+            if next == r {
+                break;
+            }
+            r = next;
+        }
+        let sort = self.env.snap.sort.clone();
+        let name = self.decider.fresh_symbol("s");
+        let s = Term::var(name.clone(), sort.clone());
+        let mut map: HashMap<Term, Term> = HashMap::new();
+        map.insert(s_lhs.clone(), s.clone());
+        let mut undefined = Vec::new();
+        constants_in(&r, &made, &mut undefined);
+        for c in undefined {
+            if c == *s_lhs {
+                continue;
+            }
+            let decl = FunDecl::new(
+                self.decider.fresh_symbol("sx.wsk"),
+                vec![sort.clone()],
+                c.sort().clone(),
+            );
+            self.ensure_declared(&decl, span)?;
+            map.insert(c, Term::app(&decl, vec![s.clone()]));
+        }
+        let applied = self.wand_apply(w.clone(), s.clone(), span)?;
+        let body = Term::eq(applied.clone(), substitute(&r, &map));
+        let definition = Term::forall(vec![(name, sort)], body, vec![vec![applied]]);
+        self.assume(definition, span)
+    }
+}
+
+/// The constants of `t` in `among`, each once.
+fn constants_in(t: &Term, among: &HashSet<Term>, out: &mut Vec<Term>) {
+    if among.contains(t) {
+        if !out.contains(t) {
+            out.push(t.clone());
+        }
+        return;
+    }
+    for c in t.children() {
+        constants_in(c, among, out);
+    }
+}
