@@ -168,10 +168,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
                         self.under(Term::not(c), |v| v.run_proof_script(witness, &o.stmts))?;
                     }
                 }
+                // Ghost operations and assertions; `inhale` and `assume` change only the
+                // witness state, and locals declared here live only here.
                 StmtKind::Fold(_)
                 | StmtKind::Unfold(_)
                 | StmtKind::Apply(_)
-                | StmtKind::Assert(_) => {
+                | StmtKind::Assert(_)
+                | StmtKind::Refute(_)
+                | StmtKind::Inhale(_)
+                | StmtKind::Exhale(_)
+                | StmtKind::Assume(_)
+                | StmtKind::VarDecl(_, None) => {
                     self.dry_run(witness, |v, dry| v.step(dry, s))?;
                     self.step(witness, s)?;
                 }
@@ -539,15 +546,26 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 }
 
-/// The constants of `t` in `among`, each once.
+/// The constants of `t` in `among`, each once (each shared subterm visited once).
 fn constants_in(t: &Term, among: &HashSet<Term>, out: &mut Vec<Term>) {
+    let mut seen = HashSet::new();
+    collect_constants(t, among, out, &mut seen);
+}
+
+fn collect_constants(
+    t: &Term,
+    among: &HashSet<Term>,
+    out: &mut Vec<Term>,
+    seen: &mut HashSet<Term>,
+) {
+    if !seen.insert(t.clone()) {
+        return;
+    }
     if among.contains(t) {
-        if !out.contains(t) {
-            out.push(t.clone());
-        }
+        out.push(t.clone());
         return;
     }
     for c in t.children() {
-        constants_in(c, among, out);
+        collect_constants(c, among, out, seen);
     }
 }

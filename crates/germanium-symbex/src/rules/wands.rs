@@ -313,13 +313,23 @@ fn head(e: &Expr) -> String {
     }
 }
 
-/// Constants of `t` among `among`.
+/// Whether `t` mentions one of the constants `among` (each shared subterm visited once).
 pub fn mentions_any(t: &Term, among: &HashSet<Term>) -> bool {
     if among.is_empty() {
         return false;
     }
+    let mut seen = HashSet::new();
+    mentions_in(t, among, &mut seen)
+}
+
+fn mentions_in(t: &Term, among: &HashSet<Term>, seen: &mut HashSet<Term>) -> bool {
     if among.contains(t) {
         return true;
     }
-    t.children().into_iter().any(|c| mentions_any(c, among))
+    if !seen.insert(t.clone()) {
+        return false;
+    }
+    t.children()
+        .into_iter()
+        .any(|c| mentions_in(c, among, seen))
 }
