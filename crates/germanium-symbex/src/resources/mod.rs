@@ -387,19 +387,6 @@ pub fn stacked(top: &Heap, below: &Heap) -> Heap {
     view
 }
 
-/// Adds a chunk for `held` as it is, merging with nothing (a record of what was taken
-/// elsewhere, read through [`held`] and [`stacked`]).
-pub fn push_held(heap: &mut Heap, held: Held) {
-    heap.push(Chunk {
-        resource: held.resource,
-        vars: Vec::new(),
-        args: held.args,
-        snap: held.snap,
-        perm: held.perm,
-        made_for: Vec::new(),
-    });
-}
-
 /// Removes the chunk at `index` (a copy of the heap without one instance).
 pub fn remove_at(heap: &mut Heap, index: usize) {
     heap.chunks.remove(index);
@@ -630,14 +617,7 @@ pub fn add(
             Some(v) => v,
             None => decider.fresh(&fresh_base(resource), sort.clone())?,
         };
-        heap.push(Chunk {
-            resource: resource.clone(),
-            vars: Vec::new(),
-            args,
-            snap,
-            perm: amount,
-            made_for: Vec::new(),
-        });
+        heap.push(Chunk::at(resource.clone(), args, snap, amount));
         return Ok(());
     }
     if let Some(i) = find_to_merge(decider, env, heap, resource, &args, &amount, guard)? {
@@ -697,14 +677,7 @@ pub fn add(
     if let (true, [receiver]) = (full, args.as_slice()) {
         label_owner(decider, heap, resource, receiver)?;
     }
-    heap.push(Chunk {
-        resource: resource.clone(),
-        vars: Vec::new(),
-        args,
-        snap,
-        perm: amount,
-        made_for: Vec::new(),
-    });
+    heap.push(Chunk::at(resource.clone(), args, snap, amount));
     Ok(())
 }
 

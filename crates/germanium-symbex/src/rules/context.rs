@@ -77,6 +77,9 @@ pub struct MemberState<'a> {
     pub bound: Vec<(germanium_semantics::VarId, Term)>,
     /// The wands being packaged, innermost last: what each takes from the state around it.
     pub packages: Vec<crate::rules::package::PackageFrame>,
+    /// Shapes of the wands a `package` checked for well-formedness (an `apply` of the same
+    /// wand is not checked again, as in Viper).
+    pub wands_checked: HashSet<String>,
 }
 
 /// One worker: a solver session and the state of the member being verified.

@@ -68,6 +68,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let ctx = ErrorContext::at("package.failed", s.span, "Packaging wand might fail.");
         let (lhs, rhs) = self.wand_sides(wand)?;
         let wellformed = self.check_wand_wellformed(st, wand)?;
+        let key = self.wand_shape(wand).key;
+        self.member.wands_checked.insert(key);
         let heap = st.heap.clone();
         let (resource, args) = self.wand_location(st, &heap, wand, &ctx)?;
         if !wellformed {

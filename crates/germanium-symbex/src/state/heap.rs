@@ -70,6 +70,18 @@ pub struct Chunk {
 }
 
 impl Chunk {
+    /// `perm` of the one location `resource(args)`, whose snapshot is `snap`.
+    pub fn at(resource: Resource, args: Vec<Term>, snap: Term, perm: Permission) -> Chunk {
+        Chunk {
+            resource,
+            vars: Vec::new(),
+            args,
+            snap,
+            perm,
+            made_for: Vec::new(),
+        }
+    }
+
     /// `perm` of `receiver.field`, whose value is `value`.
     pub fn field(field: &str, receiver: Term, value: Term, perm: Permission) -> Chunk {
         Chunk {
