@@ -100,12 +100,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
         };
         let result = self.package_in_scope(witness, lhs, rhs, proof, &ctx);
         let mut outer_facts = Vec::new();
+        let mut outer_names = HashSet::new();
         if let Some(frame) = self.member.packages.pop() {
             st.heap = frame.outer;
             outer_facts = frame.outer_facts;
+            outer_names = frame.outer_names;
         }
         let facts = self.decider.assumptions_above(depth);
-        let made: Vec<Term> = self.decider.fresh_since(mark).to_vec();
+        // Names whose definitions hold outside the scope are not the witnesses' values.
+        let made: Vec<Term> = self
+            .decider
+            .fresh_since(mark)
+            .iter()
+            .filter(|c| !outer_names.contains(c))
+            .cloned()
+            .collect();
         self.pop(s.span)?;
         for fact in outer_facts {
             self.assume(fact, s.span)?;
@@ -113,7 +122,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let (s_lhs, rhs_snap) = result?;
         let w = self.fresh("wand", self.env.snap.sort.clone(), s.span)?;
         if let Some(r) = rhs_snap {
-            self.define_wand_snapshot(&w, &s_lhs, r, &facts, &made, s.span)?;
+            let definition = self.define_wand_snapshot(&w, &s_lhs, r, &facts, &made, s.span)?;
+            // Inside another package's scope: the definition (of a fresh symbol, sound
+            // anywhere) outlives that scope too, and `w` is no witness value there.
+            if let Some(enclosing) = self.member.packages.last_mut() {
+                enclosing.outer_names.insert(w.clone());
+                enclosing.outer_facts.push(definition);
+            }
         }
         self.produce_resource(st, &resource, args, Permission::write(), Some(w), wand.span)
     }
@@ -497,7 +512,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         facts: &[Term],
         made: &[Term],
         span: Span,
-    ) -> R<()> {
+    ) -> R<Term> {
         let made: HashSet<Term> = made.iter().cloned().collect();
         let mut definitions: HashMap<Term, Term> = HashMap::new();
         for fact in facts {
@@ -544,7 +559,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let applied = self.wand_apply(w.clone(), s.clone(), span)?;
         let body = Term::eq(applied.clone(), substitute(&r, &map));
         let definition = Term::forall(vec![(name, sort)], body, vec![vec![applied]]);
-        self.assume(definition, span)
+        self.assume(definition.clone(), span)?;
+        Ok(definition)
     }
 }
 

@@ -153,6 +153,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.snapshot_of(st, heap, x, ctx)
             }
             ExprKind::Quantifier { .. } => self.quantified_snapshot(st, heap, a, ctx).map(Some),
+            // A wand's snapshot is its chunk's (which instance, if several: the first found).
+            ExprKind::Binary(BinaryOp::Wand, ..) => {
+                let (resource, args) = self.wand_location(st, heap, a, ctx)?;
+                match self.find(heap, &resource, &args, a.span)? {
+                    Some(i) => Ok(Some(resources::snapshot_at(heap, i).clone())),
+                    None => Err(Abort::Failed),
+                }
+            }
             ExprKind::Acc(loc, amount) => {
                 let (field, rcv) = self.field_location(loc)?;
                 let r = self.eval(st, heap, rcv, ctx)?;
