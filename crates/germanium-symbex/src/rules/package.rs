@@ -335,6 +335,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 (None, _, _) => Permission(Term::mul(vec![available.0.clone(), Term::real(1, 2)])),
             };
             let e = if guard_free { e.when(&guard) } else { e };
+            // Never a negative amount (a dry run does not check amounts), never more than
+            // is there.
+            let e = Permission(Term::ite(e.is_positive(), e.0, Permission::none().0));
             Permission(Term::ite(available.at_least(&e), e.0, available.0.clone()))
         };
         let locations: Vec<Vec<Term>> = if args.iter().all(free) {
