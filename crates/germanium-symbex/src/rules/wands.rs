@@ -61,7 +61,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             shape.holes.push(e);
             return;
         }
-        shape.key.push_str(&head(e));
+        shape.key.push_str(&self.shape_head(e, bound));
         shape.key.push('(');
         let before = bound.len();
         match &e.kind {
@@ -87,6 +87,33 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         bound.truncate(before);
         shape.key.push(')');
+    }
+
+    /// `head(e)`, except that variables bound inside the wand are named by their distance to
+    /// their binder and binders by their variables' types: shapes equal up to the names of
+    /// bound variables are one shape.
+    fn shape_head(&self, e: &Expr, bound: &[String]) -> String {
+        let binder_types = |count: usize| -> String {
+            (0..count)
+                .map(|i| match self.env.sem.binders.get(&(e.id, i)) {
+                    Some(v) => format!("{:?}", self.env.sem.var(*v).ty),
+                    None => "?".to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        match &e.kind {
+            ExprKind::Ident(name) => match bound.iter().rposition(|b| *b == name.name) {
+                Some(i) => format!("#{}", bound.len() - 1 - i),
+                None => name.name.clone(),
+            },
+            ExprKind::Let(..) => "let".to_string(),
+            ExprKind::Quantifier { kind, vars, .. } => {
+                format!("{kind:?} {}", binder_types(vars.len()))
+            }
+            ExprKind::Forperm { vars, .. } => format!("forperm {}", binder_types(vars.len())),
+            _ => head(e),
+        }
     }
 
     /// Whether `e` can be evaluated before the wand's states exist: it reads no heap
@@ -306,15 +333,6 @@ fn head(e: &Expr) -> String {
         ExprKind::IntLit(s) => s.clone(),
         ExprKind::BoolLit(b) => b.to_string(),
         ExprKind::Old(label, _) => format!("old[{}]", label.as_ref().map_or("", |l| &l.name)),
-        ExprKind::Let(n, ..) => format!("let {}", n.name),
-        ExprKind::Quantifier { kind, vars, .. } => {
-            let names: Vec<&str> = vars.iter().map(|v| v.name.name.as_str()).collect();
-            format!("{kind:?} {}", names.join(" "))
-        }
-        ExprKind::Forperm { vars, .. } => {
-            let names: Vec<&str> = vars.iter().map(|v| v.name.name.as_str()).collect();
-            format!("forperm {}", names.join(" "))
-        }
         ExprKind::Collection(kind, ..) => format!("{kind:?}"),
         other => format!("{:?}", std::mem::discriminant(other)),
     }
