@@ -264,6 +264,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let lhs_state = st.heap.clone();
         let s = self.assertion_snapshot(st, &lhs_state, lhs)?;
         self.consume(st, &lhs_state, lhs, ctx)?;
+        let given = given_fields(&lhs_state, &st.heap);
         let s = s.unwrap_or_else(|| self.env.snap.unit());
         let snap = self.wand_apply(w, s, wand.span)?;
         let saved = st.old_heaps.insert(LHS_STATE.to_string(), lhs_state);
@@ -272,7 +273,20 @@ impl<'e, 'a> Verifier<'e, 'a> {
             Some(h) => st.old_heaps.insert(LHS_STATE.to_string(), h),
             None => st.old_heaps.remove(LHS_STATE),
         };
-        r
+        r?;
+        // A package writes no field: where the right-hand side holds a location the
+        // left-hand side gave, its value is the one given (the right-hand side holds in
+        // the left-hand side's state combined with the footprint).
+        for h in given {
+            let held = crate::resources::perm_of(&st.heap, &h.resource, &h.args);
+            let value = crate::resources::value_of(&st.heap, &h.resource, &h.args, h.snap.clone());
+            let kept = Term::implies(
+                Term::and([h.perm.is_positive(), held.is_positive()]),
+                Term::eq(value, h.snap),
+            );
+            self.assume(kept, wand.span)?;
+        }
+        Ok(())
     }
 
     /// `applying (A --* B) in e`: `e` in the state after applying the wand (to a copy).
@@ -357,4 +371,19 @@ fn mentions_in(t: &Term, among: &HashSet<Term>, seen: &mut HashSet<Term>) -> boo
     t.children()
         .into_iter()
         .any(|c| mentions_in(c, among, seen))
+}
+
+/// The field chunks of `before` that are not in `after` as they were (what a consumption
+/// took, wholly or in part).
+fn given_fields(before: &Heap, after: &Heap) -> Vec<crate::resources::Held> {
+    let left = crate::resources::held(after, None);
+    crate::resources::held(before, None)
+        .into_iter()
+        .filter(|h| matches!(h.resource, Resource::Field(_)))
+        .filter(|h| {
+            !left
+                .iter()
+                .any(|l| l.resource == h.resource && l.args == h.args && l.perm == h.perm)
+        })
+        .collect()
 }
