@@ -9,6 +9,7 @@
 //! this module only defines the data.
 
 use std::collections::hash_map::DefaultHasher;
+use std::collections::HashSet;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -251,6 +252,38 @@ impl Term {
                 .chain(std::iter::once(body))
                 .collect(),
         }
+    }
+
+    /// Whether the term contains one of `among` (each shared subterm visited once).
+    pub fn mentions_any(&self, among: &HashSet<Term>) -> bool {
+        fn walk(t: &Term, among: &HashSet<Term>, seen: &mut HashSet<Term>) -> bool {
+            among.contains(t)
+                || (seen.insert(t.clone())
+                    && t.children().into_iter().any(|c| walk(c, among, seen)))
+        }
+        !among.is_empty() && walk(self, among, &mut HashSet::new())
+    }
+
+    /// The subterms of the term that are in `among`, each once, in order of first
+    /// occurrence (each shared subterm visited once).
+    pub fn terms_among(&self, among: &HashSet<Term>) -> Vec<Term> {
+        fn walk(t: &Term, among: &HashSet<Term>, seen: &mut HashSet<Term>, out: &mut Vec<Term>) {
+            if !seen.insert(t.clone()) {
+                return;
+            }
+            if among.contains(t) {
+                out.push(t.clone());
+                return;
+            }
+            for c in t.children() {
+                walk(c, among, seen, out);
+            }
+        }
+        let mut out = Vec::new();
+        if !among.is_empty() {
+            walk(self, among, &mut HashSet::new(), &mut out);
+        }
+        out
     }
 
     /// Number of nodes of the term seen as a tree (shared subterms counted each time).

@@ -271,11 +271,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         // Spread over chunks whose arguments may be equal.
         let total = resources::perm_of(&*heap, resource, args);
-        let spread = match &amount {
-            Some(p) => self.prove(total.at_least(p), span)?,
-            None => self.prove(total.is_positive(), span)?,
-        };
-        if spread {
+        if self.prove(total.covers(amount.as_ref()), span)? {
             let otherwise = self.fresh_value(resource, span)?;
             let snap = match amount {
                 Some(p) => resources::take_greedily_with_snapshot(
@@ -316,10 +312,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let span = at.span;
         let guard = self.guard();
         let (held, total) = held_in(heaps, resource, args);
-        let enough = match &amount {
-            Some(p) => total.at_least(p),
-            None => total.is_positive(),
-        };
+        let enough = total.covers(amount.as_ref());
         if self.modes.checking && !self.prove(enough, span)? {
             if self.dead_path(span)? {
                 return self.fresh_value(resource, span);
@@ -379,10 +372,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     ) -> R<Term> {
         let guard = self.guard();
         let (held, total) = held_in(heaps, resource, args);
-        let needed = match &amount {
-            Some(p) => total.at_least(p),
-            None => total.is_positive(),
-        };
+        let needed = total.covers(amount.as_ref());
         self.assume(Term::implies(guard.clone(), needed), span)?;
         // A wildcard takes nothing: later amounts are then assumed less strictly, which
         // only assumes less.

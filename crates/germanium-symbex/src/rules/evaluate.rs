@@ -663,19 +663,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 }
 
-/// Adds to `out` (once each) the constants of `t` that are in `among`.
-fn constants_among(t: &Term, among: &HashSet<&Term>, out: &mut Vec<Term>) {
-    if among.contains(t) {
-        if !out.contains(t) {
-            out.push(t.clone());
-        }
-        return;
-    }
-    for c in t.children() {
-        constants_among(c, among, out);
-    }
-}
-
 impl<'e, 'a> Verifier<'e, 'a> {
     /// Maps each constant made fresh in a quantifier's body (since `mark`) that a deferred
     /// fact about the bound variables mentions to a function of the variables: the fact was
@@ -693,20 +680,35 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if facts.is_empty() {
             return Ok(());
         }
-        let fresh: HashSet<&Term> = self.decider.fresh_since(mark).iter().collect();
+        let fresh: HashSet<Term> = self.decider.fresh_since(mark).iter().cloned().collect();
         let mut made: Vec<Term> = Vec::new();
         for fact in facts {
             if map.keys().any(|x| triggers::mentions(fact, x)) {
-                constants_among(fact, &fresh, &mut made);
+                for c in fact.terms_among(&fresh) {
+                    if !made.contains(&c) && !map.contains_key(&c) {
+                        made.push(c);
+                    }
+                }
             }
         }
-        made.retain(|c| !map.contains_key(c));
+        self.skolemize(made, vars, map, span)
+    }
+
+    /// Maps each of `constants` to a fresh function of `vars` applied to them (a value
+    /// chosen for one value of the variables becomes one per value).
+    pub(crate) fn skolemize(
+        &mut self,
+        constants: Vec<Term>,
+        vars: &[(germanium_smt::Symbol, Sort)],
+        map: &mut HashMap<Term, Term>,
+        span: germanium_syntax::Span,
+    ) -> R<()> {
         let sorts: Vec<Sort> = vars.iter().map(|(_, s)| s.clone()).collect();
         let args: Vec<Term> = vars
             .iter()
             .map(|(s, sort)| Term::var(s.clone(), sort.clone()))
             .collect();
-        for c in made {
+        for c in constants {
             let name = self.decider.fresh_symbol("sk");
             let decl = germanium_smt::FunDecl::new(name, sorts.clone(), c.sort().clone());
             self.ensure_declared(&decl, span)?;

@@ -30,14 +30,15 @@
 
 use std::collections::{HashMap, HashSet};
 
-use germanium_smt::{substitute, FunDecl, Op, Term};
+use germanium_smt::{substitute, Op, Term};
 use germanium_syntax::ast::{Block, Expr, Stmt, StmtKind};
 use germanium_syntax::Span;
 
 use crate::errors::ErrorContext;
 use crate::resources;
 use crate::rules::context::{Abort, Verifier, R};
-use crate::rules::wands::{mentions_any, LHS_STATE};
+use crate::rules::triggers;
+use crate::rules::wands::LHS_STATE;
 use crate::state::{Heap, Permission, Resource, State};
 
 /// A wand being packaged: the state around it and what its dry runs took from that state.
@@ -68,10 +69,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let ctx = ErrorContext::at("package.failed", s.span, "Packaging wand might fail.");
         let (lhs, rhs) = self.wand_sides(wand)?;
         let wellformed = self.check_wand_wellformed(st, wand)?;
-        let key = self.wand_shape(wand).key;
-        self.member.wands_checked.insert(key);
-        let heap = st.heap.clone();
-        let (resource, args) = self.wand_location(st, &heap, wand, &ctx)?;
+        let (resource, args) = self.wand_location(st, &st.heap, wand, &ctx)?;
+        self.member
+            .wands_checked
+            .insert(resource.name().to_string());
         if !wellformed {
             // Reported; the path goes on holding the wand (nothing else is checked of it).
             return self.produce_resource(
@@ -292,10 +293,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Ok(());
         };
         let held = resources::perm_of(heap, resource, args);
-        let enough = match amount {
-            Some(p) => held.at_least(p),
-            None => held.is_positive(),
-        };
+        let enough = held.covers(amount);
         if self.prove(enough.clone(), span)? {
             return Ok(());
         }
@@ -319,7 +317,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 .map(Permission),
             None => None,
         };
-        let free = |t: &Term| !mentions_any(t, &witness);
+        let free = |t: &Term| !t.mentions_any(&witness);
         let guard_free = free(&guard);
         // The amount to take where the outer state holds `available`: one term for every
         // witness (the least that serves them all where that is free of their values).
@@ -418,11 +416,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Ok(());
         }
         let held = resources::perm_of(heap, resource, args);
-        let enough = match amount {
-            Some(p) => held.at_least(p),
-            None => held.is_positive(),
-        };
-        if self.prove(enough, span)? {
+        if self.prove(held.covers(amount), span)? {
             return Ok(());
         }
         let needed = amount.map(|p| p.sub(&held));
@@ -457,7 +451,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         depth: usize,
         span: Span,
     ) -> R<Option<Term>> {
-        if !mentions_any(t, witness) {
+        if !t.mentions_any(witness) {
             return Ok(Some(t.clone()));
         }
         if depth > 8 {
@@ -523,12 +517,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 continue;
             };
             for (c, t) in [(a, b), (b, a)] {
-                if made.contains(c) && c != s_lhs && !definitions.contains_key(c) {
-                    let own: HashSet<Term> = std::iter::once(c.clone()).collect();
-                    if !mentions_any(t, &own) {
-                        definitions.insert(c.clone(), t.clone());
-                        break;
-                    }
+                if made.contains(c)
+                    && c != s_lhs
+                    && !definitions.contains_key(c)
+                    && !triggers::mentions(t, c)
+                {
+                    definitions.insert(c.clone(), t.clone());
+                    break;
                 }
             }
         }
@@ -545,48 +540,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let s = Term::var(name.clone(), sort.clone());
         let mut map: HashMap<Term, Term> = HashMap::new();
         map.insert(s_lhs.clone(), s.clone());
-        let mut undefined = Vec::new();
-        constants_in(&r, &made, &mut undefined);
-        for c in undefined {
-            if c == *s_lhs {
-                continue;
-            }
-            let decl = FunDecl::new(
-                self.decider.fresh_symbol("sx.wsk"),
-                vec![sort.clone()],
-                c.sort().clone(),
-            );
-            self.ensure_declared(&decl, span)?;
-            map.insert(c, Term::app(&decl, vec![s.clone()]));
-        }
+        let undefined: Vec<Term> = r
+            .terms_among(&made)
+            .into_iter()
+            .filter(|c| c != s_lhs)
+            .collect();
+        self.skolemize(undefined, &[(name.clone(), sort.clone())], &mut map, span)?;
         let applied = self.wand_apply(w.clone(), s.clone(), span)?;
         let body = Term::eq(applied.clone(), substitute(&r, &map));
         let definition = Term::forall(vec![(name, sort)], body, vec![vec![applied]]);
         self.assume(definition.clone(), span)?;
         Ok(definition)
-    }
-}
-
-/// The constants of `t` in `among`, each once (each shared subterm visited once).
-fn constants_in(t: &Term, among: &HashSet<Term>, out: &mut Vec<Term>) {
-    let mut seen = HashSet::new();
-    collect_constants(t, among, out, &mut seen);
-}
-
-fn collect_constants(
-    t: &Term,
-    among: &HashSet<Term>,
-    out: &mut Vec<Term>,
-    seen: &mut HashSet<Term>,
-) {
-    if !seen.insert(t.clone()) {
-        return;
-    }
-    if among.contains(t) {
-        out.push(t.clone());
-        return;
-    }
-    for c in t.children() {
-        collect_constants(c, among, out, seen);
     }
 }

@@ -35,6 +35,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if self.modes.assuming {
             return Err(self.unsupported(e.span, "quantified permissions in an assumption"));
         }
+        self.outside_packages(e)
+    }
+
+    /// Quantified permissions are not taken from (or given to) a wand's witness state yet.
+    fn outside_packages(&mut self, e: &Expr) -> R<()> {
         if !self.member.packages.is_empty() {
             return Err(self.unsupported(e.span, "quantified permissions in a package"));
         }
@@ -244,9 +249,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         e: &Expr,
         ctx: &ErrorContext,
     ) -> R<()> {
-        if !self.member.packages.is_empty() {
-            return Err(self.unsupported(e.span, "quantified permissions in a package"));
-        }
+        self.outside_packages(e)?;
         let body = BodyParts::of_quantifier(self.env.sem, e);
         let mut accesses = self.quantified_accesses(st, eval_heap, e, ctx)?.into_iter();
         for part in &body.parts {

@@ -10,8 +10,6 @@
 //! `old[lhs](e)` reading the state before; `applying (A --* B) in e` does so on a copy of
 //! the state.
 
-use std::collections::HashSet;
-
 use germanium_semantics::visit::children;
 use germanium_semantics::{CallTarget, FieldTarget};
 use germanium_smt::{FunDecl, Sort, Symbol, Term};
@@ -227,8 +225,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         ctx: &ErrorContext,
     ) -> R<()> {
         self.check_wand_wellformed(st, wand)?;
-        let heap = st.heap.clone();
-        let (resource, args) = self.wand_location(st, &heap, wand, ctx)?;
+        let (resource, args) = self.wand_location(st, &st.heap, wand, ctx)?;
         let amount = self.scaled(Permission::write()).when(&self.guard());
         self.produce_resource(st, &resource, args, amount, snap, wand.span)
     }
@@ -350,27 +347,6 @@ fn head(e: &Expr) -> String {
         ExprKind::Collection(kind, ..) => format!("{kind:?}"),
         other => format!("{:?}", std::mem::discriminant(other)),
     }
-}
-
-/// Whether `t` mentions one of the constants `among` (each shared subterm visited once).
-pub fn mentions_any(t: &Term, among: &HashSet<Term>) -> bool {
-    if among.is_empty() {
-        return false;
-    }
-    let mut seen = HashSet::new();
-    mentions_in(t, among, &mut seen)
-}
-
-fn mentions_in(t: &Term, among: &HashSet<Term>, seen: &mut HashSet<Term>) -> bool {
-    if among.contains(t) {
-        return true;
-    }
-    if !seen.insert(t.clone()) {
-        return false;
-    }
-    t.children()
-        .into_iter()
-        .any(|c| mentions_in(c, among, seen))
 }
 
 /// The field chunks of `before` that are not in `after` as they were (what a consumption

@@ -84,26 +84,17 @@ impl Chunk {
 
     /// `perm` of `receiver.field`, whose value is `value`.
     pub fn field(field: &str, receiver: Term, value: Term, perm: Permission) -> Chunk {
-        Chunk {
-            resource: Resource::Field(field.to_string()),
-            vars: Vec::new(),
-            args: vec![receiver],
-            snap: value,
+        Chunk::at(
+            Resource::Field(field.to_string()),
+            vec![receiver],
+            value,
             perm,
-            made_for: Vec::new(),
-        }
+        )
     }
 
     /// `perm` of the instance `name(args)` with snapshot `snap`.
     pub fn predicate(name: &str, args: Vec<Term>, snap: Term, perm: Permission) -> Chunk {
-        Chunk {
-            resource: Resource::Predicate(name.to_string()),
-            vars: Vec::new(),
-            args,
-            snap,
-            perm,
-            made_for: Vec::new(),
-        }
+        Chunk::at(Resource::Predicate(name.to_string()), args, snap, perm)
     }
 
     /// Every location of `resource` at once: `perm` and `snap` are over `vars`, which the

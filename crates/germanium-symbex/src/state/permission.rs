@@ -61,6 +61,14 @@ impl Permission {
         Term::ge(self.0.clone(), Permission::none().0)
     }
 
+    /// Whether this amount covers `needed` (`None`: some positive amount, a wildcard's).
+    pub fn covers(&self, needed: Option<&Permission>) -> Term {
+        match needed {
+            Some(p) => self.at_least(p),
+            None => self.is_positive(),
+        }
+    }
+
     pub fn at_least(&self, other: &Permission) -> Term {
         Term::ge(self.0.clone(), other.0.clone())
     }
