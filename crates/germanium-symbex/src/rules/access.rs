@@ -447,7 +447,7 @@ fn held_in(
 
 /// Why a consumption of `resource` failed: a wand is not found, anything else is not held
 /// with enough permission.
-fn missing_reason(resource: &Resource) -> Reason {
+pub(crate) fn missing_reason(resource: &Resource) -> Reason {
     match resource {
         Resource::Wand(_) => Reason::WandNotFound,
         Resource::Field(_) | Resource::Predicate(_) => Reason::InsufficientPermission,

@@ -80,6 +80,8 @@ pub struct MemberState<'a> {
     /// Shapes of the wands a `package` checked for well-formedness (an `apply` of the same
     /// wand is not checked again, as in Viper).
     pub wands_checked: HashSet<String>,
+    /// The sorts of the holes of each wand shape seen (see `rules::wands`).
+    pub wand_holes: HashMap<String, Vec<Sort>>,
 }
 
 /// One worker: a solver session and the state of the member being verified.

@@ -5,7 +5,7 @@
 //! arguments (each must occur as an argument on its own), the remaining arguments must
 //! match, and then the body must hold. Where quantified chunks hold some of the resource it
 //! is a quantifier over the variables instead, whose condition is the amount held at the
-//! arguments. Magic wands are not supported.
+//! arguments. A magic wand's arguments are the values of its holes (`rules::wands`).
 
 use germanium_semantics::{FieldTarget, VarId};
 use germanium_smt::Term;
@@ -56,7 +56,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
             });
         }
         if matches!(resource.kind, ExprKind::Binary(BinaryOp::Wand, ..)) {
-            return Err(self.unsupported(resource.span, format!("{what} over magic wands")));
+            // A wand: its shape, with the holes' values as the arguments.
+            let (resource, holes) = self.wand_resource(resource)?;
+            return Ok(ResourcePattern {
+                resource,
+                args: holes,
+            });
         }
         Err(self.unsupported(resource.span, format!("{what} over this resource")))
     }
@@ -148,12 +153,22 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Err(self.unsupported(e.span, "this `forperm`"));
         };
         let n = vars.len();
+        let marked = !matches!(pattern.resource, Resource::Field(_));
+        if marked {
+            self.marks_hold(&pattern.resource, e.span)?;
+        }
         self.eval_quantifier_with(st, current, e, QuantifierKind::Forall, n, &[], ctx, |v| {
             let mut args = Vec::new();
             for a in &pattern.args {
                 args.push(v.eval(st, current, a, ctx)?);
             }
-            let held = resources::perm_of(current, &pattern.resource, &args).is_positive();
+            let mut held = resources::perm_of(current, &pattern.resource, &args).is_positive();
+            if marked {
+                // The instance's mark (true, see `marks_hold`) makes a quantifier triggered
+                // on the instance (`{P(x)}`, `{A --* B}`) match where the body is proved.
+                let mark = v.instance_mark(&pattern.resource, args, e.span)?;
+                held = Term::and([held, mark]);
+            }
             let t = v.under(held.clone(), |v| v.eval(st, current, body, ctx))?;
             Ok(Term::implies(held, t))
         })

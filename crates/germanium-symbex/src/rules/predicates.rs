@@ -64,23 +64,45 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// `P%instance(args)`: a term mentioned wherever the instance is produced, consumed or
     /// its permission read, so that a quantifier whose trigger names the instance (`{P(x)}`)
     /// matches it.
-    pub fn instance_mark(&mut self, name: &str, args: Vec<Term>, span: Span) -> R<Term> {
+    /// The same for a magic wand (`{A --* B}` as a trigger), whose arguments are its holes.
+    pub fn instance_mark(&mut self, resource: &Resource, args: Vec<Term>, span: Span) -> R<Term> {
+        let kind = match resource {
+            Resource::Predicate(_) => "pinst",
+            Resource::Wand(_) => "winst",
+            Resource::Field(_) => "finst",
+        };
         let sorts = args.iter().map(|a| a.sort().clone()).collect();
-        let decl = FunDecl::new(Symbol::user(&format!("sx.pinst.{name}")), sorts, Sort::Bool);
+        let name = format!("sx.{kind}.{}", resource.name());
+        let decl = FunDecl::new(Symbol::user(&name), sorts, Sort::Bool);
         self.ensure_declared(&decl, span)?;
         Ok(Term::app(&decl, args))
     }
 
-    /// Mentions the instance mark of `resource(args)` if it is a predicate instance (when it
-    /// is produced, consumed or its permission read).
+    /// Assumes that every instance mark of `resource` holds (they only name instances for
+    /// triggers), so a goal may mention one without changing what it says.
+    pub fn marks_hold(&mut self, resource: &Resource, span: Span) -> R<()> {
+        let sorts = self.location_sorts(resource, span)?;
+        let vars: Vec<(Symbol, Sort)> = sorts
+            .into_iter()
+            .enumerate()
+            .map(|(i, sort)| (Symbol::user(&format!("sx.m{i}")), sort))
+            .collect();
+        let args: Vec<Term> = vars
+            .iter()
+            .map(|(v, sort)| Term::var(v.clone(), sort.clone()))
+            .collect();
+        let mark = self.instance_mark(resource, args, span)?;
+        let fact = Term::forall(vars, mark.clone(), vec![vec![mark]]);
+        self.assume(fact, span)
+    }
+
+    /// Mentions the instance mark of `resource(args)` if it is a predicate instance or a
+    /// wand (when it is produced, consumed or its permission read).
     pub fn mention_instance(&mut self, resource: &Resource, args: &[Term], span: Span) -> R<()> {
-        let Resource::Predicate(name) = resource else {
-            return Ok(());
-        };
-        if self.modes.in_axiom {
+        if matches!(resource, Resource::Field(_)) || self.modes.in_axiom {
             return Ok(());
         }
-        let mark = self.instance_mark(name, args.to_vec(), span)?;
+        let mark = self.instance_mark(resource, args.to_vec(), span)?;
         self.assume(mark, span)
     }
 

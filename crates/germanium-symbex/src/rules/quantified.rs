@@ -18,10 +18,11 @@
 use std::collections::HashMap;
 
 use germanium_smt::{substitute, FunDecl, Sort, Symbol, Term};
-use germanium_syntax::ast::{Expr, ExprKind};
+use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
 
 use crate::errors::{ErrorContext, Reason};
 use crate::resources;
+use crate::rules::access::missing_reason;
 use crate::rules::context::{Abort, Verifier, R};
 use crate::rules::quantified_access::applications_at;
 pub(crate) use crate::rules::quantified_access::{location_vars, var_terms, Access};
@@ -387,9 +388,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// The resource, location expression, argument expressions and amount of `acc` (an
     /// accessibility predicate of a field or a predicate instance under a quantifier).
     pub(crate) fn access_parts<'x>(
-        &self,
+        &mut self,
         acc: &'x Expr,
     ) -> Option<(Resource, &'x Expr, Vec<&'x Expr>, Option<&'x Expr>)> {
+        if matches!(acc.kind, ExprKind::Binary(BinaryOp::Wand, ..)) {
+            // One instance of a wand; its holes are the arguments.
+            let (resource, holes) = self.wand_resource(acc).ok()?;
+            return Some((resource, acc, holes, None));
+        }
         if let Some(pa) = self.as_predicate_access(acc) {
             let args = pa.args.iter().collect();
             return Some((Resource::Predicate(pa.name), pa.call, args, pa.amount));
@@ -421,17 +427,23 @@ impl<'e, 'a> Verifier<'e, 'a> {
         x: &Expr,
         ctx: &ErrorContext,
     ) -> R<Option<Vec<Term>>> {
-        if let Some(pa) = self.as_predicate_access(x) {
+        let instance = match self.as_predicate_access(x) {
+            Some(pa) => Some((Resource::Predicate(pa.name), pa.args.iter().collect())),
+            None if matches!(x.kind, ExprKind::Binary(BinaryOp::Wand, ..)) => {
+                Some(self.wand_resource(x)?)
+            }
+            None => None,
+        };
+        if let Some((resource, arg_exprs)) = instance {
             let mut args = Vec::new();
-            for a in pa.args {
+            for a in arg_exprs {
                 match self.eval(st, heap, a, ctx) {
                     Ok(t) => args.push(t),
                     Err(Abort::Failed) => return Ok(Some(Vec::new())),
                     Err(other) => return Err(other),
                 }
             }
-            let mut maps = vec![self.instance_mark(&pa.name, args.clone(), x.span)?];
-            let resource = Resource::Predicate(pa.name);
+            let mut maps = vec![self.instance_mark(&resource, args.clone(), x.span)?];
             maps.extend(
                 resources::quantified_value_maps(heap, &resource, &args)
                     .into_iter()
@@ -471,7 +483,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         ctx: &ErrorContext,
     ) -> R<()> {
         if self.modes.checking && !self.prove(enough, e.span)? && !self.dead_path(e.span)? {
-            self.report(ctx, Reason::InsufficientPermission, access.loc);
+            self.report(ctx, missing_reason(&access.resource), access.loc);
             return Err(Abort::Failed);
         }
         Ok(())
@@ -593,8 +605,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         for set in given {
             let mut choices = Vec::new();
             for x in &set.exprs {
-                // A predicate instance matches on the value maps of the chunks holding it.
-                if self.as_predicate_access(x).is_some() {
+                // A predicate instance or a wand matches on its instance mark and the value
+                // maps of the chunks holding it.
+                if self.as_predicate_access(x).is_some()
+                    || matches!(x.kind, ExprKind::Binary(BinaryOp::Wand, ..))
+                {
                     let maps = self.with_modes(
                         |m| m.checking = false,
                         |v| v.trigger_value_maps(st, heap, x, ctx),

@@ -37,7 +37,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 }
                 Ok(sorts)
             }
-            Resource::Wand(_) => Err(self.unsupported(span, "quantified magic wands")),
+            Resource::Wand(key) => self.wand_hole_sorts(key, span),
         }
     }
 

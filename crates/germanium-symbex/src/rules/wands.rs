@@ -153,6 +153,32 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
     }
 
+    /// The resource of `wand` and its holes. The resource's name is the shape's key with
+    /// the holes' types (one shape may have holes of different types); the holes' sorts
+    /// are remembered for quantified chunks of the wand.
+    pub fn wand_resource<'x>(&mut self, wand: &'x Expr) -> R<(Resource, Vec<&'x Expr>)> {
+        let mut shape = self.wand_shape(wand);
+        let mut sorts = Vec::new();
+        for hole in &shape.holes {
+            let ty = self.type_of(hole)?;
+            shape.key.push_str(&format!("#{ty}"));
+            sorts.push(self.sort_of(&ty, hole.span)?);
+        }
+        self.member
+            .wand_holes
+            .entry(shape.key.clone())
+            .or_insert(sorts);
+        Ok((Resource::Wand(shape.key), shape.holes))
+    }
+
+    /// The sorts of the holes of the wand named `key` (seen in this member).
+    pub fn wand_hole_sorts(&mut self, key: &str, span: Span) -> R<Vec<Sort>> {
+        match self.member.wand_holes.get(key) {
+            Some(sorts) => Ok(sorts.clone()),
+            None => Err(self.unsupported(span, "a magic wand not seen before")),
+        }
+    }
+
     /// The resource and arguments (hole values, evaluated in `heap`) of `wand`.
     pub fn wand_location(
         &mut self,
@@ -161,15 +187,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
         wand: &Expr,
         ctx: &ErrorContext,
     ) -> R<(Resource, Vec<Term>)> {
-        if has_quantified_permission(self.env.sem, wand) {
-            return Err(self.unsupported(wand.span, "quantified permissions in magic wands"));
-        }
-        let shape = self.wand_shape(wand);
+        let (resource, holes) = self.wand_resource(wand)?;
         let mut args = Vec::new();
-        for hole in shape.holes {
+        for hole in holes {
             args.push(self.eval(st, heap, hole, ctx)?);
         }
-        Ok((Resource::Wand(shape.key), args))
+        Ok((resource, args))
     }
 
     /// Checks that the right-hand side of `wand` is self-framing (`wand.not.wellformed`):
@@ -248,10 +271,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// applied to `A`'s.
     pub fn apply_wand(&mut self, st: &mut State, wand: &Expr, ctx: &ErrorContext) -> R<()> {
         let (lhs, rhs) = self.wand_sides(wand)?;
-        let checked = self
-            .member
-            .wands_checked
-            .contains(&self.wand_shape(wand).key);
+        let key = self.wand_resource(wand)?.0;
+        let checked = self.member.wands_checked.contains(key.name());
         if !checked && !self.check_wand_wellformed(st, wand)? {
             // Reported; an ill-formed wand is not applied (the path goes on).
             return Ok(());
@@ -313,16 +334,6 @@ pub fn wand_apply_decl(snap: &Sort) -> FunDecl {
         vec![snap.clone(), snap.clone()],
         snap.clone(),
     )
-}
-
-/// Whether `e` contains a quantifier holding permissions.
-fn has_quantified_permission(sem: &germanium_semantics::Semantics, e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Quantifier { .. } if is_impure(sem, e) => true,
-        _ => children(e)
-            .into_iter()
-            .any(|c| has_quantified_permission(sem, c)),
-    }
 }
 
 /// Whether no identifier in `e` is one of `bound`.
