@@ -113,3 +113,42 @@ pub fn calls_function(sem: &Semantics, e: &Expr) -> bool {
     });
     found
 }
+
+/// Whether some quantifier of the program has a magic wand among its triggers (only then
+/// are wand instances mentioned for triggers: the marks cost solver time).
+pub fn has_wand_triggers(program: &Program) -> bool {
+    use germanium_semantics::visit::{stmt_exprs, walk_expr, walk_stmts};
+    let mut found = false;
+    let mut look = |e: &Expr| {
+        walk_expr(e, &mut |x: &Expr| {
+            if let ExprKind::Quantifier { triggers, .. } = &x.kind {
+                found |= triggers
+                    .iter()
+                    .flat_map(|t| &t.exprs)
+                    .any(|t| matches!(t.kind, ExprKind::Binary(BinaryOp::Wand, ..)));
+            }
+        })
+    };
+    for item in &program.items {
+        match &item.kind {
+            ItemKind::Method(m) => {
+                m.contract.requires.iter().for_each(&mut look);
+                m.contract.ensures.iter().for_each(&mut look);
+                if let Some(b) = &m.body {
+                    walk_stmts(b, &mut |s: &Stmt| {
+                        stmt_exprs(s).into_iter().for_each(&mut look)
+                    });
+                }
+            }
+            ItemKind::Function(f) => {
+                f.contract.requires.iter().for_each(&mut look);
+                f.contract.ensures.iter().for_each(&mut look);
+                f.body.iter().for_each(&mut look);
+            }
+            ItemKind::Predicate(p) => p.body.iter().for_each(&mut look),
+            ItemKind::Domain(d) => d.axioms.iter().for_each(|a| look(&a.body)),
+            _ => {}
+        }
+    }
+    found
+}

@@ -46,6 +46,8 @@ pub struct Env<'a> {
     pub function_call_graph: HashMap<String, HashSet<String>>,
     /// Viper functions that domain axioms mention (declared before the axioms).
     pub axiom_functions: Vec<FunDecl>,
+    /// Whether a quantifier's trigger names a magic wand (see `analysis::has_wand_triggers`).
+    pub wand_triggers: bool,
 }
 
 impl<'a> Env<'a> {
@@ -131,6 +133,7 @@ impl<'a> Env<'a> {
             call_graph: analysis::call_graph(program, sem),
             function_call_graph: analysis::function_call_graph(program, sem),
             axiom_functions,
+            wand_triggers: analysis::has_wand_triggers(program),
         }
     }
 

@@ -99,7 +99,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// Mentions the instance mark of `resource(args)` if it is a predicate instance or a
     /// wand (when it is produced, consumed or its permission read).
     pub fn mention_instance(&mut self, resource: &Resource, args: &[Term], span: Span) -> R<()> {
-        if matches!(resource, Resource::Field(_)) || self.modes.in_axiom {
+        let marked = match resource {
+            Resource::Predicate(_) => true,
+            Resource::Wand(_) => self.env.wand_triggers,
+            Resource::Field(_) => false,
+        };
+        if !marked || self.modes.in_axiom {
             return Ok(());
         }
         let mark = self.instance_mark(resource, args.to_vec(), span)?;
