@@ -31,7 +31,7 @@
 use std::collections::{HashMap, HashSet};
 
 use germanium_smt::{substitute, Op, Term};
-use germanium_syntax::ast::{Block, Expr, Stmt, StmtKind};
+use germanium_syntax::ast::{Block, Expr, ExprKind, Stmt, StmtKind};
 use germanium_syntax::Span;
 
 use crate::errors::ErrorContext;
@@ -181,13 +181,30 @@ impl<'e, 'a> Verifier<'e, 'a> {
                         "Conditional statement might fail.",
                     );
                     let c = self.eval(witness, &heap, cond, &if_ctx)?;
+                    let before = witness.store.clone();
                     self.under(c.clone(), |v| v.run_proof_script(witness, &then.stmts))?;
+                    let after_then = std::mem::replace(&mut witness.store, before);
                     if let Some(o) = otherwise {
-                        self.under(Term::not(c), |v| v.run_proof_script(witness, &o.stmts))?;
+                        self.under(Term::not(c.clone()), |v| {
+                            v.run_proof_script(witness, &o.stmts)
+                        })?;
+                    }
+                    // A local assigned on one side has that side's value where its
+                    // condition holds (both sides ran on one witness state).
+                    for (var, value) in after_then {
+                        let joined = match witness.store.get(&var) {
+                            Some(other) if *other != value => {
+                                Term::ite(c.clone(), value, other.clone())
+                            }
+                            Some(_) => continue,
+                            None => value,
+                        };
+                        witness.store.insert(var, joined);
                     }
                 }
-                // Ghost operations and assertions; `inhale` and `assume` change only the
-                // witness state, and locals declared here live only here.
+                // Ghost operations, assertions, calls and assignments to locals; `inhale`
+                // and `assume` change only the witness state, and locals declared here
+                // live only here.
                 StmtKind::Fold(_)
                 | StmtKind::Unfold(_)
                 | StmtKind::Apply(_)
@@ -196,11 +213,18 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 | StmtKind::Inhale(_)
                 | StmtKind::Exhale(_)
                 | StmtKind::Assume(_)
-                | StmtKind::VarDecl(_, None) => {
+                | StmtKind::Call(..)
+                | StmtKind::VarDecl(..) => {
                     self.dry_run(witness, |v, dry| v.step(dry, s))?;
                     self.step(witness, s)?;
                 }
                 StmtKind::Package(..) | StmtKind::Label(..) => self.step(witness, s)?,
+                StmtKind::Assign(targets, _)
+                    if targets.iter().all(|t| matches!(t.kind, ExprKind::Ident(_))) =>
+                {
+                    self.dry_run(witness, |v, dry| v.step(dry, s))?;
+                    self.step(witness, s)?;
+                }
                 _ => {
                     return Err(
                         self.unsupported(s.span, "this statement in a package's proof script")
