@@ -464,6 +464,146 @@ impl<'e, 'a> Verifier<'e, 'a> {
         )
     }
 
+    /// During a dry run, before a quantified consumption takes `needed` (a map over `rs`)
+    /// of `resource` from `heap` (the witness state's): what `heap` may lack is taken from
+    /// the state around the innermost package, as one map free of the witnesses' values
+    /// (the missing amount where `heap` holds the resource only in chunks of one location,
+    /// else the whole amount asked; never more than is there), and added to `heap` as a
+    /// quantified chunk with the outer values. The maps made while taking are defined from
+    /// terms of the state around, so their definitions are assumed again after the scope.
+    /// A map that depends on the witnesses extracts nothing (the consumption then fails).
+    pub(crate) fn extract_quantified(
+        &mut self,
+        heap: &mut Heap,
+        resource: &Resource,
+        rs: &[(germanium_smt::Symbol, germanium_smt::Sort)],
+        needed: &Permission,
+        span: Span,
+    ) -> R<()> {
+        if !self.modes.extracting || self.member.packages.is_empty() {
+            return Ok(());
+        }
+        let mut frames = std::mem::take(&mut self.member.packages);
+        let r = match frames.last_mut() {
+            Some(frame) => self.extract_quantified_into(frame, heap, resource, rs, needed, span),
+            None => Ok(()),
+        };
+        self.member.packages = frames;
+        r
+    }
+
+    fn extract_quantified_into(
+        &mut self,
+        frame: &mut PackageFrame,
+        heap: &mut Heap,
+        resource: &Resource,
+        rs: &[(germanium_smt::Symbol, germanium_smt::Sort)],
+        needed: &Permission,
+        span: Span,
+    ) -> R<()> {
+        let r_terms = crate::rules::quantified::var_terms(rs);
+        let mut somewhere = Vec::new();
+        for (_, sort) in rs {
+            somewhere.push(self.fresh("r", sort.clone(), span)?);
+        }
+        let to_somewhere: HashMap<Term, Term> = r_terms
+            .iter()
+            .cloned()
+            .zip(somewhere.iter().cloned())
+            .collect();
+        let held = resources::perm_of(heap, resource, &r_terms);
+        let missing = needed.sub(&held);
+        let missing_here = Permission(substitute(&missing.0, &to_somewhere));
+        if self.prove(Term::not(missing_here.is_positive()), span)? {
+            return Ok(());
+        }
+        let witness: HashSet<Term> = self
+            .decider
+            .fresh_since(frame.mark)
+            .iter()
+            .filter(|c| !frame.outer_names.contains(c))
+            .cloned()
+            .collect();
+        let free = |t: &Term| !t.mentions_any(&witness);
+        // Chunks of the witness state holding many locations may use functions defined in
+        // the scope only (inverses): then the whole amount asked.
+        let wanted = if !resources::holds_quantified(heap, Some(resource)) && free(&missing.0) {
+            missing
+        } else if free(&needed.0) {
+            needed.clone()
+        } else {
+            return Ok(());
+        };
+        let guard = self.guard();
+        let wanted = if free(&guard) {
+            wanted.when(&guard)
+        } else {
+            wanted
+        };
+        let available = resources::perm_of(&frame.outer, resource, &r_terms);
+        let wanted = Permission(Term::ite(
+            wanted.is_positive(),
+            wanted.0,
+            Permission::none().0,
+        ));
+        let taken = Permission(Term::ite(
+            available.at_least(&wanted),
+            wanted.0.clone(),
+            available.0.clone(),
+        ));
+        let taken_here = Permission(substitute(&taken.0, &to_somewhere));
+        if !self.feasible(taken_here.is_positive(), span)? {
+            return Ok(());
+        }
+        let sorts: Vec<germanium_smt::Sort> = rs.iter().map(|(_, s)| s.clone()).collect();
+        let value_sort = self.resource_sort(resource, span)?;
+        let unknown = germanium_smt::FunDecl::new(
+            self.decider.fresh_symbol("sx.extracted"),
+            sorts,
+            value_sort,
+        );
+        self.ensure_declared(&unknown, span)?;
+        let value = resources::value_of(
+            &frame.outer,
+            resource,
+            &r_terms,
+            Term::app(&unknown, r_terms.clone()),
+        );
+        // The maps the take defines are terms of the state around: valid after the scope.
+        let before = self.decider.innermost_assumptions().len();
+        resources::take_quantified(&mut self.decider, &mut frame.outer, resource, rs, &taken)
+            .map_err(|err| self.solver_failed(err, span))?;
+        let definitions = self.decider.innermost_assumptions()[before..].to_vec();
+        frame.outer_facts.extend(definitions);
+        // Where the witness state already holds a location, its value is the one taken
+        // (witnesses that disagree are dropped, inside the scope only).
+        let extracted = Term::and([taken.is_positive()]);
+        let mut agreements = Vec::new();
+        for i in heap.of(resource).collect::<Vec<_>>() {
+            let there = resources::value_at_location(heap, i, &r_terms);
+            let held_there = resources::amount_at_location(heap, i, &r_terms);
+            let agree = Term::implies(
+                Term::and([extracted.clone(), held_there.is_positive()]),
+                Term::eq(there.clone(), value.clone()),
+            );
+            let patterns: Vec<Vec<Term>> = [there, value.clone()]
+                .into_iter()
+                .filter(|t| triggers::pattern_safe(t) && !t.children().is_empty())
+                .map(|t| vec![t])
+                .collect();
+            if !patterns.is_empty() {
+                agreements.push(Term::forall(rs.to_vec(), agree, patterns));
+            }
+        }
+        for fact in agreements {
+            self.assume(fact, span)?;
+        }
+        for into in [&mut *heap, &mut frame.whole] {
+            resources::add_quantified(into, resource, rs.to_vec(), value.clone(), taken.clone());
+        }
+        Ok(())
+    }
+
     /// `t` in a form free of the constants `witness` (the witnesses' values), if there is one
     /// this path can tell: `t` itself when free of them, a conditional whose condition is
     /// proved (or refuted) for every witness by the branch it takes, an operation on such

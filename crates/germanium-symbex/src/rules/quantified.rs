@@ -36,13 +36,18 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if self.modes.assuming {
             return Err(self.unsupported(e.span, "quantified permissions in an assumption"));
         }
-        self.outside_packages(e)
+        Ok(())
     }
 
-    /// Quantified permissions are not taken from (or given to) a wand's witness state yet.
-    fn outside_packages(&mut self, e: &Expr) -> R<()> {
-        if !self.member.packages.is_empty() {
-            return Err(self.unsupported(e.span, "quantified permissions in a package"));
+    /// Inside a package, quantified permissions are taken only where the location names
+    /// its instance (no inverse functions: their facts hold in the package's scope only,
+    /// and what is extracted must be defined outside it).
+    fn takeable_in_package(&mut self, access: &Access, e: &Expr) -> R<()> {
+        if !self.member.packages.is_empty() && access.identity().is_none() {
+            return Err(self.unsupported(
+                e.span,
+                "quantified permissions in a package to locations other than the variables",
+            ));
         }
         Ok(())
     }
@@ -250,7 +255,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
         e: &Expr,
         ctx: &ErrorContext,
     ) -> R<()> {
-        self.outside_packages(e)?;
         let body = BodyParts::of_quantifier(self.env.sem, e);
         let mut accesses = self.quantified_accesses(st, eval_heap, e, ctx)?.into_iter();
         for part in &body.parts {
@@ -277,9 +281,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.require_held(enough, &access, e, ctx)?;
                 continue;
             }
+            self.takeable_in_package(&access, e)?;
             self.check_quantified(&access, e, ctx)?;
             let (rs, needed) = self.held_map(&access, e)?;
             let resource = access.resource.clone();
+            self.extract_quantified(&mut st.heap, &resource, &rs, &needed, e.span)?;
             // What is needed at an arbitrary location, against what is held there.
             let mut somewhere = Vec::new();
             for (_, sort) in &rs {
