@@ -57,6 +57,19 @@ pub struct PackageFrame {
     outer_facts: Vec<Term>,
 }
 
+impl PackageFrame {
+    /// The constants made since the package started that stand for the witnesses' values
+    /// (not the names of amounts taken from the state around).
+    fn witness_values(&self, decider: &crate::decider::Decider) -> HashSet<Term> {
+        decider
+            .fresh_since(self.mark)
+            .iter()
+            .filter(|c| !self.outer_names.contains(c))
+            .cloned()
+            .collect()
+    }
+}
+
 impl<'e, 'a> Verifier<'e, 'a> {
     /// `package wand [proof]` at statement `s`.
     pub fn package(
@@ -321,13 +334,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if self.prove(enough.clone(), span)? {
             return Ok(());
         }
-        let witness: HashSet<Term> = self
-            .decider
-            .fresh_since(frame.mark)
-            .iter()
-            .filter(|c| !frame.outer_names.contains(c))
-            .cloned()
-            .collect();
+        let witness = frame.witness_values(&self.decider);
         let guard = self.guard();
         // The amounts asked and missing in a form free of the witnesses' values, where their
         // conditions are decided the same way for every witness.
@@ -517,13 +524,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if self.prove(Term::not(missing_here.is_positive()), span)? {
             return Ok(());
         }
-        let witness: HashSet<Term> = self
-            .decider
-            .fresh_since(frame.mark)
-            .iter()
-            .filter(|c| !frame.outer_names.contains(c))
-            .cloned()
-            .collect();
+        let witness = frame.witness_values(&self.decider);
         let free = |t: &Term| !t.mentions_any(&witness);
         // Chunks of the witness state holding many locations may use functions defined in
         // the scope only (inverses): then the whole amount asked.
