@@ -114,6 +114,11 @@ pub fn calls_function(sem: &Semantics, e: &Expr) -> bool {
     found
 }
 
+/// Whether `e` is a magic wand `A --* B`.
+pub fn is_wand(e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::Binary(BinaryOp::Wand, ..))
+}
+
 /// Whether some quantifier of the program has a magic wand among its triggers (only then
 /// are wand instances mentioned for triggers: the marks cost solver time).
 pub fn has_wand_triggers(program: &Program) -> bool {
@@ -122,10 +127,7 @@ pub fn has_wand_triggers(program: &Program) -> bool {
     let mut look = |e: &Expr| {
         walk_expr(e, &mut |x: &Expr| {
             if let ExprKind::Quantifier { triggers, .. } = &x.kind {
-                found |= triggers
-                    .iter()
-                    .flat_map(|t| &t.exprs)
-                    .any(|t| matches!(t.kind, ExprKind::Binary(BinaryOp::Wand, ..)));
+                found |= triggers.iter().flat_map(|t| &t.exprs).any(is_wand);
             }
         })
     };

@@ -394,7 +394,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 args.push(self.eval(st, heap, a, ctx)?);
             }
             (Resource::Predicate(pa.name.clone()), args)
-        } else if matches!(loc.kind, ExprKind::Binary(BinaryOp::Wand, ..)) {
+        } else if crate::env::analysis::is_wand(loc) {
             self.wand_location(st, heap, loc, ctx)?
         } else {
             let ExprKind::FieldAccess(rcv, _) = &loc.kind else {

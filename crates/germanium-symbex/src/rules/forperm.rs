@@ -9,8 +9,9 @@
 
 use germanium_semantics::{FieldTarget, VarId};
 use germanium_smt::Term;
-use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, QuantifierKind};
+use germanium_syntax::ast::{Expr, ExprKind, QuantifierKind};
 
+use crate::env::analysis::is_wand;
 use crate::errors::ErrorContext;
 use crate::resources;
 use crate::rules::context::{Verifier, R};
@@ -55,7 +56,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 args: vec![&**rcv],
             });
         }
-        if matches!(resource.kind, ExprKind::Binary(BinaryOp::Wand, ..)) {
+        if is_wand(resource) {
             // A wand: its shape, with the holes' values as the arguments.
             let (resource, holes) = self.wand_resource(resource)?;
             return Ok(ResourcePattern {
@@ -153,7 +154,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Err(self.unsupported(e.span, "this `forperm`"));
         };
         let n = vars.len();
-        let marked = !matches!(pattern.resource, Resource::Field(_));
+        let marked = self.marks_instances(&pattern.resource);
         if marked {
             self.marks_hold(&pattern.resource, e.span)?;
         }

@@ -41,6 +41,42 @@ use crate::rules::triggers;
 use crate::rules::wands::LHS_STATE;
 use crate::state::{Heap, Permission, Resource, State};
 
+/// Whether `s` runs in a proof script after a dry run that extracts what it lacks: ghost
+/// operations, assertions, calls and assignments to locals (`inhale` and `assume` change
+/// only the witness state, and locals declared there live only there).
+fn extracting_step(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Fold(_)
+        | StmtKind::Unfold(_)
+        | StmtKind::Apply(_)
+        | StmtKind::Assert(_)
+        | StmtKind::Refute(_)
+        | StmtKind::Inhale(_)
+        | StmtKind::Exhale(_)
+        | StmtKind::Assume(_)
+        | StmtKind::Call(..)
+        | StmtKind::VarDecl(..) => true,
+        StmtKind::Assign(targets, _) => {
+            targets.iter().all(|t| matches!(t.kind, ExprKind::Ident(_)))
+        }
+        _ => false,
+    }
+}
+
+/// Never a negative amount (a dry run does not check amounts), never more than `available`.
+fn at_most_available(wanted: Permission, available: &Permission) -> Permission {
+    let wanted = Permission(Term::ite(
+        wanted.is_positive(),
+        wanted.0,
+        Permission::none().0,
+    ));
+    Permission(Term::ite(
+        available.at_least(&wanted),
+        wanted.0,
+        available.0.clone(),
+    ))
+}
+
 /// A wand being packaged: the state around it and what its dry runs took from that state.
 pub struct PackageFrame {
     /// The heap around the package, which the footprint is taken from.
@@ -114,21 +150,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
         };
         let result = self.package_in_scope(witness, lhs, rhs, proof, &ctx);
         let mut outer_facts = Vec::new();
-        let mut outer_names = HashSet::new();
+        let mut made = HashSet::new();
         if let Some(frame) = self.member.packages.pop() {
+            made = frame.witness_values(&self.decider);
             st.heap = frame.outer;
             outer_facts = frame.outer_facts;
-            outer_names = frame.outer_names;
         }
         let facts = self.decider.assumptions_above(depth);
-        // Names whose definitions hold outside the scope are not the witnesses' values.
-        let made: Vec<Term> = self
-            .decider
-            .fresh_since(mark)
-            .iter()
-            .filter(|c| !outer_names.contains(c))
-            .cloned()
-            .collect();
         self.pop(s.span)?;
         for fact in outer_facts {
             self.assume(fact, s.span)?;
@@ -215,26 +243,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
                         witness.store.insert(var, joined);
                     }
                 }
-                // Ghost operations, assertions, calls and assignments to locals; `inhale`
-                // and `assume` change only the witness state, and locals declared here
-                // live only here.
-                StmtKind::Fold(_)
-                | StmtKind::Unfold(_)
-                | StmtKind::Apply(_)
-                | StmtKind::Assert(_)
-                | StmtKind::Refute(_)
-                | StmtKind::Inhale(_)
-                | StmtKind::Exhale(_)
-                | StmtKind::Assume(_)
-                | StmtKind::Call(..)
-                | StmtKind::VarDecl(..) => {
-                    self.dry_run(witness, |v, dry| v.step(dry, s))?;
-                    self.step(witness, s)?;
-                }
                 StmtKind::Package(..) | StmtKind::Label(..) => self.step(witness, s)?,
-                StmtKind::Assign(targets, _)
-                    if targets.iter().all(|t| matches!(t.kind, ExprKind::Ident(_))) =>
-                {
+                _ if extracting_step(s) => {
                     self.dry_run(witness, |v, dry| v.step(dry, s))?;
                     self.step(witness, s)?;
                 }
@@ -302,11 +312,22 @@ impl<'e, 'a> Verifier<'e, 'a> {
         amount: Option<&Permission>,
         span: Span,
     ) -> R<()> {
+        self.in_dry_run_frames(|v, frames| {
+            v.extract_into(frames, heap, resource, args, amount, true, span)
+        })
+    }
+
+    /// During a dry run inside a package, `f` with the frames of the packages being made
+    /// (taken out of the member state meanwhile); nothing otherwise.
+    fn in_dry_run_frames(
+        &mut self,
+        f: impl FnOnce(&mut Self, &mut [PackageFrame]) -> R<()>,
+    ) -> R<()> {
         if !self.modes.extracting || self.member.packages.is_empty() {
             return Ok(());
         }
         let mut frames = std::mem::take(&mut self.member.packages);
-        let r = self.extract_into(&mut frames, heap, resource, args, amount, true, span);
+        let r = f(self, &mut frames);
         self.member.packages = frames;
         r
     }
@@ -336,39 +357,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let witness = frame.witness_values(&self.decider);
         let guard = self.guard();
-        // The amounts asked and missing in a form free of the witnesses' values, where their
-        // conditions are decided the same way for every witness.
-        let asked = match amount {
-            Some(p) => self.free_form(&p.0, &witness, 0, span)?.map(Permission),
-            None => None,
-        };
-        let missing = match amount {
-            Some(p) => self
-                .free_form(&p.sub(&held).0, &witness, 0, span)?
-                .map(Permission),
-            None => None,
-        };
         let free = |t: &Term| !t.mentions_any(&witness);
         let guard_free = free(&guard);
-        // The amount to take where the outer state holds `available`: one term for every
-        // witness (the least that serves them all where that is free of their values).
-        let wanted = |available: &Permission, location_free: bool| -> Permission {
-            let e = match (amount, &missing, &asked) {
-                (Some(_), Some(missing), _) if location_free => Permission(Term::ite(
-                    missing.is_positive(),
-                    missing.0.clone(),
-                    Permission::none().0,
-                )),
-                (Some(_), _, Some(p)) => p.clone(),
-                (Some(_), _, None) => available.clone(),
-                (None, _, _) => Permission(Term::mul(vec![available.0.clone(), Term::real(1, 2)])),
-            };
-            let e = if guard_free { e.when(&guard) } else { e };
-            // Never a negative amount (a dry run does not check amounts), never more than
-            // is there.
-            let e = Permission(Term::ite(e.is_positive(), e.0, Permission::none().0));
-            Permission(Term::ite(available.at_least(&e), e.0, available.0.clone()))
-        };
         let locations: Vec<Vec<Term>> = if args.iter().all(free) {
             vec![args.to_vec()]
         } else {
@@ -387,6 +377,33 @@ impl<'e, 'a> Verifier<'e, 'a> {
             out
         };
         let single = locations.len() == 1 && locations[0] == args;
+        // The amounts missing (only where the location is free of the witnesses' values)
+        // or else asked, in a form free of the witnesses' values, where their conditions
+        // are decided the same way for every witness.
+        let missing = match amount {
+            Some(p) if single => self
+                .free_form(&p.sub(&held).0, &witness, 0, span)?
+                .map(Permission),
+            _ => None,
+        };
+        let asked = match amount {
+            Some(p) if missing.is_none() => {
+                self.free_form(&p.0, &witness, 0, span)?.map(Permission)
+            }
+            _ => None,
+        };
+        // The amount to take where the outer state holds `available`: one term for every
+        // witness (the least that serves them all where that is free of their values).
+        let wanted = |available: &Permission| -> Permission {
+            let e = match (amount, &missing, &asked) {
+                (Some(_), Some(missing), _) => missing.clone(),
+                (Some(_), None, Some(p)) => p.clone(),
+                (Some(_), None, None) => available.clone(),
+                (None, _, _) => Permission(Term::mul(vec![available.0.clone(), Term::real(1, 2)])),
+            };
+            let e = if guard_free { e.when(&guard) } else { e };
+            at_most_available(e, available)
+        };
         for location in locations {
             // A chunk that is the location gives alone what it holds (terms stay small).
             let found = self.find(&frame.outer, resource, &location, span)?;
@@ -394,7 +411,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 Some(i) => resources::amount_at(&frame.outer, i).clone(),
                 None => resources::perm_of(&frame.outer, resource, &location),
             };
-            let e = wanted(&available, single);
+            let e = wanted(&available);
             if e.is_literally_none() || !self.feasible(e.is_positive(), span)? {
                 continue;
             }
@@ -479,26 +496,25 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// quantified chunk with the outer values. The maps made while taking are defined from
     /// terms of the state around, so their definitions are assumed again after the scope.
     /// A map that depends on the witnesses extracts nothing (the consumption then fails).
+    /// `to_somewhere` maps `rs` to an arbitrary location (fresh constants).
     pub(crate) fn extract_quantified(
         &mut self,
         heap: &mut Heap,
         resource: &Resource,
         rs: &[(germanium_smt::Symbol, germanium_smt::Sort)],
         needed: &Permission,
+        to_somewhere: &HashMap<Term, Term>,
         span: Span,
     ) -> R<()> {
-        if !self.modes.extracting || self.member.packages.is_empty() {
-            return Ok(());
-        }
-        let mut frames = std::mem::take(&mut self.member.packages);
-        let r = match frames.last_mut() {
-            Some(frame) => self.extract_quantified_into(frame, heap, resource, rs, needed, span),
+        self.in_dry_run_frames(|v, frames| match frames.last_mut() {
+            Some(frame) => {
+                v.extract_quantified_into(frame, heap, resource, rs, needed, to_somewhere, span)
+            }
             None => Ok(()),
-        };
-        self.member.packages = frames;
-        r
+        })
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn extract_quantified_into(
         &mut self,
         frame: &mut PackageFrame,
@@ -506,21 +522,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
         resource: &Resource,
         rs: &[(germanium_smt::Symbol, germanium_smt::Sort)],
         needed: &Permission,
+        to_somewhere: &HashMap<Term, Term>,
         span: Span,
     ) -> R<()> {
         let r_terms = crate::rules::quantified::var_terms(rs);
-        let mut somewhere = Vec::new();
-        for (_, sort) in rs {
-            somewhere.push(self.fresh("r", sort.clone(), span)?);
-        }
-        let to_somewhere: HashMap<Term, Term> = r_terms
-            .iter()
-            .cloned()
-            .zip(somewhere.iter().cloned())
-            .collect();
         let held = resources::perm_of(heap, resource, &r_terms);
         let missing = needed.sub(&held);
-        let missing_here = Permission(substitute(&missing.0, &to_somewhere));
+        let missing_here = Permission(substitute(&missing.0, to_somewhere));
         if self.prove(Term::not(missing_here.is_positive()), span)? {
             return Ok(());
         }
@@ -542,17 +550,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
             wanted
         };
         let available = resources::perm_of(&frame.outer, resource, &r_terms);
-        let wanted = Permission(Term::ite(
-            wanted.is_positive(),
-            wanted.0,
-            Permission::none().0,
-        ));
-        let taken = Permission(Term::ite(
-            available.at_least(&wanted),
-            wanted.0.clone(),
-            available.0.clone(),
-        ));
-        let taken_here = Permission(substitute(&taken.0, &to_somewhere));
+        let taken = at_most_available(wanted, &available);
+        let taken_here = Permission(substitute(&taken.0, to_somewhere));
         if !self.feasible(taken_here.is_positive(), span)? {
             return Ok(());
         }
@@ -578,7 +577,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         frame.outer_facts.extend(definitions);
         // Where the witness state already holds a location, its value is the one taken
         // (witnesses that disagree are dropped, inside the scope only).
-        let extracted = Term::and([taken.is_positive()]);
+        let extracted = taken.is_positive();
         let mut agreements = Vec::new();
         for i in heap.of(resource).collect::<Vec<_>>() {
             let there = resources::value_at_location(heap, i, &r_terms);
@@ -672,10 +671,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         s_lhs: &Term,
         r: Term,
         facts: &[Term],
-        made: &[Term],
+        made: &HashSet<Term>,
         span: Span,
     ) -> R<Term> {
-        let made: HashSet<Term> = made.iter().cloned().collect();
         let mut definitions: HashMap<Term, Term> = HashMap::new();
         for fact in facts {
             let Some((Op::Eq, [a, b])) = fact.as_op() else {
@@ -706,7 +704,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut map: HashMap<Term, Term> = HashMap::new();
         map.insert(s_lhs.clone(), s.clone());
         let undefined: Vec<Term> = r
-            .terms_among(&made)
+            .terms_among(made)
             .into_iter()
             .filter(|c| c != s_lhs)
             .collect();

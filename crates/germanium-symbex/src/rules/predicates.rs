@@ -78,6 +78,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Ok(Term::app(&decl, args))
     }
 
+    /// Whether instances of `resource` have marks: predicate instances, and wands where
+    /// some trigger of the program names a wand (elsewhere the marks only cost solver time).
+    pub fn marks_instances(&self, resource: &Resource) -> bool {
+        match resource {
+            Resource::Predicate(_) => true,
+            Resource::Wand(_) => self.env.wand_triggers,
+            Resource::Field(_) => false,
+        }
+    }
+
     /// Assumes that every instance mark of `resource` holds (they only name instances for
     /// triggers), so a goal may mention one without changing what it says.
     pub fn marks_hold(&mut self, resource: &Resource, span: Span) -> R<()> {
@@ -99,12 +109,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// Mentions the instance mark of `resource(args)` if it is a predicate instance or a
     /// wand (when it is produced, consumed or its permission read).
     pub fn mention_instance(&mut self, resource: &Resource, args: &[Term], span: Span) -> R<()> {
-        let marked = match resource {
-            Resource::Predicate(_) => true,
-            Resource::Wand(_) => self.env.wand_triggers,
-            Resource::Field(_) => false,
-        };
-        if !marked || self.modes.in_axiom {
+        if !self.marks_instances(resource) || self.modes.in_axiom {
             return Ok(());
         }
         let mark = self.instance_mark(resource, args.to_vec(), span)?;

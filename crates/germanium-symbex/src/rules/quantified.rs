@@ -18,8 +18,9 @@
 use std::collections::HashMap;
 
 use germanium_smt::{substitute, FunDecl, Sort, Symbol, Term};
-use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
+use germanium_syntax::ast::{Expr, ExprKind};
 
+use crate::env::analysis::is_wand;
 use crate::errors::{ErrorContext, Reason};
 use crate::resources;
 use crate::rules::access::missing_reason;
@@ -285,7 +286,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
             self.check_quantified(&access, e, ctx)?;
             let (rs, needed) = self.held_map(&access, e)?;
             let resource = access.resource.clone();
-            self.extract_quantified(&mut st.heap, &resource, &rs, &needed, e.span)?;
             // What is needed at an arbitrary location, against what is held there.
             let mut somewhere = Vec::new();
             for (_, sort) in &rs {
@@ -295,6 +295,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 .into_iter()
                 .zip(somewhere.iter().cloned())
                 .collect();
+            self.extract_quantified(&mut st.heap, &resource, &rs, &needed, &to_somewhere, e.span)?;
             let total = resources::perm_of(&st.heap, &resource, &somewhere);
             let here = Permission(substitute(&needed.0, &to_somewhere));
             let enough = if access.some {
@@ -397,7 +398,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         &mut self,
         acc: &'x Expr,
     ) -> Option<(Resource, &'x Expr, Vec<&'x Expr>, Option<&'x Expr>)> {
-        if matches!(acc.kind, ExprKind::Binary(BinaryOp::Wand, ..)) {
+        if is_wand(acc) {
             // One instance of a wand; its holes are the arguments.
             let (resource, holes) = self.wand_resource(acc).ok()?;
             return Some((resource, acc, holes, None));
@@ -435,9 +436,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     ) -> R<Option<Vec<Term>>> {
         let instance = match self.as_predicate_access(x) {
             Some(pa) => Some((Resource::Predicate(pa.name), pa.args.iter().collect())),
-            None if matches!(x.kind, ExprKind::Binary(BinaryOp::Wand, ..)) => {
-                Some(self.wand_resource(x)?)
-            }
+            None if is_wand(x) => Some(self.wand_resource(x)?),
             None => None,
         };
         if let Some((resource, arg_exprs)) = instance {
@@ -613,9 +612,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             for x in &set.exprs {
                 // A predicate instance or a wand matches on its instance mark and the value
                 // maps of the chunks holding it.
-                if self.as_predicate_access(x).is_some()
-                    || matches!(x.kind, ExprKind::Binary(BinaryOp::Wand, ..))
-                {
+                if self.as_predicate_access(x).is_some() || is_wand(x) {
                     let maps = self.with_modes(
                         |m| m.checking = false,
                         |v| v.trigger_value_maps(st, heap, x, ctx),

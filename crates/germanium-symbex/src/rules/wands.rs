@@ -16,7 +16,7 @@ use germanium_smt::{FunDecl, Sort, Symbol, Term};
 use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
 use germanium_syntax::Span;
 
-use crate::env::analysis::is_impure;
+use crate::env::analysis::{is_impure, is_wand};
 use crate::errors::ErrorContext;
 use crate::rules::context::{Abort, Verifier, R};
 use crate::state::{Heap, Permission, Resource, State};
@@ -51,10 +51,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     fn shape_of<'x>(&self, e: &'x Expr, bound: &mut Vec<String>, shape: &mut WandShape<'x>) {
-        if !matches!(e.kind, ExprKind::Binary(BinaryOp::Wand, ..))
-            && !is_impure(self.env.sem, e)
-            && self.independent(e, bound)
-        {
+        if !is_wand(e) && !is_impure(self.env.sem, e) && self.independent(e, bound) {
             shape.key.push('?');
             shape.holes.push(e);
             return;
@@ -263,22 +260,34 @@ impl<'e, 'a> Verifier<'e, 'a> {
         ctx: &ErrorContext,
     ) -> R<Term> {
         let (resource, args) = self.wand_location(st, eval_heap, wand, ctx)?;
+        self.consume_wand_at(st, &resource, &args, wand, ctx)
+    }
+
+    /// Consumes one instance of the wand `resource(args)` (`wand` is where it is written).
+    fn consume_wand_at(
+        &mut self,
+        st: &mut State,
+        resource: &Resource,
+        args: &[Term],
+        wand: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
         let amount = self.scaled(Permission::write());
-        self.consume_resource(st, &resource, &args, Some(amount), wand, ctx)
+        self.consume_resource(st, resource, args, Some(amount), wand, ctx)
     }
 
     /// `apply A --* B`: consumes the wand and `A`, produces `B` from the wand's snapshot
     /// applied to `A`'s.
     pub fn apply_wand(&mut self, st: &mut State, wand: &Expr, ctx: &ErrorContext) -> R<()> {
         let (lhs, rhs) = self.wand_sides(wand)?;
-        let key = self.wand_resource(wand)?.0;
-        let checked = self.member.wands_checked.contains(key.name());
+        let before = st.heap.clone();
+        let (resource, args) = self.wand_location(st, &before, wand, ctx)?;
+        let checked = self.member.wands_checked.contains(resource.name());
         if !checked && !self.check_wand_wellformed(st, wand)? {
             // Reported; an ill-formed wand is not applied (the path goes on).
             return Ok(());
         }
-        let before = st.heap.clone();
-        let w = self.consume_wand(st, &before, wand, ctx)?;
+        let w = self.consume_wand_at(st, &resource, &args, wand, ctx)?;
         let lhs_state = st.heap.clone();
         let s = self.assertion_snapshot(st, &lhs_state, lhs)?;
         self.consume(st, &lhs_state, lhs, ctx)?;
