@@ -4,7 +4,9 @@
 use std::collections::{HashMap, HashSet};
 
 use germanium_semantics::{CallTarget, Semantics};
-use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, ItemKind, Program, Stmt, StmtKind};
+use germanium_syntax::ast::{
+    BinaryOp, Expr, ExprKind, Function, ItemKind, Program, Stmt, StmtKind,
+};
 
 /// Whether the assertion has an inhale-exhale part `[a, b]` (outside pure expressions).
 pub fn has_inhale_exhale(e: &Expr) -> bool {
@@ -36,6 +38,12 @@ pub fn is_impure(sem: &Semantics, e: &Expr) -> bool {
         | ExprKind::Asserting(_, body) => is_impure(sem, body),
         _ => false,
     }
+}
+
+/// Whether `f`'s value depends on the heap: its preconditions hold some permission (a
+/// function without any reads no location, whatever its arguments).
+pub fn reads_heap(sem: &Semantics, f: &Function) -> bool {
+    f.contract.requires.iter().any(|p| is_impure(sem, p))
 }
 
 /// Which methods each method calls (for recursion clusters).

@@ -350,10 +350,154 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let Some((frame, around)) = frames.split_last_mut() else {
             return Ok(());
         };
+        if !around.is_empty() {
+            self.extract_around_first(frame, around, heap, resource, args, amount, span)?;
+        }
+        // A chunk that is the location gives alone what it holds; where that was not
+        // enough, another chunk may be the same location (an alias): a round more.
+        let rounds = resources::held(&frame.outer, Some(resource)).len();
+        for _ in 0..=rounds {
+            if !self.extract_round(frame, heap, resource, args, amount, dry, span)? {
+                break;
+            }
+            let held = resources::perm_of(heap, resource, args);
+            if amount.is_none() || self.prove(held.covers(amount), span)? {
+                return Ok(());
+            }
+        }
+        // What the state around this package lacks comes from the one around it, and is
+        // then taken as above (after what was nearer: a witness it made inconsistent needs
+        // nothing from further out).
+        if around.is_empty() {
+            return Ok(());
+        }
+        let held = resources::perm_of(heap, resource, args);
+        if self.prove(held.covers(amount), span)? {
+            return Ok(());
+        }
+        let needed = amount.map(|p| p.sub(&held));
+        self.extract_into(
+            around,
+            &mut frame.outer,
+            resource,
+            args,
+            needed.as_ref(),
+            false,
+            span,
+        )?;
+        self.extract_into(
+            std::slice::from_mut(frame),
+            heap,
+            resource,
+            args,
+            amount,
+            dry,
+            span,
+        )
+    }
+
+    /// Inside a package inside a proof script, where the enclosing package's witness
+    /// state (`frame.outer`) lacks what `heap` needs at a location free of this package's
+    /// witnesses: that state first takes the rest from the state around it, so the two
+    /// parts of the location meet there (a witness of the enclosing package whose value
+    /// differs from the one around is dropped, as the package logic's extract says). What
+    /// that assumes is about the enclosing package's witnesses and the state around, so it
+    /// holds after this package's scope too.
+    #[allow(clippy::too_many_arguments)]
+    fn extract_around_first(
+        &mut self,
+        frame: &mut PackageFrame,
+        around: &mut [PackageFrame],
+        heap: &mut Heap,
+        resource: &Resource,
+        args: &[Term],
+        amount: Option<&Permission>,
+        span: Span,
+    ) -> R<()> {
+        let Some(amount) = amount else {
+            return Ok(());
+        };
+        let witness = frame.witness_values(&self.decider);
+        if args.iter().any(|a| a.mentions_any(&witness)) {
+            return Ok(());
+        }
+        let held = resources::perm_of(heap, resource, args);
+        let needed = amount.sub(&held);
+        let in_outer = resources::perm_of(&frame.outer, resource, args);
+        if self.prove(in_outer.covers(Some(&needed)), span)? {
+            return Ok(());
+        }
+        // Where what the enclosing witness state holds there cannot join this package's
+        // witness state, this witness is dropped anyway: nothing is taken from further out.
+        if !self.joins(heap, &frame.outer, resource, args, span)? {
+            return Ok(());
+        }
+        let depth = self.decider.depth();
+        let before = self.decider.innermost_assumptions().len();
+        self.extract_into(
+            around,
+            &mut frame.outer,
+            resource,
+            args,
+            Some(&needed),
+            false,
+            span,
+        )?;
+        if self.decider.depth() == depth {
+            let facts = self.decider.innermost_assumptions()[before..].to_vec();
+            frame.outer_facts.extend(facts);
+        }
+        Ok(())
+    }
+
+    /// Whether the chunks `heap` and `other` hold of the location `resource(args)` may be
+    /// of one state (the same value, together at most the most a state may hold).
+    fn joins(
+        &mut self,
+        heap: &Heap,
+        other: &Heap,
+        resource: &Resource,
+        args: &[Term],
+        span: Span,
+    ) -> R<bool> {
+        let (Some(i), Some(j)) = (
+            self.find(heap, resource, args, span)?,
+            self.find(other, resource, args, span)?,
+        ) else {
+            return Ok(true);
+        };
+        let mut both = Vec::new();
+        if resource.values_agree() {
+            both.push(Term::eq(
+                resources::snapshot_at(heap, i).clone(),
+                resources::snapshot_at(other, j).clone(),
+            ));
+        }
+        if let Some(max) = resource.max_amount() {
+            let sum = resources::amount_at(heap, i).add(resources::amount_at(other, j));
+            both.push(max.at_least(&sum));
+        }
+        self.feasible(Term::and(both), span)
+    }
+
+    /// One round of [`Self::extract_into`] from the state around `frame`'s package;
+    /// returns whether some chunk alone gave what it could (another may be the same
+    /// location).
+    #[allow(clippy::too_many_arguments)]
+    fn extract_round(
+        &mut self,
+        frame: &mut PackageFrame,
+        heap: &mut Heap,
+        resource: &Resource,
+        args: &[Term],
+        amount: Option<&Permission>,
+        dry: bool,
+        span: Span,
+    ) -> R<bool> {
         let held = resources::perm_of(heap, resource, args);
         let enough = held.covers(amount);
         if self.prove(enough.clone(), span)? {
-            return Ok(());
+            return Ok(false);
         }
         let witness = frame.witness_values(&self.decider);
         let guard = self.guard();
@@ -404,6 +548,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let e = if guard_free { e.when(&guard) } else { e };
             at_most_available(e, available)
         };
+        let mut from_one_chunk = false;
         for location in locations {
             // A chunk that is the location gives alone what it holds (terms stay small).
             let found = self.find(&frame.outer, resource, &location, span)?;
@@ -420,6 +565,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 Some(i) => {
                     let value = resources::snapshot_at(&frame.outer, i).clone();
                     resources::take_at(&mut frame.outer, i, &e);
+                    from_one_chunk = true;
                     value
                 }
                 None => {
@@ -457,35 +603,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             self.member.guards = guards;
             r?;
         }
-        // What the state around this package lacks comes from the one around it, and is
-        // then taken as above (after what was nearer: a witness it made inconsistent needs
-        // nothing from further out).
-        if around.is_empty() {
-            return Ok(());
-        }
-        let held = resources::perm_of(heap, resource, args);
-        if self.prove(held.covers(amount), span)? {
-            return Ok(());
-        }
-        let needed = amount.map(|p| p.sub(&held));
-        self.extract_into(
-            around,
-            &mut frame.outer,
-            resource,
-            args,
-            needed.as_ref(),
-            false,
-            span,
-        )?;
-        self.extract_into(
-            std::slice::from_mut(frame),
-            heap,
-            resource,
-            args,
-            amount,
-            dry,
-            span,
-        )
+        Ok(from_one_chunk)
     }
 
     /// During a dry run, before a quantified consumption takes `needed` (a map over `rs`)

@@ -16,7 +16,7 @@ use germanium_smt::{FunDecl, Sort, Symbol, Term};
 use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
 use germanium_syntax::Span;
 
-use crate::env::analysis::{is_impure, is_wand};
+use crate::env::analysis::{self, is_impure, is_wand};
 use crate::errors::ErrorContext;
 use crate::rules::context::{Abort, Verifier, R};
 use crate::state::{Heap, Permission, Resource, State};
@@ -124,14 +124,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             {
                 false
             }
-            ExprKind::Call(..)
-                if !matches!(
-                    self.env.sem.call(e.id),
-                    Some(CallTarget::DomainFunction { .. } | CallTarget::AdtConstructor { .. })
-                ) =>
-            {
-                false
-            }
+            ExprKind::Call(..) if !self.call_independent(e) => false,
             ExprKind::Old(Some(label), _) if label.name == LHS_STATE => false,
             ExprKind::Old(_, body) => no_bound_names(body, bound),
             ExprKind::Perm(_)
@@ -147,6 +140,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
             | ExprKind::ReadPerm(_)
             | ExprKind::Binary(BinaryOp::Wand, ..) => false,
             _ => children(e).into_iter().all(|c| self.independent(c, bound)),
+        }
+    }
+
+    /// Whether the call `e` is one of a function whose value does not depend on the heap.
+    fn call_independent(&self, e: &Expr) -> bool {
+        match self.env.sem.call(e.id) {
+            Some(CallTarget::DomainFunction { .. } | CallTarget::AdtConstructor { .. }) => true,
+            Some(CallTarget::Function(name)) => self
+                .env
+                .functions
+                .get(name)
+                .is_some_and(|f| !analysis::reads_heap(self.env.sem, f)),
+            _ => false,
         }
     }
 
