@@ -73,6 +73,14 @@ pub struct RunArgs {
     /// file its members are verified in parallel; with several, the files are.
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
+
+    /// Interpret magic wands as combinable wands (seed 004 of the package logic): fractions
+    /// of a wand recombine into the whole wand, as wands inside fractional predicate
+    /// instances need, and a package must establish the right-hand side with its footprint
+    /// cut down to fit each left-hand side holding fractions. The default is Viper's
+    /// standard wand.
+    #[arg(long = "combinable-wands")]
+    pub combinable_wands: bool,
 }
 
 /// A positive number of seconds, possibly fractional.
@@ -96,6 +104,7 @@ impl RunArgs {
         options.z3 = self.z3.clone();
         options.timeout = self.timeout;
         options.smt_log = self.smt_log.clone();
+        options.combinable_wands = self.combinable_wands;
         // Parallelism goes where the work is: members of a single file, else whole files.
         options.jobs = if self.files.len() == 1 {
             self.worker_count()
@@ -167,6 +176,24 @@ mod tests {
         for bad in ["0", "-1", "abc", "NaN", "inf"] {
             assert!(parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn wands_are_standard_unless_asked() {
+        let parse = |extra: &[&str]| {
+            let cli = Cli::try_parse_from(
+                ["germanium", "verify"]
+                    .iter()
+                    .chain(extra)
+                    .chain(&["x.vpr"])
+                    .copied(),
+            )
+            .unwrap();
+            let (mode, args) = cli.command.mode_and_args();
+            args.options(mode).combinable_wands
+        };
+        assert!(!parse(&[]));
+        assert!(parse(&["--combinable-wands"]));
     }
 
     #[test]

@@ -45,6 +45,8 @@ pub struct Options {
     pub jobs: usize,
     /// `if` branches one member may explore (`None`: the verifier's default).
     pub max_branches: Option<usize>,
+    /// Combinable wands instead of standard ones.
+    pub combinable_wands: bool,
     /// Makes each verification worker's execution-log sink (`None`: no log).
     pub trace: Option<germanium_symbex::TraceSinks>,
 }
@@ -63,6 +65,7 @@ impl Options {
             stack_size: DEFAULT_STACK_SIZE,
             jobs: 1,
             max_branches: None,
+            combinable_wands: false,
             trace: None,
         }
     }

@@ -92,7 +92,11 @@ fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap)
             stage: Stage::ExpandMacros,
         };
     }
-    let (mut semantics, mut found) = germanium_semantics::check_program(&program, ids.count());
+    let rules = germanium_semantics::Rules {
+        wands_in_predicates: options.combinable_wands,
+    };
+    let (mut semantics, mut found) =
+        germanium_semantics::check_program_under(&program, ids.count(), &rules);
     if !has_errors(&found) {
         // Viper's termination plugin imports the well-founded orders the measures need.
         let imports = germanium_semantics::auto_import::termination_imports(&program, &semantics);
@@ -101,7 +105,8 @@ fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap)
                 germanium_syntax::loader::load_library_files(&imports, sources, &mut ids);
             diagnostics.extend(load_errors);
             add_imported_domains(&mut program, items);
-            (semantics, found) = germanium_semantics::check_program(&program, ids.count());
+            (semantics, found) =
+                germanium_semantics::check_program_under(&program, ids.count(), &rules);
         }
     }
     diagnostics.extend(found);
@@ -118,6 +123,7 @@ fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap)
         smt_log: options.smt_log.clone(),
         jobs: options.jobs,
         max_branches: options.max_branches,
+        combinable_wands: options.combinable_wands,
         trace: options.trace.clone(),
     };
     diagnostics.extend(germanium_symbex::verify_program(

@@ -36,7 +36,7 @@ impl Checker {
                 self.enter_params(MemberKind::Predicate, &params);
                 if let Some(b) = &p.body {
                     let t = self.check_top(b, Expect::Assertion);
-                    if !t.has_error() && contains_wand(b) {
+                    if !t.has_error() && !self.wands_in_predicates && contains_wand(b) {
                         self.type_error(b.span, "magic wands are not allowed in predicate bodies");
                     }
                 }

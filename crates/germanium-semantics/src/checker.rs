@@ -46,6 +46,8 @@ struct Frame {
 
 pub(crate) struct Checker {
     pub sem: Semantics,
+    /// See [`crate::Rules::wands_in_predicates`].
+    pub wands_in_predicates: bool,
     pub globals: HashMap<String, Global>,
     /// ADT destructors by name: `(adt, constructor)`; different ADTs may share a name.
     pub destructors: HashMap<String, Vec<(String, String)>>,
@@ -92,6 +94,7 @@ impl Checker {
     pub fn new(node_count: usize) -> Self {
         Checker {
             sem: Semantics::new(node_count),
+            wands_in_predicates: false,
             globals: HashMap::new(),
             destructors: HashMap::new(),
             name_errors: Vec::new(),

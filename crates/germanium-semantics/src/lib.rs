@@ -28,7 +28,26 @@ pub use types::Type;
 /// are expanded. `node_count` is the number of [`germanium_syntax::ast::NodeId`]s in use.
 /// Returns `typechecker.error` / `consistency.error` diagnostics at the offending nodes.
 pub fn check_program(program: &Program, node_count: usize) -> (Semantics, Vec<Diagnostic>) {
+    check_program_under(program, node_count, &Rules::default())
+}
+
+/// Where a verifier option relaxes one of Viper's rules.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Rules {
+    /// Magic wands may occur in predicate bodies: with combinable wands, a fraction of a
+    /// predicate instance holding a wand recombines soundly (Viper forbids wands there
+    /// because standard wands do not).
+    pub wands_in_predicates: bool,
+}
+
+/// [`check_program`] under `rules`.
+pub fn check_program_under(
+    program: &Program,
+    node_count: usize,
+    rules: &Rules,
+) -> (Semantics, Vec<Diagnostic>) {
     let mut checker = checker::Checker::new(node_count);
+    checker.wands_in_predicates = rules.wands_in_predicates;
     checker.register_globals(program);
     checker.collect_signatures(program);
     checker.check_members(program);

@@ -22,9 +22,25 @@ fn expected(text: &str) -> BTreeSet<(u32, String)> {
     out
 }
 
+/// The options a program asks for on a line `// options: --combinable-wands`.
+fn options_of(text: &str) -> Options {
+    let mut options = Options::new(Mode::Verify);
+    for line in text.lines() {
+        if let Some(rest) = line.trim().strip_prefix("// options:") {
+            for option in rest.split_whitespace() {
+                match option {
+                    "--combinable-wands" => options.combinable_wands = true,
+                    other => panic!("unknown option {other} in a test program"),
+                }
+            }
+        }
+    }
+    options
+}
+
 fn check(path: &Path) -> Result<(), String> {
-    let report = run_file(path, &Options::new(Mode::Verify));
     let text = std::fs::read_to_string(path).unwrap();
+    let report = run_file(path, &options_of(&text));
     let reported: BTreeSet<(u32, String)> = report
         .diagnostics
         .iter()

@@ -48,6 +48,9 @@ pub struct Env<'a> {
     pub axiom_functions: Vec<FunDecl>,
     /// Whether a quantifier's trigger names a magic wand (see `analysis::has_wand_triggers`).
     pub wand_triggers: bool,
+    /// Wands are combinable wands (seed 004): fractions of one wand recombine, and a package
+    /// checks the right-hand side with the footprint scaled to fit each left-hand side.
+    pub combinable_wands: bool,
 }
 
 impl<'a> Env<'a> {
@@ -134,6 +137,7 @@ impl<'a> Env<'a> {
             function_call_graph: analysis::function_call_graph(program, sem),
             axiom_functions,
             wand_triggers: analysis::has_wand_triggers(program),
+            combinable_wands: false,
         }
     }
 

@@ -91,6 +91,11 @@ pub struct PackageFrame {
     /// definitions, assumed again once the package's scope is popped.
     outer_names: HashSet<Term>,
     outer_facts: Vec<Term>,
+    /// The left-hand side's state as produced, and what was taken from `outer` so far
+    /// (location and amount): with combinable wands, the footprint the witnesses see is
+    /// cut down to fit the left-hand side (see [`Verifier::visible_to_witnesses`]).
+    lhs: Heap,
+    extracted: Vec<(Resource, Vec<Term>, Permission)>,
 }
 
 impl PackageFrame {
@@ -142,6 +147,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
             whole: Heap::default(),
             outer_names: HashSet::new(),
             outer_facts: Vec::new(),
+            lhs: Heap::default(),
+            extracted: Vec::new(),
         });
         let witness = State {
             store: st.store.clone(),
@@ -187,6 +194,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
     ) -> R<(Term, Option<Term>)> {
         let s_lhs = self.fresh("lhs", self.env.snap.sort.clone(), lhs.span)?;
         self.produce_from(&mut witness, lhs, Some(s_lhs.clone()), ctx)?;
+        if let Some(frame) = self.member.packages.last_mut() {
+            frame.lhs = witness.heap.clone();
+        }
         witness
             .old_heaps
             .insert(LHS_STATE.to_string(), witness.heap.clone());
@@ -450,6 +460,46 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Ok(())
     }
 
+    /// Of `taken` (just taken from the state around `frame`'s package at `resource(args)`),
+    /// what the witness states get. Standard wands: all of it (a witness that cannot hold
+    /// it too is dropped). Combinable wands (seed 004): where the left-hand side holds less
+    /// than the most a state may, the footprint is cut down to what fits beside it, so a
+    /// witness is dropped only where no fraction of the footprint fits (the left-hand side
+    /// holds all there, or values differ) and otherwise must be served by the cut-down part.
+    fn visible_to_witnesses(
+        &self,
+        frame: &mut PackageFrame,
+        resource: &Resource,
+        args: &[Term],
+        taken: Permission,
+    ) -> Permission {
+        let before = frame
+            .extracted
+            .iter()
+            .fold(Permission::none(), |sum, (r, a, p)| {
+                if r != resource {
+                    return sum;
+                }
+                let same = resources::equal_args(self.env, resource, args, a);
+                sum.add(&Permission(Term::ite(
+                    same,
+                    p.0.clone(),
+                    Permission::none().0,
+                )))
+            });
+        frame
+            .extracted
+            .push((resource.clone(), args.to_vec(), taken.clone()));
+        let (true, Some(max)) = (self.env.combinable_wands, resource.max_amount()) else {
+            return taken;
+        };
+        let room = max.sub(&resources::perm_of(&frame.lhs, resource, args));
+        let capped = |p: Permission| Permission(Term::ite(room.at_least(&p), p.0, room.0.clone()));
+        let after = capped(before.add(&taken));
+        let visible = after.sub(&capped(before));
+        Permission(Term::ite(room.is_positive(), visible.0, taken.0))
+    }
+
     /// Whether the chunks `heap` and `other` hold of the location `resource(args)` may be
     /// of one state (the same value, together at most the most a state may hold).
     fn joins(
@@ -581,6 +631,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     value
                 }
             };
+            let e = self.visible_to_witnesses(frame, resource, &location, e);
             let guards = std::mem::take(&mut self.member.guards);
             let mut r = self.produce_resource_in(
                 heap,

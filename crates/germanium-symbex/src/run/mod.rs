@@ -32,6 +32,8 @@ pub struct VerifyOptions {
     /// `if` branches one member may explore (default
     /// [`crate::env::MAX_BRANCHES_PER_MEMBER`]).
     pub max_branches: Option<usize>,
+    /// Combinable wands instead of standard ones (`--combinable-wands`).
+    pub combinable_wands: bool,
     /// Makes each worker's execution-log sink (`None`: no log).
     pub trace: Option<TraceSinks>,
 }
@@ -54,6 +56,7 @@ impl Default for VerifyOptions {
             smt_log: None,
             jobs: 1,
             max_branches: None,
+            combinable_wands: false,
             trace: None,
         }
     }
@@ -119,6 +122,7 @@ pub fn verify_program(
     if let Some(limit) = options.max_branches {
         env.max_branches = limit;
     }
+    env.combinable_wands = options.combinable_wands;
     let todo = members(program);
     if todo.is_empty() {
         return Vec::new();
