@@ -163,7 +163,12 @@ impl SeqTheory {
     pub fn take(&self, s: Term, n: Term) -> Term {
         Term::app(&self.take, vec![s, n])
     }
+    /// `drop(s, n)`; `s` itself for `n` = 0 (`s[0..b]` is `take(s, b)`: one term less for
+    /// the solver's sequence axioms to relate).
     pub fn drop(&self, s: Term, n: Term) -> Term {
+        if n.as_int().and_then(|n| n.as_i128()) == Some(0) {
+            return s;
+        }
         Term::app(&self.drop, vec![s, n])
     }
     pub fn update(&self, s: Term, i: Term, e: Term) -> Term {
