@@ -13,6 +13,7 @@ use crate::errors::{ErrorContext, Reason};
 use crate::resources;
 use crate::rules::context::{Abort, Verifier, R};
 use crate::rules::triggers;
+use crate::rules::wands::LHS_STATE;
 use crate::state::{Heap, Permission, Resource, State, PRE_STATE};
 use crate::trace::Step;
 use germanium_theories::operators::{self, BinaryTerm};
@@ -143,7 +144,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 match st.old_heaps.get(key) {
                     Some(old) => {
                         let old = old.clone();
-                        self.with_perm_heap(None, |v| v.eval(st, &old, x, ctx))
+                        let unchecked = self.modes.wand_rhs_check && key == LHS_STATE;
+                        self.with_modes(
+                            |m| m.checking &= !unchecked,
+                            |v| v.with_perm_heap(None, |v| v.eval(st, &old, x, ctx)),
+                        )
                     }
                     None if label.is_some() => {
                         // The label exists (the program type-checked) but this path did not

@@ -225,7 +225,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
             self.with_modes(|m| m.checking = false, |v| v.produce(&mut side, lhs, &ctx))?;
             let lhs_state = std::mem::take(&mut side.heap);
             side.old_heaps.insert(LHS_STATE.to_string(), lhs_state);
-            self.produce(&mut side, rhs, &ctx)
+            self.with_modes(
+                |m| m.wand_rhs_check = true,
+                |v| v.produce(&mut side, rhs, &ctx),
+            )
         })();
         self.pop(wand.span)?;
         match r {

@@ -46,6 +46,10 @@ pub struct Modes {
     /// the left-hand side's states lack is taken from the state around the package (see
     /// `rules::package`), and reads see that state too.
     pub extracting: bool,
+    /// A wand's right-hand side is checked to be self-framing: what `old[lhs](..)` reads is
+    /// not checked then (the left-hand side's state is known where the wand is packaged or
+    /// applied, and the read is checked there).
+    pub wand_rhs_check: bool,
 }
 
 impl Default for Modes {
@@ -64,6 +68,7 @@ impl Default for Modes {
             current_function: None,
             result: None,
             extracting: false,
+            wand_rhs_check: false,
         }
     }
 }
