@@ -63,6 +63,8 @@ fn extracting_step(s: &Stmt) -> bool {
     }
 }
 
+const COMBINABLE_QUANTIFIED: &str = "with --combinable-wands, a field both held by a package's left-hand side or taken location by location, and taken through a quantifier";
+
 /// Never a negative amount (a dry run does not check amounts), never more than `available`.
 fn at_most_available(wanted: Permission, available: &Permission) -> Permission {
     let wanted = Permission(Term::ite(
@@ -96,6 +98,8 @@ pub struct PackageFrame {
     /// cut down to fit the left-hand side (see [`Verifier::visible_to_witnesses`]).
     lhs: Heap,
     extracted: Vec<(Resource, Vec<Term>, Permission)>,
+    /// The resources taken from `outer` through quantified chunks.
+    extracted_quantified: HashSet<Resource>,
 }
 
 impl PackageFrame {
@@ -149,6 +153,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             outer_facts: Vec::new(),
             lhs: Heap::default(),
             extracted: Vec::new(),
+            extracted_quantified: HashSet::new(),
         });
         let witness = State {
             store: st.store.clone(),
@@ -289,7 +294,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
             },
             |v| f(v, &mut dry),
         );
-        self.errors.truncate(reported);
+        if matches!(r, Ok(()) | Err(Abort::Failed)) {
+            // An unsupported construct stays reported: the member is abandoned there.
+            self.errors.truncate(reported);
+        }
         if let Some(frame) = self.member.packages.last_mut() {
             witness.heap = std::mem::take(&mut frame.whole);
         }
@@ -467,12 +475,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// witness is dropped only where no fraction of the footprint fits (the left-hand side
     /// holds all there, or values differ) and otherwise must be served by the cut-down part.
     fn visible_to_witnesses(
-        &self,
+        &mut self,
         frame: &mut PackageFrame,
         resource: &Resource,
         args: &[Term],
         taken: Permission,
-    ) -> Permission {
+        span: Span,
+    ) -> R<Permission> {
+        let capped_field = self.env.combinable_wands && resource.max_amount().is_some();
+        if capped_field && frame.extracted_quantified.contains(resource) {
+            return Err(self.unsupported(span, COMBINABLE_QUANTIFIED));
+        }
         let before = frame
             .extracted
             .iter()
@@ -491,13 +504,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .extracted
             .push((resource.clone(), args.to_vec(), taken.clone()));
         let (true, Some(max)) = (self.env.combinable_wands, resource.max_amount()) else {
-            return taken;
+            return Ok(taken);
         };
         let room = max.sub(&resources::perm_of(&frame.lhs, resource, args));
         let capped = |p: Permission| Permission(Term::ite(room.at_least(&p), p.0, room.0.clone()));
         let after = capped(before.add(&taken));
         let visible = after.sub(&capped(before));
-        Permission(Term::ite(room.is_positive(), visible.0, taken.0))
+        Ok(Permission(Term::ite(
+            room.is_positive(),
+            visible.0,
+            taken.0,
+        )))
     }
 
     /// Whether the chunks `heap` and `other` hold of the location `resource(args)` may be
@@ -631,7 +648,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     value
                 }
             };
-            let e = self.visible_to_witnesses(frame, resource, &location, e);
+            let e = self.visible_to_witnesses(frame, resource, &location, e, span)?;
             let guards = std::mem::take(&mut self.member.guards);
             let mut r = self.produce_resource_in(
                 heap,
@@ -695,6 +712,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
         span: Span,
     ) -> R<()> {
         let r_terms = crate::rules::quantified::var_terms(rs);
+        // Combinable wands cut the footprint down per location only for locations taken
+        // one by one (see `visible_to_witnesses`).
+        if self.env.combinable_wands
+            && resource.max_amount().is_some()
+            && (frame.extracted.iter().any(|(r, _, _)| r == resource)
+                || !resources::held(&frame.lhs, Some(resource)).is_empty()
+                || resources::holds_quantified(&frame.lhs, Some(resource)))
+        {
+            return Err(self.unsupported(span, COMBINABLE_QUANTIFIED));
+        }
+        frame.extracted_quantified.insert(resource.clone());
         let held = resources::perm_of(heap, resource, &r_terms);
         let missing = needed.sub(&held);
         let missing_here = Permission(substitute(&missing.0, to_somewhere));
