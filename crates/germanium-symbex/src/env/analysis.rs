@@ -127,6 +127,37 @@ pub fn is_wand(e: &Expr) -> bool {
     matches!(e.kind, ExprKind::Binary(BinaryOp::Wand, ..))
 }
 
+/// The predicates whose instances hold a magic wand: a wand in the body, or an instance of
+/// such a predicate (only with `--combinable-wands`, which allows wands there).
+pub fn wand_predicates(program: &Program, sem: &Semantics) -> HashSet<String> {
+    use germanium_semantics::visit::walk_expr;
+    let bodies: Vec<(&str, &Expr)> = program
+        .items
+        .iter()
+        .filter_map(|item| match &item.kind {
+            ItemKind::Predicate(p) => p.body.as_ref().map(|b| (p.name.name.as_str(), b)),
+            _ => None,
+        })
+        .collect();
+    let mut found: HashSet<String> = HashSet::new();
+    loop {
+        let before = found.len();
+        for (name, body) in &bodies {
+            let mut holds = false;
+            walk_expr(body, &mut |x: &Expr| {
+                holds |= is_wand(x)
+                    || matches!(sem.call(x.id), Some(CallTarget::Predicate(p)) if found.contains(p));
+            });
+            if holds {
+                found.insert(name.to_string());
+            }
+        }
+        if found.len() == before {
+            return found;
+        }
+    }
+}
+
 /// Whether some quantifier of the program has a magic wand among its triggers (only then
 /// are wand instances mentioned for triggers: the marks cost solver time).
 pub fn has_wand_triggers(program: &Program) -> bool {

@@ -51,6 +51,10 @@ pub struct Env<'a> {
     /// Wands are combinable wands (seed 004): fractions of one wand recombine, and a package
     /// checks the right-hand side with the footprint scaled to fit each left-hand side.
     pub combinable_wands: bool,
+    /// The predicates whose instances hold a wand (`analysis::wand_predicates`): their
+    /// instances' fractions are not merged into one snapshot (two packages of one wand
+    /// have snapshots defined apart, which need not be equal).
+    pub wand_predicates: HashSet<String>,
 }
 
 impl<'a> Env<'a> {
@@ -138,6 +142,7 @@ impl<'a> Env<'a> {
             axiom_functions,
             wand_triggers: analysis::has_wand_triggers(program),
             combinable_wands: false,
+            wand_predicates: analysis::wand_predicates(program, sem),
         }
     }
 

@@ -611,8 +611,10 @@ pub fn add(
         return Ok(());
     }
     let max = resource.max_amount();
-    if !resource.values_agree() {
-        // Its own chunk: instances of one wand need not have the same snapshot.
+    let holds_wand = matches!(resource, Resource::Predicate(p) if env.wand_predicates.contains(p));
+    if !resource.values_agree() || holds_wand {
+        // Its own chunk: instances of one wand need not have the same snapshot (nor need
+        // instances of a predicate holding one).
         let snap = match snap {
             Some(v) => v,
             None => decider.fresh(&fresh_base(resource), sort.clone())?,

@@ -101,6 +101,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
             };
             return self.produce_in_axiom(st, &access, part, e);
         }
+        if matches!(&access.resource, Resource::Predicate(p) if self.env.wand_predicates.contains(p))
+        {
+            return Err(self.unsupported(
+                e.span,
+                "quantified permissions to a predicate holding a magic wand",
+            ));
+        }
         self.check_quantified(&access, e, ctx)?;
         if access.some {
             // Some positive amount, the same at every location.
