@@ -22,6 +22,7 @@ mod consume;
 pub mod context;
 mod evaluate;
 pub(crate) mod execute;
+mod extract;
 mod forperm;
 mod function_axioms;
 mod function_bodies;
