@@ -44,6 +44,9 @@ pub struct Decider {
     snap_sort: Sort,
     /// The constants [`Decider::fresh`] made, in order (see [`Decider::fresh_since`]).
     fresh_made: Vec<Term>,
+    /// The functions [`Decider::declare`] declared in this member, in order (see
+    /// [`Decider::declared_since`]).
+    declared_made: Vec<Symbol>,
 }
 
 /// What this worker knows about its solver's declarations, restored with the checkpoint.
@@ -70,6 +73,7 @@ impl Decider {
             gave_up: None,
             snap_sort,
             fresh_made: Vec::new(),
+            declared_made: Vec::new(),
         }
     }
 
@@ -109,6 +113,7 @@ impl Decider {
     /// Declares `decl` in this solver once.
     pub fn declare(&mut self, decl: &FunDecl) -> Result<(), SolverError> {
         if self.caches.declared.insert(decl.name().clone()) {
+            self.declared_made.push(decl.name().clone());
             self.solver.declare_fun(decl)?;
         }
         Ok(())
@@ -116,6 +121,16 @@ impl Decider {
 
     pub fn declare_sort(&mut self, name: &Symbol) -> Result<(), SolverError> {
         self.solver.declare_sort(name)
+    }
+
+    /// A mark for [`Decider::declared_since`].
+    pub fn declared_mark(&self) -> usize {
+        self.declared_made.len()
+    }
+
+    /// The functions declared since `mark` (in this member).
+    pub fn declared_since(&self, mark: usize) -> &[Symbol] {
+        self.declared_made.get(mark..).unwrap_or(&[])
     }
 
     /// How many functions have been declared (for unique names of declarations made
@@ -338,6 +353,7 @@ impl Decider {
     /// Opens the scope of one member (closed by [`Decider::end_member`]).
     pub fn begin_member(&mut self) -> Result<usize, SolverError> {
         self.fresh_made.clear();
+        self.declared_made.clear();
         let depth = self.pcs.depth();
         self.pcs.push(&mut self.solver)?;
         Ok(depth)

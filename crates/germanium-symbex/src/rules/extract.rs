@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use germanium_smt::{substitute, Op, Term};
+use germanium_smt::{substitute, Op, Symbol, Term, TermKind};
 use germanium_syntax::Span;
 
 use crate::resources;
@@ -458,8 +458,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let witness = frame.witness_values(&self.decider);
         let free = |t: &Term| !t.mentions_any(&witness);
         // Chunks of the witness state holding many locations may use functions defined in
-        // the scope only (inverses): then the whole amount asked.
-        let wanted = if !resources::holds_quantified(heap, Some(resource)) && free(&missing.0) {
+        // the scope only (inverses, named maps): then the whole amount asked, whose take
+        // stays known after the scope.
+        let scope_made: HashSet<Symbol> = self
+            .decider
+            .declared_since(frame.declared_mark)
+            .iter()
+            .cloned()
+            .collect();
+        let wanted = if free(&missing.0) && !applies_any(&missing.0, &scope_made) {
             missing
         } else if free(&needed.0) {
             needed.clone()
@@ -584,4 +591,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
         frame.outer_facts.push(definition);
         Ok(Permission(name))
     }
+}
+
+/// Whether `t` applies one of the functions named `names`.
+fn applies_any(t: &Term, names: &HashSet<Symbol>) -> bool {
+    fn walk(t: &Term, names: &HashSet<Symbol>, seen: &mut HashSet<Term>) -> bool {
+        if let TermKind::App(f, _) = t.kind() {
+            if names.contains(f.name()) {
+                return true;
+            }
+        }
+        seen.insert(t.clone()) && t.children().into_iter().any(|c| walk(c, names, seen))
+    }
+    !names.is_empty() && walk(t, names, &mut HashSet::new())
 }

@@ -70,6 +70,9 @@ pub struct PackageFrame {
     /// [`crate::decider::Decider::fresh_mark`] when the package started: constants made
     /// since are the witnesses' values.
     pub(super) mark: usize,
+    /// [`crate::decider::Decider::declared_mark`] when the package started: functions
+    /// declared since are defined in its scope only (inverses, named maps).
+    pub(super) declared_mark: usize,
     /// During a dry run: the witness state with what was extracted so far (merged, so a
     /// witness incompatible with it is dropped before the next decision).
     pub(super) whole: Heap,
@@ -132,6 +135,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.member.packages.push(PackageFrame {
             outer: std::mem::take(&mut st.heap),
             mark,
+            declared_mark: self.decider.declared_mark(),
             whole: Heap::default(),
             outer_names: HashSet::new(),
             outer_facts: Vec::new(),
