@@ -31,7 +31,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use germanium_smt::{substitute, Op, Term};
+use germanium_smt::{substitute, Op, QuantifierKind, Term, TermKind};
 use germanium_syntax::ast::{Block, Expr, ExprKind, Stmt, StmtKind};
 use germanium_syntax::Span;
 
@@ -344,7 +344,41 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.skolemize(undefined, &[(name.clone(), sort.clone())], &mut map, span)?;
         let applied = self.wand_apply(w.clone(), s.clone(), span)?;
         let body = Term::eq(applied.clone(), substitute(&r, &map));
-        let definition = Term::forall(vec![(name, sort)], body, vec![vec![applied]]);
+        let mut parts = vec![Term::forall(
+            vec![(name.clone(), sort.clone())],
+            body,
+            vec![vec![applied]],
+        )];
+        // What the scope said of the parts made functions of `s` (the look-up and domain
+        // of a quantified part's snapshot), where it says it in terms of `s` and the state
+        // around only: one fact per part for every `s` (of fresh functions: sound).
+        let skolems: Vec<&Term> = map.keys().filter(|c| *c != s_lhs).collect();
+        for fact in facts {
+            let TermKind::Quantifier(q) = fact.kind() else {
+                continue;
+            };
+            if !skolems.iter().any(|c| triggers::mentions(fact, c)) {
+                continue;
+            }
+            let rewrite = |t: &Term| substitute(&substitute(t, &definitions), &map);
+            let inner = rewrite(&q.body);
+            if !inner.terms_among(made).is_empty() {
+                continue;
+            }
+            let patterns: Vec<Vec<Term>> = q
+                .triggers
+                .iter()
+                .map(|p| p.iter().map(rewrite).collect::<Vec<_>>())
+                .filter(|p| p.iter().any(|t| triggers::mentions(t, &s)))
+                .collect();
+            if patterns.is_empty() || q.kind != QuantifierKind::Forall {
+                continue;
+            }
+            let mut vars = vec![(name.clone(), sort.clone())];
+            vars.extend(q.vars.iter().cloned());
+            parts.push(Term::forall(vars, inner, patterns));
+        }
+        let definition = Term::and(parts);
         self.assume(definition.clone(), span)?;
         Ok(definition)
     }
