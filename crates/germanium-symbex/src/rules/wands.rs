@@ -300,7 +300,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let lhs_state = st.heap.clone();
         let s = self.assertion_snapshot(st, &lhs_state, lhs)?;
         self.consume(st, &lhs_state, lhs, ctx)?;
-        let given = given_fields(&lhs_state, &st.heap);
+        let given: Vec<_> = given_locations(&lhs_state, &st.heap)
+            .into_iter()
+            .filter(|h| !matches!(&h.resource, Resource::Predicate(p) if self.env.wand_predicates.contains(p)))
+            .collect();
         let s = s.unwrap_or_else(|| self.env.snap.unit());
         let snap = self.wand_apply(w, s, wand.span)?;
         let saved = st.old_heaps.insert(LHS_STATE.to_string(), lhs_state);
@@ -312,7 +315,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         r?;
         // A package writes no field: where the right-hand side holds a location the
         // left-hand side gave, its value is the one given (the right-hand side holds in
-        // the left-hand side's state combined with the footprint).
+        // the left-hand side's state combined with the footprint, where a location, field
+        // or predicate instance, has one value; not wands, nor predicates holding one).
         for h in given {
             let held = crate::resources::perm_of(&st.heap, &h.resource, &h.args);
             let value = crate::resources::value_of(&st.heap, &h.resource, &h.args, h.snap.clone());
@@ -378,13 +382,13 @@ fn head(e: &Expr) -> String {
     }
 }
 
-/// The field chunks of `before` that are not in `after` as they were (what a consumption
-/// took, wholly or in part).
-fn given_fields(before: &Heap, after: &Heap) -> Vec<crate::resources::Held> {
+/// The chunks of `before` of fields and predicate instances that are not in `after` as they
+/// were (what a consumption took, wholly or in part).
+fn given_locations(before: &Heap, after: &Heap) -> Vec<crate::resources::Held> {
     let left = crate::resources::held(after, None);
     crate::resources::held(before, None)
         .into_iter()
-        .filter(|h| matches!(h.resource, Resource::Field(_)))
+        .filter(|h| h.resource.values_agree())
         .filter(|h| {
             !left
                 .iter()
