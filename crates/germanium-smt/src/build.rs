@@ -627,6 +627,20 @@ mod tests {
     }
 
     #[test]
+    fn subterm_searches_see_shared_subterms() {
+        let x = int_const("x");
+        let g = FunDecl::new(Symbol::user("g"), vec![Sort::Int], Sort::Int);
+        let gx = Term::app(&g, vec![x.clone()]);
+        let t = Term::add(vec![gx.clone(), gx.clone()]);
+        let names = |n: &str| std::iter::once(Symbol::user(n)).collect();
+        assert!(t.applies_any(&names("g")));
+        assert!(!t.applies_any(&names("h")));
+        let among = std::iter::once(x.clone()).collect();
+        assert!(t.mentions_any(&among));
+        assert_eq!(t.terms_among(&among), vec![x]);
+    }
+
+    #[test]
     fn boolean_units_and_zeros() {
         let (p, q) = (bool_const("p"), bool_const("q"));
         expect(Term::and(vec![Term::tt(), p.clone(), Term::tt()]), "p");

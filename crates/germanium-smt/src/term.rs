@@ -264,6 +264,17 @@ impl Term {
         !among.is_empty() && walk(self, among, &mut HashSet::new())
     }
 
+    /// Whether the term applies one of the functions named `names` (each shared subterm
+    /// visited once).
+    pub fn applies_any(&self, names: &HashSet<Symbol>) -> bool {
+        fn walk(t: &Term, names: &HashSet<Symbol>, seen: &mut HashSet<Term>) -> bool {
+            matches!(t.kind(), TermKind::App(f, _) if names.contains(f.name()))
+                || (seen.insert(t.clone())
+                    && t.children().into_iter().any(|c| walk(c, names, seen)))
+        }
+        !names.is_empty() && walk(self, names, &mut HashSet::new())
+    }
+
     /// The subterms of the term that are in `among`, each once, in order of first
     /// occurrence (each shared subterm visited once).
     pub fn terms_among(&self, among: &HashSet<Term>) -> Vec<Term> {

@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use germanium_smt::{substitute, Op, Symbol, Term, TermKind};
+use germanium_smt::{substitute, Op, Symbol, Term};
 use germanium_syntax::Span;
 
 use crate::resources;
@@ -94,6 +94,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let Some((frame, around)) = frames.split_last_mut() else {
             return Ok(());
         };
+        if self.holds_enough(heap, resource, args, amount, span)? {
+            return Ok(());
+        }
         if !around.is_empty() {
             self.extract_around_first(frame, around, heap, resource, args, amount, span)?;
         }
@@ -104,21 +107,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
             if !self.extract_round(frame, heap, resource, args, amount, dry, span)? {
                 break;
             }
-            let held = resources::perm_of(heap, resource, args);
-            if amount.is_none() || self.prove(held.covers(amount), span)? {
+            if amount.is_none() || self.holds_enough(heap, resource, args, amount, span)? {
                 return Ok(());
             }
         }
         // What the state around this package lacks comes from the one around it, and is
         // then taken as above (after what was nearer: a witness it made inconsistent needs
         // nothing from further out).
-        if around.is_empty() {
+        if around.is_empty() || self.holds_enough(heap, resource, args, amount, span)? {
             return Ok(());
         }
         let held = resources::perm_of(heap, resource, args);
-        if self.prove(held.covers(amount), span)? {
-            return Ok(());
-        }
         let needed = amount.map(|p| p.sub(&held));
         self.extract_into(
             around,
@@ -138,6 +137,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
             dry,
             span,
         )
+    }
+
+    /// Whether `heap` holds `amount` (`None`: some) of `resource(args)`, proved.
+    fn holds_enough(
+        &mut self,
+        heap: &Heap,
+        resource: &Resource,
+        args: &[Term],
+        amount: Option<&Permission>,
+        span: Span,
+    ) -> R<bool> {
+        let held = resources::perm_of(heap, resource, args);
+        self.prove(held.covers(amount), span)
     }
 
     /// Inside a package inside a proof script, where the enclosing package's witness
@@ -208,8 +220,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         taken: Permission,
         span: Span,
     ) -> R<Permission> {
-        let capped_field = self.env.combinable_wands && resource.max_amount().is_some();
-        if capped_field && frame.extracted_quantified.contains(resource) {
+        let (true, Some(max)) = (self.env.combinable_wands, resource.max_amount()) else {
+            return Ok(taken);
+        };
+        if frame.extracted_quantified.contains(resource) {
             return Err(self.unsupported(span, COMBINABLE_QUANTIFIED));
         }
         let before = frame
@@ -229,9 +243,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
         frame
             .extracted
             .push((resource.clone(), args.to_vec(), taken.clone()));
-        let (true, Some(max)) = (self.env.combinable_wands, resource.max_amount()) else {
-            return Ok(taken);
-        };
         let room = max.sub(&resources::perm_of(&frame.lhs, resource, args));
         let capped = |p: Permission| Permission(Term::ite(room.at_least(&p), p.0, room.0.clone()));
         let after = capped(before.add(&taken));
@@ -287,11 +298,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         dry: bool,
         span: Span,
     ) -> R<bool> {
+        // The caller proved that `heap` does not hold enough for every witness.
         let held = resources::perm_of(heap, resource, args);
         let enough = held.covers(amount);
-        if self.prove(enough.clone(), span)? {
-            return Ok(false);
-        }
         let witness = frame.witness_values(&self.decider);
         let guard = self.guard();
         let free = |t: &Term| !t.mentions_any(&witness);
@@ -403,8 +412,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// During a dry run, before a quantified consumption takes `needed` (a map over `rs`)
     /// of `resource` from `heap` (the witness state's): what `heap` may lack is taken from
     /// the state around the innermost package, as one map free of the witnesses' values
-    /// (the missing amount where `heap` holds the resource only in chunks of one location,
-    /// else the whole amount asked; never more than is there), and added to `heap` as a
+    /// (the missing amount where that is also free of the functions declared in the
+    /// package's scope, else the whole amount asked; never more than is there), and added
+    /// to `heap` as a
     /// quantified chunk with the outer values. The maps made while taking are defined from
     /// terms of the state around, so their definitions are assumed again after the scope.
     /// A map that depends on the witnesses extracts nothing (the consumption then fails).
@@ -466,7 +476,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .iter()
             .cloned()
             .collect();
-        let wanted = if free(&missing.0) && !applies_any(&missing.0, &scope_made) {
+        let wanted = if free(&missing.0) && !missing.0.applies_any(&scope_made) {
             missing
         } else if free(&needed.0) {
             needed.clone()
@@ -591,17 +601,4 @@ impl<'e, 'a> Verifier<'e, 'a> {
         frame.outer_facts.push(definition);
         Ok(Permission(name))
     }
-}
-
-/// Whether `t` applies one of the functions named `names`.
-fn applies_any(t: &Term, names: &HashSet<Symbol>) -> bool {
-    fn walk(t: &Term, names: &HashSet<Symbol>, seen: &mut HashSet<Term>) -> bool {
-        if let TermKind::App(f, _) = t.kind() {
-            if names.contains(f.name()) {
-                return true;
-            }
-        }
-        seen.insert(t.clone()) && t.children().into_iter().any(|c| walk(c, names, seen))
-    }
-    !names.is_empty() && walk(t, names, &mut HashSet::new())
 }

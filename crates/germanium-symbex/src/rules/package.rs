@@ -352,12 +352,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // What the scope said of the parts made functions of `s` (the look-up and domain
         // of a quantified part's snapshot), where it says it in terms of `s` and the state
         // around only: one fact per part for every `s` (of fresh functions: sound).
-        let skolems: Vec<&Term> = map.keys().filter(|c| *c != s_lhs).collect();
+        let skolems: HashSet<Term> = map.keys().filter(|c| *c != s_lhs).cloned().collect();
         for fact in facts {
             let TermKind::Quantifier(q) = fact.kind() else {
                 continue;
             };
-            if !skolems.iter().any(|c| triggers::mentions(fact, c)) {
+            if !fact.mentions_any(&skolems) {
                 continue;
             }
             let rewrite = |t: &Term| substitute(&substitute(t, &definitions), &map);
