@@ -462,6 +462,25 @@ impl Theories {
         }
     }
 
+    /// Equality of two values of one sort as Viper's `==` sees them: for collections
+    /// (found by the sort, where the type is not at hand) equal terms or extensionally
+    /// equal ones, `=` otherwise.
+    pub fn equal_values(&self, a: Term, b: Term) -> Term {
+        let sort = a.sort().clone();
+        let extensional = if let Some(t) = self.seqs.values().find(|t| t.sort == sort) {
+            t.equal(a.clone(), b.clone())
+        } else if let Some(t) = self.sets.values().find(|t| t.sort == sort) {
+            t.equal(a.clone(), b.clone())
+        } else if let Some(t) = self.multisets.values().find(|t| t.sort == sort) {
+            t.equal(a.clone(), b.clone())
+        } else if let Some(t) = self.maps.values().find(|t| t.sort == sort) {
+            t.equal(a.clone(), b.clone())
+        } else {
+            return Term::eq(a, b);
+        };
+        Term::or([Term::eq(a, b), extensional])
+    }
+
     /// Whether `t` is a sequence built from literal pieces whose elements are literals or
     /// constants: a value worth keeping as it is (its length and elements fold), rather
     /// than naming it by a fresh constant.

@@ -34,11 +34,20 @@ pub fn same_args(a: &[Term], b: &[Term]) -> Term {
 }
 
 /// Whether two argument lists name the same location as Viper values: a predicate's
-/// collection arguments compare extensionally (as `==` does), so `Multiset() union
-/// Multiset(x)` names the same instance as `Multiset(x)`.
+/// collection arguments and a wand's collection holes compare extensionally (as `==`
+/// does), so `Multiset() union Multiset(x)` names the same instance as `Multiset(x)`.
 pub fn equal_args(env: &Env, resource: &Resource, a: &[Term], b: &[Term]) -> Term {
     match resource {
-        Resource::Field(_) | Resource::Wand(_) => same_args(a, b),
+        Resource::Field(_) => same_args(a, b),
+        Resource::Wand(_) => match &env.theories {
+            Some(t) => Term::and(
+                a.iter()
+                    .zip(b)
+                    .map(|(x, y)| t.equal_values(x.clone(), y.clone()))
+                    .collect::<Vec<_>>(),
+            ),
+            None => same_args(a, b),
+        },
         Resource::Predicate(name) => {
             let params = env
                 .sem

@@ -37,6 +37,7 @@ use germanium_syntax::Span;
 
 use crate::errors::ErrorContext;
 use crate::rules::context::{Abort, Verifier, R};
+use crate::rules::quantified::Access;
 use crate::rules::triggers;
 use crate::rules::wands::LHS_STATE;
 use crate::state::{Heap, Permission, Resource, State};
@@ -87,6 +88,19 @@ pub struct PackageFrame {
     pub(super) extracted: Vec<(Resource, Vec<Term>, Permission)>,
     /// The resources taken from `outer` through quantified chunks.
     pub(super) extracted_quantified: HashSet<Resource>,
+    /// Inverse functions made in the scope for quantified consumptions: amounts taken from
+    /// `outer` may speak through them, so their facts are assumed again after the scope
+    /// where the injectivity they rest on is proved there.
+    pub(super) inverses: Vec<ScopedInverse>,
+}
+
+/// The fact `forward` about a quantified consumption's inverse functions, which is
+/// consistent where `injective` holds; `own` are the constants made for the two (the
+/// quantifier's variables read at fresh constants), which stand for arbitrary values.
+pub(crate) struct ScopedInverse {
+    pub injective: Term,
+    pub forward: Term,
+    pub own: HashSet<Term>,
 }
 
 impl PackageFrame {
@@ -142,6 +156,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             lhs: Heap::default(),
             extracted: Vec::new(),
             extracted_quantified: HashSet::new(),
+            inverses: Vec::new(),
         });
         let witness = State {
             store: st.store.clone(),
@@ -150,16 +165,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
         };
         let result = self.package_in_scope(witness, lhs, rhs, proof, &ctx);
         let mut outer_facts = Vec::new();
+        let mut inverses = Vec::new();
         let mut made = HashSet::new();
         if let Some(frame) = self.member.packages.pop() {
             made = frame.witness_values(&self.decider);
             st.heap = frame.outer;
             outer_facts = frame.outer_facts;
+            inverses = frame.inverses;
         }
         let facts = self.decider.assumptions_above(depth);
         self.pop(s.span)?;
         for fact in outer_facts {
             self.assume(fact, s.span)?;
+        }
+        for inverse in inverses {
+            self.reestablish_inverse(inverse, &made, s.span)?;
         }
         let (s_lhs, rhs_snap) = result?;
         let w = self.fresh("wand", self.env.snap.sort.clone(), s.span)?;
@@ -173,6 +193,55 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
         }
         self.produce_resource(st, &resource, args, Permission::write(), Some(w), wand.span)
+    }
+
+    /// Records, inside a package, the inverse functions of a quantified consumption (whose
+    /// fact `forward` was just assumed) for [`Verifier::reestablish_inverse`].
+    pub(crate) fn keep_inverse_past_package(
+        &mut self,
+        access: &Access,
+        forward: Term,
+        e: &Expr,
+    ) -> R<()> {
+        if self.member.packages.is_empty() {
+            return Ok(());
+        }
+        let mark = self.decider.fresh_mark();
+        let injective = self.injectivity(access, e)?;
+        let mut own: HashSet<Term> = self.decider.fresh_since(mark).iter().cloned().collect();
+        own.extend(access.at.iter().cloned());
+        if let Some(frame) = self.member.packages.last_mut() {
+            frame.inverses.push(ScopedInverse {
+                injective,
+                forward,
+                own,
+            });
+        }
+        Ok(())
+    }
+
+    /// After a package's scope: assumes an inverse's fact again where it and its
+    /// injectivity are free of the witnesses' values (`made`) and the injectivity is proved
+    /// in the state around (then the fact is consistent there; the inverse functions are
+    /// fresh, and the other facts about them only define fresh maps).
+    fn reestablish_inverse(
+        &mut self,
+        inverse: ScopedInverse,
+        made: &HashSet<Term>,
+        span: Span,
+    ) -> R<()> {
+        let foreign: HashSet<Term> = made.difference(&inverse.own).cloned().collect();
+        if inverse.injective.mentions_any(&foreign) || inverse.forward.mentions_any(&foreign) {
+            return Ok(());
+        }
+        if !self.prove(inverse.injective.clone(), span)? {
+            return Ok(());
+        }
+        self.assume_read(inverse.forward.clone(), span)?;
+        if let Some(enclosing) = self.member.packages.last_mut() {
+            enclosing.inverses.push(inverse);
+        }
+        Ok(())
     }
 
     /// Inside the package's scope: the witness state from `lhs`, the proof script, then

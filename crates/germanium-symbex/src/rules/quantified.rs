@@ -40,19 +40,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Ok(())
     }
 
-    /// Inside a package, quantified permissions are taken only where the location names
-    /// its instance (no inverse functions: their facts hold in the package's scope only,
-    /// and what is extracted must be defined outside it).
-    fn takeable_in_package(&mut self, access: &Access, e: &Expr) -> R<()> {
-        if !self.member.packages.is_empty() && access.identity().is_none() {
-            return Err(self.unsupported(
-                e.span,
-                "quantified permissions in a package to locations other than the variables",
-            ));
-        }
-        Ok(())
-    }
-
     /// Produces `forall ... :: c ==> acc(loc, p)` (the quantifier `e`), from `snap` if given.
     pub(crate) fn produce_quantified(
         &mut self,
@@ -289,7 +276,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.require_held(enough, &access, e, ctx)?;
                 continue;
             }
-            self.takeable_in_package(&access, e)?;
             self.check_quantified(&access, e, ctx)?;
             let (rs, needed) = self.held_map(&access, e)?;
             let resource = access.resource.clone();
@@ -806,7 +792,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let (forward, patterns) = access.fact_with_patterns(&forward);
         if !patterns.is_empty() {
             let forward = Term::forall(access.vars.clone(), forward, patterns);
-            self.assume_read(forward, e.span)?;
+            self.assume_read(forward.clone(), e.span)?;
+            // Amounts taken from the state around a package may speak through them.
+            self.keep_inverse_past_package(access, forward, e)?;
         }
         let back_map: HashMap<Term, Term> = var_list.into_iter().zip(inverses).collect();
         let back = |t: &Term| substitute(t, &back_map);
