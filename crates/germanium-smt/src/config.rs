@@ -71,7 +71,10 @@ impl Default for SolverConfig {
 
 /// Options suited to a symbolic-execution verifier: pattern-based quantifier instantiation
 /// only (no MBQI), the case-split and arithmetic settings Viper's Silicon uses with recent
-/// Z3 versions, models on, and fixed random seeds so runs are reproducible.
+/// Z3 versions, models on, and fixed random seeds so runs are reproducible. Instances are
+/// made eagerly up to Z3's default cost (Silicon's 100 lets a matching loop among the
+/// sequence axioms run a hundred generations deep before anything else: one query of
+/// list_insert_tmp.vpr then ran for minutes past its resource limit).
 pub fn verifier_options(random_seed: u64) -> Vec<SmtOption> {
     vec![
         SmtOption::bool("auto_config", false),
@@ -80,7 +83,7 @@ pub fn verifier_options(random_seed: u64) -> Vec<SmtOption> {
         SmtOption::bool("type_check", true),
         SmtOption::bool("smt.mbqi", false),
         SmtOption::bool("pp.bv_literals", false),
-        SmtOption::numeral("smt.qi.eager_threshold", 100),
+        SmtOption::numeral("smt.qi.eager_threshold", 10),
         SmtOption::numeral("smt.arith.solver", 2),
         SmtOption::numeral("smt.qi.max_multi_patterns", 1000),
         SmtOption::bool("model.partial", true),
