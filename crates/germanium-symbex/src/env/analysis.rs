@@ -158,15 +158,13 @@ pub fn wand_predicates(program: &Program, sem: &Semantics) -> HashSet<String> {
     }
 }
 
-/// Whether some quantifier of the program has a magic wand among its triggers (only then
-/// are wand instances mentioned for triggers: the marks cost solver time).
-pub fn has_wand_triggers(program: &Program) -> bool {
+/// Calls `see` on every trigger expression of every quantifier of the program.
+fn for_each_trigger(program: &Program, mut see: impl FnMut(&Expr)) {
     use germanium_semantics::visit::{stmt_exprs, walk_expr, walk_stmts};
-    let mut found = false;
     let mut look = |e: &Expr| {
         walk_expr(e, &mut |x: &Expr| {
             if let ExprKind::Quantifier { triggers, .. } = &x.kind {
-                found |= triggers.iter().flat_map(|t| &t.exprs).any(is_wand);
+                triggers.iter().flat_map(|t| &t.exprs).for_each(&mut see);
             }
         })
     };
@@ -191,5 +189,26 @@ pub fn has_wand_triggers(program: &Program) -> bool {
             _ => {}
         }
     }
+}
+
+/// Whether some quantifier of the program has a magic wand among its triggers (only then
+/// are wand instances mentioned for triggers: the marks cost solver time).
+pub fn has_wand_triggers(program: &Program) -> bool {
+    let mut found = false;
+    for_each_trigger(program, |x| found |= is_wand(x));
     found
+}
+
+/// The fields read at the top of some trigger (`{a.f}`): their reads are mentioned, so
+/// such a trigger matches where a location is read outside quantified chunks too.
+pub fn fields_in_triggers(program: &Program, sem: &Semantics) -> HashSet<String> {
+    let mut fields = HashSet::new();
+    for_each_trigger(program, |x| {
+        if let ExprKind::FieldAccess(..) = &x.kind {
+            if let Some(germanium_semantics::FieldTarget::Field(f)) = sem.field_access(x.id) {
+                fields.insert(f.clone());
+            }
+        }
+    });
+    fields
 }

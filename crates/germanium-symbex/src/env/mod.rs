@@ -48,6 +48,8 @@ pub struct Env<'a> {
     pub axiom_functions: Vec<FunDecl>,
     /// Whether a quantifier's trigger names a magic wand (see `analysis::has_wand_triggers`).
     pub wand_triggers: bool,
+    /// Fields read at the top of a trigger (see `analysis::fields_in_triggers`).
+    pub trigger_fields: HashSet<String>,
     /// Wands are combinable wands (seed 004): fractions of one wand recombine, and a package
     /// checks the right-hand side with the footprint scaled to fit each left-hand side.
     pub combinable_wands: bool,
@@ -141,6 +143,7 @@ impl<'a> Env<'a> {
             function_call_graph: analysis::function_call_graph(program, sem),
             axiom_functions,
             wand_triggers: analysis::has_wand_triggers(program),
+            trigger_fields: analysis::fields_in_triggers(program, sem),
             combinable_wands: false,
             wand_predicates: analysis::wand_predicates(program, sem),
         }

@@ -358,6 +358,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
     ) -> R<Term> {
         let resource = Resource::Field(field.to_string());
         let args = [receiver];
+        // A trigger `{a.f}` matches the read (see `trigger_value_maps`).
+        self.mention_instance(&resource, &args, e.span)?;
         // A dry run in a package reads the state around it too.
         let view = self.extraction_view(heap);
         let heap = view.as_ref().unwrap_or(heap);

@@ -78,13 +78,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Ok(Term::app(&decl, args))
     }
 
-    /// Whether instances of `resource` have marks: predicate instances, and wands where
-    /// some trigger of the program names a wand (elsewhere the marks only cost solver time).
+    /// Whether instances of `resource` have marks: predicate instances, wands where some
+    /// trigger of the program names a wand, and fields read at the top of a trigger
+    /// (elsewhere the marks only cost solver time).
     pub fn marks_instances(&self, resource: &Resource) -> bool {
         match resource {
             Resource::Predicate(_) => true,
             Resource::Wand(_) => self.env.wand_triggers,
-            Resource::Field(_) => false,
+            Resource::Field(f) => self.env.trigger_fields.contains(f),
         }
     }
 

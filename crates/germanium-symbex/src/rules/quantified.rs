@@ -457,7 +457,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Ok(None);
         };
         let resource = Resource::Field(field.clone());
-        if !resources::holds_quantified(heap, Some(&resource)) {
+        let marked = self.marks_instances(&resource);
+        if !marked && !resources::holds_quantified(heap, Some(&resource)) {
             return Ok(None);
         }
         let r = match self.eval(st, heap, rcv, ctx) {
@@ -465,10 +466,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
             Err(Abort::Failed) => return Ok(None),
             Err(other) => return Err(other),
         };
-        let maps: Vec<Term> = resources::quantified_value_maps(heap, &resource, &[r])
-            .into_iter()
-            .filter(triggers::pattern_safe)
-            .collect();
+        // Reads of a marked field are mentioned wherever they happen, whichever chunk
+        // holds the location.
+        let mut maps = Vec::new();
+        if marked {
+            maps.push(self.instance_mark(&resource, vec![r.clone()], x.span)?);
+        }
+        maps.extend(
+            resources::quantified_value_maps(heap, &resource, &[r])
+                .into_iter()
+                .filter(triggers::pattern_safe),
+        );
         Ok((!maps.is_empty()).then_some(maps))
     }
 
