@@ -90,6 +90,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if let Some(i) = resources::sole_quantified(heap, resource) {
             return Ok(resources::value_at_location(heap, i, args));
         }
+        if self.modes.trigger_terms {
+            // Where that chunk holds the location, the solver equates a read of it with
+            // this term, so the pattern matches there (a choice among chunks is no pattern).
+            let first = resources::quantified_value_maps(heap, resource, args)
+                .into_iter()
+                .find(crate::rules::triggers::pattern_safe);
+            if let Some(v) = first {
+                return Ok(v);
+            }
+        }
         if let (false, [hint]) = (self.modes.in_axiom, args) {
             // A quantified chunk made for this location's constants and holding some of
             // it: its value is the location's (a chunk's value where it holds some is the

@@ -587,7 +587,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let t = body(self)?;
             // Triggers are not checked: they are only patterns.
             let sets = self.with_modes(
-                |m| m.checking = false,
+                |m| {
+                    m.checking = false;
+                    m.trigger_terms = true;
+                },
                 |v| -> R<Vec<Vec<Term>>> {
                     let mut sets = Vec::new();
                     for set in trigger_sets {

@@ -50,6 +50,9 @@ pub struct Modes {
     /// not checked then (the left-hand side's state is known where the wand is packaged or
     /// applied, and the read is checked there).
     pub wand_rhs_check: bool,
+    /// A trigger's terms are being made: a read held through quantified chunks is one
+    /// chunk's value map at the location (a pattern cannot hold the choice among chunks).
+    pub trigger_terms: bool,
 }
 
 impl Default for Modes {
@@ -69,6 +72,7 @@ impl Default for Modes {
             result: None,
             extracting: false,
             wand_rhs_check: false,
+            trigger_terms: false,
         }
     }
 }
