@@ -90,14 +90,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if let Some(i) = resources::sole_quantified(heap, resource) {
             return Ok(resources::value_at_location(heap, i, args));
         }
-        if self.modes.trigger_terms {
+        if let Some(choice) = self.modes.trigger_choice {
             // Where that chunk holds the location, the solver equates a read of it with
-            // this term, so the pattern matches there (a choice among chunks is no pattern).
-            let first = resources::quantified_value_maps(heap, resource, args)
+            // this term, so the pattern matches there.
+            let maps: Vec<Term> = resources::quantified_value_maps(heap, resource, args)
                 .into_iter()
-                .find(crate::rules::triggers::pattern_safe);
-            if let Some(v) = first {
-                return Ok(v);
+                .filter(crate::rules::triggers::pattern_safe)
+                .collect();
+            if let Some(v) = maps.get(choice).or(maps.last()) {
+                return Ok(v.clone());
             }
         }
         if let (false, [hint]) = (self.modes.in_axiom, args) {

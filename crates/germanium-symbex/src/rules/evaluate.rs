@@ -19,6 +19,9 @@ use crate::trace::Step;
 use germanium_theories::operators::{self, BinaryTerm};
 use germanium_theories::TheoryOp;
 
+/// How many quantified chunks a read nested in a trigger may name in turn.
+const TRIGGER_CHOICES: usize = 2;
+
 impl<'e, 'a> Verifier<'e, 'a> {
     /// Evaluates `e` in state `st`, reading fields from `heap`.
     pub fn eval(&mut self, st: &State, heap: &Heap, e: &Expr, ctx: &ErrorContext) -> R<Term> {
@@ -587,25 +590,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let t = body(self)?;
             // Triggers are not checked: they are only patterns.
             let sets = self.with_modes(
-                |m| {
-                    m.checking = false;
-                    m.trigger_terms = true;
-                },
+                |m| m.checking = false,
                 |v| -> R<Vec<Vec<Term>>> {
                     let mut sets = Vec::new();
                     for set in trigger_sets {
-                        // Each expression's alternatives (a read of a location held through
-                        // quantified chunks matches on their value maps).
                         let mut choices: Vec<Vec<Term>> = Vec::new();
                         for x in &set.exprs {
-                            if let Some(maps) = v.trigger_value_maps(st, heap, x, ctx)? {
-                                choices.push(maps);
-                                continue;
-                            }
-                            match v.with_limited_applications(|v| v.eval(st, heap, x, ctx)) {
-                                Ok(t) => choices.push(vec![v.limited_trigger(t, x.span)?]),
-                                Err(Abort::Failed) => {}
-                                Err(other) => return Err(other),
+                            let alternatives = v.trigger_alternatives(st, heap, x, ctx)?;
+                            if !alternatives.is_empty() {
+                                choices.push(alternatives);
                             }
                         }
                         if choices.len() == set.exprs.len() {
@@ -728,6 +721,41 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// A pattern no term ever matches: an application of an otherwise unused function.
+    /// The terms a trigger expression `x` may match (none if it cannot be expressed): a
+    /// read of a location held through quantified chunks matches on their value maps, and
+    /// a read nested inside names one chunk's map, each chunk in turn (a choice among
+    /// chunks is no pattern; see `Modes::trigger_choice`).
+    fn trigger_alternatives(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        x: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Vec<Term>> {
+        let mut out: Vec<Term> = Vec::new();
+        for choice in 0..TRIGGER_CHOICES {
+            let terms = self.with_modes(
+                |m| m.trigger_choice = Some(choice),
+                |v| -> R<Vec<Term>> {
+                    if let Some(maps) = v.trigger_value_maps(st, heap, x, ctx)? {
+                        return Ok(maps);
+                    }
+                    match v.with_limited_applications(|v| v.eval(st, heap, x, ctx)) {
+                        Ok(t) => Ok(vec![v.limited_trigger(t, x.span)?]),
+                        Err(Abort::Failed) => Ok(Vec::new()),
+                        Err(other) => Err(other),
+                    }
+                },
+            )?;
+            for t in terms {
+                if !out.contains(&t) {
+                    out.push(t);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     fn never_pattern(
         &mut self,
         vars: &[(germanium_smt::Symbol, Sort)],

@@ -830,20 +830,66 @@ impl NewMaps<'_> {
     }
 }
 
-/// Every way of choosing one term per position (at most 8 sets; the first ones).
+/// Ways of choosing one term per position, at most 8: the same alternative at every
+/// position first (alternatives that go together, such as one chunk's maps for every
+/// variable), then mixed ones, earliest choices first.
 pub(crate) fn combinations(choices: &[Vec<Term>]) -> Vec<Vec<Term>> {
-    let mut sets: Vec<Vec<Term>> = vec![Vec::new()];
+    const MAX: usize = 8;
+    let promise = |p: &Vec<usize>| {
+        let distinct = p.iter().collect::<std::collections::HashSet<_>>().len();
+        (distinct, p.iter().max().copied(), p.iter().sum::<usize>())
+    };
+    let mut picks: Vec<Vec<usize>> = vec![Vec::new()];
     for options in choices {
         let mut next = Vec::new();
-        for set in &sets {
-            for t in options {
-                let mut s = set.clone();
-                s.push(t.clone());
-                next.push(s);
+        for pick in &picks {
+            for k in 0..options.len() {
+                let mut p = pick.clone();
+                p.push(k);
+                next.push(p);
             }
         }
-        next.truncate(8);
-        sets = next;
+        // Keep the most promising ones only: the count grows as a product.
+        next.sort_by_key(promise);
+        next.truncate(MAX * MAX);
+        picks = next;
     }
-    sets
+    picks.sort_by_key(promise);
+    picks.truncate(MAX);
+    picks
+        .into_iter()
+        .map(|p| p.iter().zip(choices).map(|(k, o)| o[*k].clone()).collect())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use germanium_smt::{Sort, Symbol, Term};
+
+    use super::combinations;
+
+    fn c(name: &str) -> Term {
+        Term::var(Symbol::user(name), Sort::Int)
+    }
+
+    #[test]
+    fn the_same_alternative_everywhere_comes_first() {
+        let choices: Vec<Vec<Term>> = (0..2)
+            .map(|p| (0..6).map(|k| c(&format!("t{p}_{k}"))).collect())
+            .collect();
+        let sets = combinations(&choices);
+        assert_eq!(sets.len(), 8);
+        // All six "diagonal" sets (the same alternative at both positions) are kept.
+        for k in 0..6 {
+            let diagonal = vec![c(&format!("t0_{k}")), c(&format!("t1_{k}"))];
+            assert!(sets.contains(&diagonal), "missing {k}");
+        }
+        assert_eq!(sets[0], vec![c("t0_0"), c("t1_0")]);
+    }
+
+    #[test]
+    fn one_position_keeps_its_order() {
+        let sets = combinations(&[vec![c("a"), c("b")]]);
+        assert_eq!(sets, vec![vec![c("a")], vec![c("b")]]);
+    }
 }

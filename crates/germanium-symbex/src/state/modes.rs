@@ -50,9 +50,10 @@ pub struct Modes {
     /// not checked then (the left-hand side's state is known where the wand is packaged or
     /// applied, and the read is checked there).
     pub wand_rhs_check: bool,
-    /// A trigger's terms are being made: a read held through quantified chunks is one
-    /// chunk's value map at the location (a pattern cannot hold the choice among chunks).
-    pub trigger_terms: bool,
+    /// A trigger's terms are being made: a read held through quantified chunks is the value
+    /// map at the location of the chunk this picks (newest first; a pattern cannot hold the
+    /// choice among chunks).
+    pub trigger_choice: Option<usize>,
 }
 
 impl Default for Modes {
@@ -72,7 +73,7 @@ impl Default for Modes {
             result: None,
             extracting: false,
             wand_rhs_check: false,
-            trigger_terms: false,
+            trigger_choice: None,
         }
     }
 }
