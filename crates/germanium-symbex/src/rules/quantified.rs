@@ -466,17 +466,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
             Err(Abort::Failed) => return Ok(None),
             Err(other) => return Err(other),
         };
-        // Reads of a marked field are mentioned wherever they happen, whichever chunk
-        // holds the location.
-        let mut maps = Vec::new();
-        if marked {
-            maps.push(self.instance_mark(&resource, vec![r.clone()], x.span)?);
+        let mut maps: Vec<Term> = resources::quantified_value_maps(heap, &resource, &[r.clone()])
+            .into_iter()
+            .filter(triggers::pattern_safe)
+            .collect();
+        // Where a chunk of one location may hold it, the mark too: reads of a marked field
+        // are mentioned wherever they happen (not otherwise: an alternative more
+        // multiplies the instances).
+        if marked && (maps.is_empty() || !resources::held(heap, Some(&resource)).is_empty()) {
+            maps.push(self.instance_mark(&resource, vec![r], x.span)?);
         }
-        maps.extend(
-            resources::quantified_value_maps(heap, &resource, &[r])
-                .into_iter()
-                .filter(triggers::pattern_safe),
-        );
         Ok((!maps.is_empty()).then_some(maps))
     }
 
