@@ -466,10 +466,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
             Err(Abort::Failed) => return Ok(None),
             Err(other) => return Err(other),
         };
-        let mut maps: Vec<Term> = resources::quantified_value_maps(heap, &resource, &[r.clone()])
-            .into_iter()
-            .filter(triggers::pattern_safe)
-            .collect();
+        let mut maps: Vec<Term> =
+            resources::quantified_value_maps(heap, &resource, std::slice::from_ref(&r))
+                .into_iter()
+                .filter(triggers::pattern_safe)
+                .collect();
         // Where a chunk of one location may hold it, the mark too: reads of a marked field
         // are mentioned wherever they happen (not otherwise: an alternative more
         // multiplies the instances).
