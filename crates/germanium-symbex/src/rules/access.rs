@@ -97,6 +97,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 .into_iter()
                 .filter(crate::rules::triggers::pattern_safe)
                 .collect();
+            self.member.trigger_choices = self.member.trigger_choices.max(maps.len());
             if let Some(v) = maps.get(choice).or(maps.last()) {
                 return Ok(v.clone());
             }

@@ -46,6 +46,9 @@ pub struct MemberState<'a> {
     /// Nesting of quantifier bodies being evaluated (function postconditions are only assumed
     /// outside them).
     pub quantifier_depth: usize,
+    /// While a trigger's terms are made: the most quantified chunks a read in it could name
+    /// (`Modes::trigger_choice`), so the trigger is read again only where a choice was made.
+    pub trigger_choices: usize,
     /// Function postconditions and unfolded bodies assumed inside quantifier bodies, to be
     /// quantified over the bound variables when the quantifier is done.
     pub deferred: Vec<Term>,

@@ -733,6 +733,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         ctx: &ErrorContext,
     ) -> R<Vec<Term>> {
         let mut out: Vec<Term> = Vec::new();
+        self.member.trigger_choices = 0;
         for choice in 0..TRIGGER_CHOICES {
             let terms = self.with_modes(
                 |m| m.trigger_choice = Some(choice),
@@ -751,6 +752,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 if !out.contains(&t) {
                     out.push(t);
                 }
+            }
+            if choice + 1 >= self.member.trigger_choices {
+                break; // no read had another chunk to name
             }
         }
         Ok(out)
