@@ -149,3 +149,29 @@ pub fn decreases_exprs(ds: &[Decreases]) -> Vec<&Expr> {
     }
     v
 }
+
+/// Calls `f` on every outermost expression of the program's methods (contracts and
+/// bodies), functions, predicates and domain axioms; walk each with [`walk_expr`].
+pub fn for_each_member_expr<'a>(program: &'a Program, f: &mut dyn FnMut(&'a Expr)) {
+    for item in &program.items {
+        match &item.kind {
+            ItemKind::Method(m) => {
+                m.contract.requires.iter().for_each(&mut *f);
+                m.contract.ensures.iter().for_each(&mut *f);
+                if let Some(b) = &m.body {
+                    walk_stmts(b, &mut |s: &'a Stmt| {
+                        stmt_exprs(s).into_iter().for_each(&mut *f)
+                    });
+                }
+            }
+            ItemKind::Function(fun) => {
+                fun.contract.requires.iter().for_each(&mut *f);
+                fun.contract.ensures.iter().for_each(&mut *f);
+                fun.body.iter().for_each(&mut *f);
+            }
+            ItemKind::Predicate(p) => p.body.iter().for_each(&mut *f),
+            ItemKind::Domain(d) => d.axioms.iter().for_each(|a| f(&a.body)),
+            _ => {}
+        }
+    }
+}

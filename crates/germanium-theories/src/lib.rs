@@ -52,7 +52,7 @@ mod tests_corpus;
 mod tests_user_types;
 mod triggers;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use germanium_semantics::types::Type;
 use germanium_smt::{Command, FunDecl, Solver, SolverError, Sort, Symbol, Term, TermKind};
@@ -233,12 +233,12 @@ impl Theories {
             axiom_start: 0,
             problems,
         };
-        theories.build_collections(&found.types);
+        theories.build_collections(&found.types, &quantified_members(program, semantics));
         theories.build_preamble(program, semantics, &found, functions);
         Ok(theories)
     }
 
-    fn build_collections(&mut self, types: &[Type]) {
+    fn build_collections(&mut self, types: &[Type], members_quantified: &HashSet<Type>) {
         for ty in types {
             let (Some(sort), name) = (self.sorts.get(ty).cloned(), type_name(ty)) else {
                 continue;
@@ -247,8 +247,9 @@ impl Theories {
             match ty {
                 Type::Seq(e) => {
                     if let Some(es) = elem(e) {
-                        self.seqs
-                            .insert((**e).clone(), SeqTheory::new(&name, sort, es));
+                        let mut th = SeqTheory::new(&name, sort, es);
+                        th.members_quantified = members_quantified.contains(&**e);
+                        self.seqs.insert((**e).clone(), th);
                     }
                 }
                 Type::Set(e) => {
@@ -481,6 +482,45 @@ impl Theories {
         Term::or([Term::eq(a, b), extensional])
     }
 
+    /// `patterns` with, for each pattern that mentions sequence membership `x in s` as one
+    /// of its terms, an alternative where each such term is `contains_trigger(s, x)`: every
+    /// in-range index term `s[i]` makes `contains_trigger(s, s[i])`, so a program's
+    /// quantifier over the members of `s` is also instantiated for the elements it reads.
+    pub fn with_membership_triggers(&self, patterns: Vec<Vec<Term>>) -> Vec<Vec<Term>> {
+        let marked = |t: &Term| -> Option<Term> {
+            let TermKind::App(f, args) = t.kind() else {
+                return None;
+            };
+            let seq = self
+                .seqs
+                .values()
+                .find(|q| q.members_quantified && q.contains == *f)?;
+            // Members of a range `[a..b)` are its bounds' interval: no element read is
+            // needed to name them, and marking the index terms of its membership witnesses
+            // would instantiate again for each.
+            let range =
+                |t: &Term| matches!(t.kind(), TermKind::App(g, _) if Some(g) == seq.range.as_ref());
+            if range(&args[0]) {
+                return None;
+            }
+            Some(seq.contains_trigger(args[0].clone(), args[1].clone()))
+        };
+        let mut out = Vec::with_capacity(patterns.len());
+        let mut extra = Vec::new();
+        for set in patterns {
+            if set.iter().any(|t| marked(t).is_some()) {
+                let alternative: Vec<Term> = set
+                    .iter()
+                    .map(|t| marked(t).unwrap_or_else(|| t.clone()))
+                    .collect();
+                extra.push(alternative);
+            }
+            out.push(set);
+        }
+        out.extend(extra);
+        out
+    }
+
     /// Whether `t` is a sequence built from literal pieces whose elements are literals or
     /// constants: a value worth keeping as it is (its length and elements fold), rather
     /// than naming it by a fresh constant.
@@ -702,4 +742,33 @@ fn supported_sort(
     } else {
         None
     }
+}
+
+/// The element types of the sequences whose members some quantifier of the program speaks
+/// about (`x in s` in its body or triggers, `s` a sequence other than a range `[a..b)`).
+fn quantified_members(
+    program: &germanium_syntax::ast::Program,
+    sem: &germanium_semantics::Semantics,
+) -> HashSet<Type> {
+    use germanium_semantics::visit::{for_each_member_expr, walk_expr};
+    use germanium_syntax::ast::{BinaryOp, ExprKind};
+    let mut found = HashSet::new();
+    for_each_member_expr(program, &mut |root| {
+        walk_expr(root, &mut |q| {
+            if !matches!(q.kind, ExprKind::Quantifier { .. }) {
+                return;
+            }
+            walk_expr(q, &mut |e| {
+                if let ExprKind::Binary(BinaryOp::In, _, s) = &e.kind {
+                    if matches!(s.kind, ExprKind::Range(..)) {
+                        return;
+                    }
+                    if let Some(Type::Seq(elem)) = sem.type_of(s.id) {
+                        found.insert((**elem).clone());
+                    }
+                }
+            });
+        });
+    });
+    found
 }

@@ -38,9 +38,16 @@ pub(crate) struct SeqTheory {
     pub drop: FunDecl,
     pub update: FunDecl,
     pub contains: FunDecl,
+    /// A second pattern of the membership axiom, made for every index term: `contains`
+    /// itself would set off the axioms of membership in appends, takes and drops.
+    pub contains_trigger: FunDecl,
     pub equal: FunDecl,
     /// `[a..b)`, only for `Seq[Int]`.
     pub range: Option<FunDecl>,
+    /// Whether some quantifier of the program speaks about members of sequences of this
+    /// sort: only then are index terms marked by `contains_trigger` (each mark is a term
+    /// and an instance more, a cost where sequence axioms already make many index terms).
+    pub members_quantified: bool,
 }
 
 impl SeqTheory {
@@ -60,8 +67,10 @@ impl SeqTheory {
             drop: f("drop", vec![s.clone(), Sort::Int], s.clone()),
             update: f("update", vec![s.clone(), Sort::Int, e.clone()], s.clone()),
             contains: f("contains", vec![s.clone(), e.clone()], Sort::Bool),
+            contains_trigger: f("contains_trigger", vec![s.clone(), e.clone()], Sort::Bool),
             equal: f("equal", vec![s.clone(), s.clone()], Sort::Bool),
             range: (elem == Sort::Int).then(|| f("range", vec![Sort::Int, Sort::Int], s.clone())),
+            members_quantified: false,
             sort,
             elem,
         }
@@ -78,6 +87,7 @@ impl SeqTheory {
             self.drop.clone(),
             self.update.clone(),
             self.contains.clone(),
+            self.contains_trigger.clone(),
             self.equal.clone(),
         ];
         out.extend(self.range.clone());
@@ -176,6 +186,9 @@ impl SeqTheory {
     }
     pub fn contains(&self, s: Term, e: Term) -> Term {
         Term::app(&self.contains, vec![s, e])
+    }
+    pub fn contains_trigger(&self, s: Term, e: Term) -> Term {
+        Term::app(&self.contains_trigger, vec![s, e])
     }
     pub fn equal(&self, s: Term, t: Term) -> Term {
         Term::app(&self.equal, vec![s, t])
@@ -410,7 +423,12 @@ impl SeqTheory {
         ));
 
         // Membership: some in-range index holds the element (the inner trigger gives the
-        // converse for every index term of `s`).
+        // converse for every index term of `s`). Every in-range index term is also marked
+        // by `contains_trigger`, an alternative pattern of the program's quantifiers over
+        // members (see `Theories::with_membership_triggers`): the element of a witness `j`
+        // of an assumed `exists` can then witness an `exists` over members. It is not a
+        // pattern of these axioms: that loops through the membership axioms of appends,
+        // takes and drops.
         let has = self.contains(s.clone(), x.clone());
         let witness = |lo: Term, hi: Term| {
             exists(
@@ -429,6 +447,18 @@ impl SeqTheory {
             vec![vec![has.clone()]],
             Term::iff(has, witness(zero(), len(&s))),
         ));
+        if self.members_quantified {
+            let at_i = self.index(s.clone(), i.clone());
+            out.push(forall(
+                &qid("index_member"),
+                &[&s, &i],
+                vec![vec![at_i.clone()]],
+                Term::implies(
+                    in_range(zero(), &i, len(&s)),
+                    self.contains_trigger(s.clone(), at_i),
+                ),
+            ));
+        }
         let none = self.contains(self.empty(), x.clone());
         out.push(forall(
             &qid("contains_empty"),

@@ -160,35 +160,14 @@ pub fn wand_predicates(program: &Program, sem: &Semantics) -> HashSet<String> {
 
 /// Calls `see` on every trigger expression of every quantifier of the program.
 fn for_each_trigger(program: &Program, mut see: impl FnMut(&Expr)) {
-    use germanium_semantics::visit::{stmt_exprs, walk_expr, walk_stmts};
-    let mut look = |e: &Expr| {
+    use germanium_semantics::visit::{for_each_member_expr, walk_expr};
+    for_each_member_expr(program, &mut |e| {
         walk_expr(e, &mut |x: &Expr| {
             if let ExprKind::Quantifier { triggers, .. } = &x.kind {
                 triggers.iter().flat_map(|t| &t.exprs).for_each(&mut see);
             }
         })
-    };
-    for item in &program.items {
-        match &item.kind {
-            ItemKind::Method(m) => {
-                m.contract.requires.iter().for_each(&mut look);
-                m.contract.ensures.iter().for_each(&mut look);
-                if let Some(b) = &m.body {
-                    walk_stmts(b, &mut |s: &Stmt| {
-                        stmt_exprs(s).into_iter().for_each(&mut look)
-                    });
-                }
-            }
-            ItemKind::Function(f) => {
-                f.contract.requires.iter().for_each(&mut look);
-                f.contract.ensures.iter().for_each(&mut look);
-                f.body.iter().for_each(&mut look);
-            }
-            ItemKind::Predicate(p) => p.body.iter().for_each(&mut look),
-            ItemKind::Domain(d) => d.axioms.iter().for_each(|a| look(&a.body)),
-            _ => {}
-        }
-    }
+    });
 }
 
 /// Whether some quantifier of the program has a magic wand among its triggers (only then

@@ -636,6 +636,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             // solver choose other terms (which could prove what the program's triggers do not).
             sets = vec![self.never_pattern(&vars, e.span)?];
         }
+        let sets = self.with_membership_triggers(sets);
         // Function postconditions met in the body hold for every value of the variables.
         for fact in facts {
             let bound = triggers::substitute(&fact, &map);
@@ -652,6 +653,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 self.limited_triggers(triggers::infer(&symbols, &fact), e.span)?;
             if fact_triggers.is_empty() {
                 fact_triggers = sets.clone();
+            } else {
+                fact_triggers = self.with_membership_triggers(fact_triggers);
             }
             let quantified = Term::forall(vars.clone(), fact, fact_triggers);
             if self.member.quantifier_depth > 0 {
@@ -786,6 +789,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let name = self.fresh("let", value.sort().clone(), span)?;
         self.assume(Term::eq(name, value.clone()), span)
+    }
+
+    /// `sets` with membership patterns also matching every element read by index (see
+    /// `Theories::with_membership_triggers`).
+    fn with_membership_triggers(&self, sets: Vec<Vec<Term>>) -> Vec<Vec<Term>> {
+        match &self.env.theories {
+            Some(theories) => theories.with_membership_triggers(sets),
+            None => sets,
+        }
     }
 
     fn limited_triggers(
