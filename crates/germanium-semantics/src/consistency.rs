@@ -340,11 +340,16 @@ impl<'a> Consistency<'a> {
                 e.span,
                 "wildcard may only be used as the permission amount of acc",
             ),
+            ExprKind::ReadPerm(_) => self.error(
+                e.span,
+                "abstract read permissions may only be used as the permission amount of acc",
+            ),
             ExprKind::Acc(loc, amount) => {
                 self.expr(loc, ctx);
                 if let Some(a) = amount {
                     match &a.kind {
                         ExprKind::Wildcard => {}
+                        _ if has_read_perm(a) => self.read_amount(a, ctx, true),
                         // `c ? wildcard : none` is still a wildcard amount.
                         ExprKind::Cond(c, x, y)
                             if [x, y].iter().all(|z| {
@@ -462,6 +467,53 @@ impl<'a> Consistency<'a> {
         }
         for c in visit::children(e) {
             self.expr(c, ctx);
+        }
+    }
+
+    /// An amount with abstract read permissions (seed 003): linear in them (sums,
+    /// differences, and products and quotients with amounts free of them), with `?:` only
+    /// at its top.
+    fn read_amount(&mut self, a: &Expr, ctx: &Ctx, top: bool) {
+        const LINEAR: &str = "abstract read permissions may only be combined linearly \
+             (+, -, and * or / by amounts without read permissions)";
+        match &a.kind {
+            ExprKind::ReadPerm(_) => {
+                for c in visit::children(a) {
+                    self.expr(c, ctx);
+                }
+            }
+            ExprKind::Binary(BinaryOp::Add | BinaryOp::Sub, l, r) => {
+                self.read_amount(l, ctx, false);
+                self.read_amount(r, ctx, false);
+            }
+            ExprKind::Unary(UnaryOp::Neg, x) => self.read_amount(x, ctx, false),
+            ExprKind::Binary(BinaryOp::Mul, l, r) => match (has_read_perm(l), has_read_perm(r)) {
+                (true, true) => self.error(a.span, LINEAR),
+                (true, false) => {
+                    self.read_amount(l, ctx, false);
+                    self.expr(r, ctx);
+                }
+                _ => {
+                    self.expr(l, ctx);
+                    self.read_amount(r, ctx, false);
+                }
+            },
+            ExprKind::Binary(BinaryOp::Div, l, r) if !has_read_perm(r) => {
+                self.read_amount(l, ctx, false);
+                self.expr(r, ctx);
+            }
+            ExprKind::Cond(c, x, y) if top && !has_read_perm(c) => {
+                self.expr(c, ctx);
+                self.read_amount(x, ctx, true);
+                self.read_amount(y, ctx, true);
+            }
+            ExprKind::Cond(..) if has_read_perm(a) => self.error(
+                a.span,
+                "a conditional amount with abstract read permissions must be the whole amount, \
+                 with a condition free of them",
+            ),
+            _ if has_read_perm(a) => self.error(a.span, LINEAR),
+            _ => self.expr(a, ctx),
         }
     }
 
@@ -601,6 +653,13 @@ fn reaches(graph: &HashMap<&str, Vec<String>>, start: &str, target: &str) -> boo
 /// simplification of conditionals keeps (`true ? a : b` is `a`, `false ? a : b` is `b`,
 /// `c ? a : a` is `a`): Viper simplifies the termination checks it generates and rejects
 /// the inhale-exhale expressions left in them.
+/// Whether `e` mentions an abstract read permission.
+fn has_read_perm(e: &Expr) -> bool {
+    let mut found = false;
+    visit::walk_expr(e, &mut |x| found |= matches!(x.kind, ExprKind::ReadPerm(_)));
+    found
+}
+
 fn surviving_inhale_exhale(e: &Expr) -> Option<Span> {
     match &e.kind {
         ExprKind::InhaleExhale(..) => Some(e.span),

@@ -99,6 +99,20 @@ fn wildcard_outside_acc_is_a_consistency_error() {
 }
 
 #[test]
+fn read_permissions_only_as_linear_access_amounts() {
+    let src = "field f: Int\n\
+        method m(x: Ref, p: Perm)\n\
+          requires acc(x.f, 1/2 - rd) && acc(x.f, 4 * rd + rdc(3)) && acc(x.f, p * rd)\n\
+          requires acc(x.f, x.f > 0 ? rd : rd / 2)\n\
+          requires acc(x.f, rd * rd)\n\
+          requires acc(x.f, 1/2 - (x.f > 0 ? rd : none))\n\
+        {\n\
+          assert perm(x.f) >= rd\n\
+        }\n";
+    assert_eq!(check(src).0, vec![cons(5), cons(6), cons(8)]);
+}
+
+#[test]
 fn triggers_must_cover_quantified_variables() {
     let src = "function g(i: Int): Bool\nmethod m() {\n  assert forall i: Int, j: Int :: {g(i)} g(i) || j == j\n}\n";
     assert_eq!(check(src).0, vec![cons(3)]);

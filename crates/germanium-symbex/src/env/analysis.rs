@@ -170,6 +170,18 @@ fn for_each_trigger(program: &Program, mut see: impl FnMut(&Expr)) {
     });
 }
 
+/// Whether some expression of the program is an abstract read permission.
+pub fn uses_read_permissions(program: &Program) -> bool {
+    use germanium_semantics::visit::{for_each_member_expr, walk_expr};
+    let mut found = false;
+    for_each_member_expr(program, &mut |e| {
+        walk_expr(e, &mut |x: &Expr| {
+            found |= matches!(x.kind, ExprKind::ReadPerm(_))
+        })
+    });
+    found
+}
+
 /// Whether some quantifier of the program has a magic wand among its triggers (only then
 /// are wand instances mentioned for triggers: the marks cost solver time).
 pub fn has_wand_triggers(program: &Program) -> bool {

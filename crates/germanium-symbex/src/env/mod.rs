@@ -50,6 +50,9 @@ pub struct Env<'a> {
     pub wand_triggers: bool,
     /// Fields read at the top of a trigger (see `analysis::fields_in_triggers`).
     pub trigger_fields: HashSet<String>,
+    /// Whether the program uses abstract read permissions (`rd`, `rdc`, ...): only then
+    /// does each member start with their symbols (see `rules::read_permissions`).
+    pub read_permissions: bool,
     /// Wands are combinable wands (seed 004): fractions of one wand recombine, and a package
     /// checks the right-hand side with the footprint scaled to fit each left-hand side.
     pub combinable_wands: bool,
@@ -144,6 +147,7 @@ impl<'a> Env<'a> {
             axiom_functions,
             wand_triggers: analysis::has_wand_triggers(program),
             trigger_fields: analysis::fields_in_triggers(program, sem),
+            read_permissions: analysis::uses_read_permissions(program),
             combinable_wands: false,
             wand_predicates: analysis::wand_predicates(program, sem),
         }

@@ -257,6 +257,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         ctx: &ErrorContext,
     ) -> R<Term> {
         let span = at.span;
+        if let Some(p) = &amount {
+            let held = resources::perm_of(&*heap, resource, args);
+            self.bound_read_amounts(&held, p, span)?;
+        }
         self.extract_missing(heap, resource, args, amount.as_ref(), span)?;
         let guard = self.guard();
         let found = self.find(heap, resource, args, span)?;
@@ -324,6 +328,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let span = at.span;
         let guard = self.guard();
         let (held, total) = held_in(heaps, resource, args);
+        if let Some(p) = &amount {
+            self.bound_read_amounts(&total, p, span)?;
+        }
         let enough = total.covers(amount.as_ref());
         if self.modes.checking && !self.prove(enough, span)? {
             if self.dead_path(span)? {

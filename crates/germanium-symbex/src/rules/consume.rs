@@ -23,10 +23,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
     ) -> R<()> {
         self.trace(Step::Consume, a.span, String::new);
         if let Some(pa) = self.as_predicate_access(a) {
+            let born = self.member.reads.born.len();
             let (args, amount) = self.with_perm_heap(Some(st.heap.clone()), |v| {
                 v.eval_predicate_access(st, eval_heap, &pa, ctx)
             })?;
-            self.consume_instance(st, &pa, &args, amount, ctx)?;
+            self.with_born_reads(born, |v| v.consume_instance(st, &pa, &args, amount, ctx))?;
             return Ok(());
         }
         match &a.kind {
@@ -131,8 +132,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
     ) -> R<()> {
         let (field, rcv) = self.field_location(loc)?;
         let r = self.eval_consuming(st, eval_heap, rcv, ctx)?;
-        let wildcard =
-            self.modes.positive_only || matches!(amount.map(|x| &x.kind), Some(ExprKind::Wildcard));
+        let born = self.member.reads.born.len();
+        let wildcard = self.modes.positive_only
+            || amount.is_some_and(crate::rules::read_permissions::is_wildcard);
         let amount = match amount {
             // Some positive amount only where the amount is positive: of `none`, nothing.
             Some(x) if self.modes.positive_only && matches!(x.kind, ExprKind::NoPerm) => {
@@ -142,12 +144,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
             None => Some(self.scaled(Permission::write())),
             Some(x) => {
                 let p = Permission::of(self.eval_consuming(st, eval_heap, x, ctx)?);
-                self.check(p.is_non_negative(), ctx, Reason::NegativePermission, x)?;
+                self.check_not_negative(&p, ctx, x)?;
                 Some(self.scaled(p))
             }
         };
         let resource = Resource::Field(field);
-        self.consume_resource(st, &resource, &[r], amount, loc, ctx)?;
+        self.with_born_reads(born, |v| {
+            v.consume_resource(st, &resource, &[r], amount, loc, ctx)
+        })?;
         Ok(())
     }
 }

@@ -85,6 +85,8 @@ pub struct MemberState<'a> {
     pub wands_checked: HashSet<String>,
     /// The sorts of the holes of each wand shape seen (see `rules::wands`).
     pub wand_holes: HashMap<String, Vec<Sort>>,
+    /// The abstract read amounts made so far, with their levels.
+    pub reads: crate::state::read_levels::ReadAmounts,
 }
 
 /// One worker: a solver session and the state of the member being verified.

@@ -309,7 +309,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 Err(self.unsupported(e.span, "an accessibility predicate inside an expression"))
             }
             ExprKind::Epsilon => Err(self.unsupported(e.span, "`epsilon`")),
-            ExprKind::ReadPerm(_) => Err(self.unsupported(e.span, "abstract read permissions")),
+            ExprKind::ReadPerm(k) => self.eval_read_perm(st, heap, k, e, ctx),
         }
     }
 

@@ -372,9 +372,20 @@ impl<'e, 'a> Verifier<'e, 'a> {
             s.span,
             format!("The precondition of method {name} might not hold."),
         );
-        for pre in &callee.contract.requires {
-            self.consume(st, &pre_heap, pre, &pre_ctx)?;
-        }
+        // The callee's `rd`: chosen now, as small as its precondition needs.
+        let read = match self.env.read_permissions {
+            true => Some(self.choose_read_amount(s.span)?),
+            false => None,
+        };
+        self.with_modes(
+            |m| m.read_amount = read.clone(),
+            |v| -> R<()> {
+                for pre in &callee.contract.requires {
+                    v.consume(st, &pre_heap, pre, &pre_ctx)?;
+                }
+                Ok(())
+            },
+        )?;
         for r in returns {
             let info = self.env.sem.var(*r).clone();
             let sort = self.sort_of(&info.ty, s.span)?;
@@ -388,6 +399,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             |m| {
                 m.checking = false;
                 m.trusted = true;
+                m.read_amount = read;
             },
             |v| -> R<()> {
                 for post in &callee.contract.ensures {
@@ -572,6 +584,29 @@ impl<'e, 'a> Verifier<'e, 'a> {
         body: &[Stmt],
         k: &mut Cont<'_, 'e, 'a>,
     ) -> R<()> {
+        // The loop's `rd`: chosen on entry, as small as its invariant needs; the same in
+        // the body and after the loop.
+        let read = match self.env.read_permissions {
+            true => Some(self.choose_read_amount(s.span)?),
+            false => None,
+        };
+        let after = self.with_modes(
+            |m| m.read_amount = read.clone().or(m.read_amount.take()),
+            |v| v.exec_loop(st, s, cond, invariants, decreases, body),
+        )?;
+        k(self, after)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn exec_loop(
+        &mut self,
+        st: State,
+        s: &Stmt,
+        cond: &Expr,
+        invariants: &[Expr],
+        decreases: &[germanium_syntax::ast::Decreases],
+        body: &[Stmt],
+    ) -> R<State> {
         // On entry: the invariant must hold; what it does not mention stays in the frame.
         let mut frame = self.establish_invariants(&st, invariants)?;
         let mut modified = HashSet::new();
@@ -635,7 +670,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let heap = frame.heap.clone();
         let c = self.eval(&frame, &heap, cond, &while_ctx)?;
         self.assume(Term::not(c), s.span)?;
-        k(self, frame)
+        Ok(frame)
     }
 
     pub(crate) fn havoc(&mut self, st: &mut State, vars: &HashSet<VarId>, s: &Stmt) -> R<()> {

@@ -97,6 +97,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if self.holds_enough(heap, resource, args, amount, span)? {
             return Ok(());
         }
+        if let Some(p) = amount {
+            // Read amounts in it are taken small against what the two states hold.
+            let both = resources::perm_of(heap, resource, args).add(&resources::perm_of(
+                &frame.outer,
+                resource,
+                args,
+            ));
+            self.bound_read_amounts(&both, p, span)?;
+        }
         if !around.is_empty() {
             self.extract_around_first(frame, around, heap, resource, args, amount, span)?;
         }

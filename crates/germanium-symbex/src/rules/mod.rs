@@ -43,6 +43,7 @@ mod quantified;
 mod quantified_access;
 mod quantified_parts;
 mod quantified_snapshots;
+mod read_permissions;
 mod relevance;
 mod snapshots;
 mod termination;

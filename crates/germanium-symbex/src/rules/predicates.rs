@@ -10,7 +10,7 @@ use germanium_smt::{FunDecl, Sort, Symbol, Term};
 use germanium_syntax::ast::{Expr, ExprKind};
 use germanium_syntax::Span;
 
-use crate::errors::{ErrorContext, Reason};
+use crate::errors::ErrorContext;
 use crate::rules::context::{Verifier, R};
 use crate::state::{Heap, Permission, Resource, State};
 
@@ -135,7 +135,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             _ if self.modes.positive_only => None,
             None => Some(self.scaled(Permission::write())),
-            Some(x) if matches!(x.kind, ExprKind::Wildcard) => None,
+            Some(x) if crate::rules::read_permissions::is_wildcard(x) => None,
             Some(x) => {
                 let p = Permission::of(self.eval(st, heap, x, ctx)?);
                 Some(self.scaled(p))
@@ -166,12 +166,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         ctx: &ErrorContext,
     ) -> R<Term> {
         if let (Some(p), false) = (&amount, self.modes.assuming) {
-            self.check(
-                p.is_non_negative(),
-                ctx,
-                Reason::NegativePermission,
-                pa.call,
-            )?;
+            self.check_not_negative(p, ctx, pa.call)?;
         }
         let resource = Resource::Predicate(pa.name.clone());
         self.consume_resource(st, &resource, args, amount, pa.call, ctx)
@@ -270,6 +265,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         access: &Expr,
         ctx: &ErrorContext,
     ) -> R<()> {
+        if self.modes.checking && !self.modes.assuming {
+            self.bound_read_amounts(amount, &Permission::none(), x.span)?;
+        }
         if !self.modes.checking
             || self.modes.assuming
             || self.prove(amount.is_positive(), x.span)?
@@ -305,7 +303,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // A wildcard fold takes some positive amount of everything in the body.
         let positive_only = self.modes.positive_only || requested.is_none();
         if let Some(x) = pa.amount {
-            if !matches!(x.kind, ExprKind::Wildcard) {
+            if !crate::rules::read_permissions::is_wildcard(x) {
                 self.require_positive(&amount, x, access, ctx)?;
             }
         }

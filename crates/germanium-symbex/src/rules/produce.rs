@@ -8,7 +8,7 @@ use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
 use germanium_syntax::Span;
 
 use crate::env::analysis::is_impure;
-use crate::errors::{ErrorContext, Reason};
+use crate::errors::ErrorContext;
 use crate::rules::context::{Verifier, R};
 use crate::state::{Permission, Resource, State};
 use crate::trace::Step;
@@ -171,14 +171,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// produces (see `body_amounts_checked`).
     fn check_amount(&mut self, p: &Permission, ctx: &ErrorContext, x: &Expr) -> R<()> {
         if self.modes.checking || !self.modes.body_amounts_checked {
-            self.check(p.is_non_negative(), ctx, Reason::NegativePermission, x)?;
+            self.check_not_negative(p, ctx, x)?;
             return Ok(());
         }
-        self.with_modes(
-            |m| m.checking = true,
-            |v| v.check(p.is_non_negative(), ctx, Reason::NegativePermission, x),
-        )
-        .map(|_| ())
+        self.with_modes(|m| m.checking = true, |v| v.check_not_negative(p, ctx, x))
+            .map(|_| ())
     }
 
     /// The unsupported-feature error for an impure assertion Germanium cannot handle.
@@ -227,7 +224,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             None => Permission::write(),
             Some(x) => {
                 let p = Permission::of(self.eval(st, &heap, x, ctx)?);
-                if !matches!(x.kind, ExprKind::Wildcard) {
+                if !crate::rules::read_permissions::is_wildcard(x) {
                     self.check_amount(&p, ctx, x)?;
                 }
                 p

@@ -291,6 +291,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
             self.extract_quantified(&mut st.heap, &resource, &rs, &needed, &to_somewhere, e.span)?;
             let total = resources::perm_of(&st.heap, &resource, &somewhere);
             let here = Permission(substitute(&needed.0, &to_somewhere));
+            let uniform = !access
+                .at
+                .iter()
+                .any(|a| crate::rules::triggers::mentions(&access.amount.0, a));
+            if !access.some && uniform {
+                // The same amount at every location: read amounts in it may be chosen small.
+                let amount = access.amount.clone();
+                self.under(here.is_positive(), |v| {
+                    v.bound_read_amounts_everywhere(&total, &amount, e.span)
+                })?;
+            }
             let enough = if access.some {
                 Term::implies(here.is_positive(), total.is_positive())
             } else {
@@ -666,7 +677,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         for a in arg_exprs {
             args.push(self.under(cond.clone(), |v| v.eval(st, heap, a, ctx))?);
         }
-        let wildcard = amount_expr.is_some_and(|x| matches!(x.kind, ExprKind::Wildcard));
+        let wildcard = amount_expr.is_some_and(crate::rules::read_permissions::is_wildcard);
         let amount = match amount_expr {
             None => Permission::write(),
             Some(_) if wildcard => Permission::write(),
@@ -693,6 +704,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
     fn check_quantified(&mut self, access: &Access, e: &Expr, ctx: &ErrorContext) -> R<()> {
         let (c, p) = (&access.cond, &access.amount);
         if let Some(x) = access.amount_expr {
+            // The same amount everywhere: read amounts in it may be taken small.
+            if !access
+                .at
+                .iter()
+                .any(|a| crate::rules::triggers::mentions(&p.0, a))
+            {
+                self.bound_read_amounts(p, &Permission::none(), x.span)?;
+            }
             self.check(
                 Term::implies(c.clone(), p.is_non_negative()),
                 ctx,

@@ -165,7 +165,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let (field, rcv) = self.field_location(loc)?;
                 let r = self.eval(st, heap, rcv, ctx)?;
                 let held = match amount {
-                    Some(x) if !matches!(x.kind, ExprKind::Wildcard) => {
+                    Some(x) if !crate::rules::read_permissions::is_wildcard(x) => {
                         let p = Permission::of(self.eval(st, heap, x, ctx)?);
                         p.is_positive()
                     }

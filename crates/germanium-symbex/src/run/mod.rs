@@ -436,7 +436,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.modes = Modes::default();
         self.member = MemberState::default();
         let outcome = match self.decider.begin_member() {
-            Ok(depth) => (f(self), depth),
+            Ok(depth) => (
+                self.start_read_permissions(name).and_then(|_| f(self)),
+                depth,
+            ),
             Err(e) => (
                 Err(self.solver_failed(e, Span::default())),
                 self.decider.depth(),

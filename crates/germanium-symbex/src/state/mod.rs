@@ -4,6 +4,7 @@
 pub mod heap;
 pub mod modes;
 pub mod permission;
+pub mod read_levels;
 pub mod snapshot;
 
 use std::collections::HashMap;

@@ -54,6 +54,13 @@ pub struct Modes {
     /// map at the location of the chunk this picks (newest first; a pattern cannot hold the
     /// choice among chunks).
     pub trigger_choice: Option<usize>,
+    /// What `rd` means here: the amount chosen for the callee whose contract is being
+    /// consumed or produced, or for the loop whose invariant or body this is; `None`: the
+    /// method's own.
+    pub read_amount: Option<Term>,
+    /// Token amounts chosen by the amount being taken (`rd_token_fresh(tk)`): bounded as
+    /// fresh amounts are (see `rules::read_permissions`).
+    pub fresh_tokens: Vec<Term>,
 }
 
 impl Default for Modes {
@@ -74,6 +81,8 @@ impl Default for Modes {
             extracting: false,
             wand_rhs_check: false,
             trigger_choice: None,
+            read_amount: None,
+            fresh_tokens: Vec::new(),
         }
     }
 }

@@ -1,6 +1,9 @@
 //! Abstract read permissions (seed 003): `rd`, `rdw`, `globalRd`, `rdc(n)`, `rd_token(e)` and
 //! `rd_token_fresh(e)` are not reserved words in Viper, so they only mean a read permission
 //! where the program does not declare the name itself (as a variable, function, ...).
+//! As in the seed, `rd` in a function's contract or body is a wildcard (a function holds
+//! some of what it reads), and in a predicate's body it is `globalRd` (one amount for every
+//! instance, wherever it is folded).
 
 use std::collections::HashSet;
 
@@ -22,10 +25,10 @@ pub(super) fn resolve_read_perms(program: &mut Program, _ids: &mut NodeIdGen) {
     if free.is_empty() {
         return;
     }
-    let mut on_expr = |e: &mut Expr| rewrite(e, &free);
     for item in &mut program.items {
         match &mut item.kind {
             ItemKind::Method(m) => {
+                let mut on_expr = |e: &mut Expr| rewrite(e, &free, Rd::Scope);
                 m.contract
                     .requires
                     .iter_mut()
@@ -36,6 +39,7 @@ pub(super) fn resolve_read_perms(program: &mut Program, _ids: &mut NodeIdGen) {
                 }
             }
             ItemKind::Function(f) => {
+                let mut on_expr = |e: &mut Expr| rewrite(e, &free, Rd::Wildcard);
                 f.contract
                     .requires
                     .iter_mut()
@@ -47,29 +51,50 @@ pub(super) fn resolve_read_perms(program: &mut Program, _ids: &mut NodeIdGen) {
             }
             ItemKind::Predicate(p) => {
                 if let Some(b) = &mut p.body {
-                    on_expr(b);
+                    rewrite(b, &free, Rd::Global);
                 }
             }
-            ItemKind::Domain(d) => d.axioms.iter_mut().for_each(|a| on_expr(&mut a.body)),
+            ItemKind::Domain(d) => d
+                .axioms
+                .iter_mut()
+                .for_each(|a| rewrite(&mut a.body, &free, Rd::Scope)),
             _ => {}
         }
     }
 }
 
+/// What `rd` stands for where it occurs.
+#[derive(Clone, Copy)]
+enum Rd {
+    /// The amount of the method, loop or callee (decided by the verifier).
+    Scope,
+    /// In functions.
+    Wildcard,
+    /// In predicate bodies.
+    Global,
+}
+
 fn rewrite_block(b: &mut Block, free: &HashSet<&str>) {
     for s in &mut b.stmts {
         stmt_children_mut(s, &mut |c| match c {
-            ChildMut::Expr(e) => rewrite(e, free),
+            ChildMut::Expr(e) => rewrite(e, free, Rd::Scope),
             ChildMut::Block(inner) => rewrite_block(inner, free),
         });
     }
 }
 
-fn rewrite(e: &mut Expr, free: &HashSet<&str>) {
-    expr_children_mut(e, &mut |c| rewrite(c, free));
+fn rewrite(e: &mut Expr, free: &HashSet<&str>, rd: Rd) {
+    expr_children_mut(e, &mut |c| rewrite(c, free, rd));
     let kind = match &mut e.kind {
         ExprKind::Ident(id) if free.contains(id.name.as_str()) => match id.name.as_str() {
-            "rd" => ReadPermKind::Rd,
+            "rd" => match rd {
+                Rd::Scope => ReadPermKind::Rd,
+                Rd::Global => ReadPermKind::GlobalRd,
+                Rd::Wildcard => {
+                    e.kind = ExprKind::Wildcard;
+                    return;
+                }
+            },
             "rdw" => ReadPermKind::Rdw,
             "globalRd" => ReadPermKind::GlobalRd,
             _ => return,

@@ -1,0 +1,296 @@
+//! Abstract read permissions (seed 003): what `rd`, `rdc(n)`, `rdw`, `rd_token(tk)`,
+//! `rd_token_fresh(tk)` and `globalRd` evaluate to, the amounts chosen for calls and loops,
+//! and the one decision their levels make.
+//!
+//! `rd` is the method's own amount, or the one chosen for the callee whose contract (or
+//! the loop whose invariant and body) is being handled (`Modes::read_amount`); every such
+//! amount is positive and below `write`. In function contracts `rd` is a wildcard and in
+//! predicate bodies `globalRd` (the front end rewrites them).
+//!
+//! The decision, before an amount is taken from what is held: the linear form of
+//! `held - amount` is made (see `state::read_levels`). Where its smallest read amount `v`
+//! has a negative coefficient and everything else in it is of levels that may bound `v`
+//! (the seed's table: anything larger for ε, fresh and `rdw` amounts; only `globalRd` and
+//! constants for the method's `rd` and tokens; only constants for `globalRd`) and is
+//! provably positive, `held - amount > 0` is assumed: `v` is taken to be small enough.
+//! Levels are infinitesimal orders, each below the next, so every set of such upper
+//! bounds can be met; nothing else about read amounts is assumed, and nothing branches
+//! in the solver.
+
+use germanium_smt::{FunDecl, Op, RealLit, Sort, Symbol, Term, TermKind};
+use germanium_syntax::ast::{Expr, ExprKind, ReadPermKind};
+use germanium_syntax::Span;
+
+use crate::errors::ErrorContext;
+use crate::rules::context::{Verifier, R};
+use crate::state::read_levels::{LinearAmount, ReadAmounts, ReadClass, ReadLevel};
+use crate::state::{Heap, Permission, State};
+
+/// Whether `x` as a whole amount is some positive amount chosen where it is taken or
+/// given: `wildcard`, and `rdw` (which is one).
+pub(crate) fn is_wildcard(x: &Expr) -> bool {
+    matches!(
+        x.kind,
+        ExprKind::Wildcard | ExprKind::ReadPerm(ReadPermKind::Rdw)
+    )
+}
+
+/// ε, the unit of `rdc(n)` (one for all members: its only facts are bounds from above).
+fn epsilon() -> Term {
+    Term::constant(&FunDecl::constant(
+        Symbol::user("sx.arp.epsilon"),
+        Sort::Real,
+    ))
+}
+
+/// `globalRd`, the amount of `rd` in predicate bodies (one for all members).
+fn global() -> Term {
+    Term::constant(&FunDecl::constant(
+        Symbol::user("sx.arp.global"),
+        Sort::Real,
+    ))
+}
+
+/// The amount tied to a token (`rd_token(tk)`).
+fn token() -> FunDecl {
+    FunDecl::new(
+        Symbol::user("sx.arp.token"),
+        vec![Sort::named("Ref")],
+        Sort::Real,
+    )
+}
+
+/// `0 < t < write`.
+fn strictly_between(t: &Term) -> Term {
+    Term::and([
+        Term::gt(t.clone(), Permission::none().0),
+        Term::lt(t.clone(), Permission::write().0),
+    ])
+}
+
+impl<'e, 'a> Verifier<'e, 'a> {
+    /// Makes the member's read-amount symbols with their bounds (where the program uses
+    /// read permissions): the method's own `rd`, ε, `globalRd` and the tokens' amounts.
+    pub(crate) fn start_read_permissions(&mut self, span: Span) -> R<()> {
+        if !self.env.read_permissions {
+            return Ok(());
+        }
+        let own = self.fresh("rd", Sort::Real, span)?;
+        let (eps, glob, tok) = (epsilon(), global(), token());
+        for decl in [
+            FunDecl::constant(Symbol::user("sx.arp.epsilon"), Sort::Real),
+            FunDecl::constant(Symbol::user("sx.arp.global"), Sort::Real),
+            tok.clone(),
+        ] {
+            self.ensure_declared(&decl, span)?;
+        }
+        let t = Term::var(Symbol::user("t"), Sort::named("Ref"));
+        let at = Term::app(&tok, vec![t.clone()]);
+        let tokens = Term::forall(
+            vec![(Symbol::user("t"), Sort::named("Ref"))],
+            strictly_between(&at),
+            vec![vec![at]],
+        );
+        for fact in [
+            strictly_between(&own),
+            strictly_between(&eps),
+            strictly_between(&glob),
+            tokens,
+        ] {
+            self.assume(fact, span)?;
+        }
+        let reads = &mut self.member.reads;
+        reads.own = Some(own);
+        reads.epsilon = Some(eps);
+        reads.global = Some(glob);
+        reads.token = Some(tok);
+        Ok(())
+    }
+
+    /// A new amount for a callee or a loop: positive, below `write`, smaller in level than
+    /// every amount made before it.
+    pub(crate) fn choose_read_amount(&mut self, span: Span) -> R<Term> {
+        let t = self.fresh("rd", Sort::Real, span)?;
+        self.assume(strictly_between(&t), span)?;
+        self.member.reads.add_chosen(t.clone(), ReadClass::Fresh);
+        Ok(t)
+    }
+
+    /// The value of an abstract read permission.
+    pub(crate) fn eval_read_perm(
+        &mut self,
+        st: &State,
+        heap: &Heap,
+        kind: &ReadPermKind,
+        e: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
+        if !self.env.read_permissions {
+            return Err(self.unsupported(e.span, "abstract read permissions here"));
+        }
+        match kind {
+            ReadPermKind::Rd => match (&self.modes.read_amount, &self.member.reads.own) {
+                (Some(t), _) | (None, Some(t)) => Ok(t.clone()),
+                (None, None) => Err(self.unsupported(e.span, "`rd` outside a method")),
+            },
+            ReadPermKind::GlobalRd => Ok(global()),
+            ReadPermKind::Rdc(n) => {
+                let n = self.eval(st, heap, n, ctx)?;
+                Ok(Term::mul(vec![Term::to_real(n), epsilon()]))
+            }
+            ReadPermKind::Rdw => {
+                // Inside a larger amount (as the whole amount it is a wildcard).
+                let w = self.fresh("rdw", Sort::Real, e.span)?;
+                self.assume(strictly_between(&w), e.span)?;
+                self.member.reads.add_chosen(w.clone(), ReadClass::Wildcard);
+                self.member.reads.born.push(w.clone());
+                Ok(w)
+            }
+            ReadPermKind::RdToken(tk) | ReadPermKind::RdTokenFresh(tk) => {
+                let tk = self.eval(st, heap, tk, ctx)?;
+                let t = Term::app(&token(), vec![tk]);
+                if matches!(kind, ReadPermKind::RdTokenFresh(_)) {
+                    self.member.reads.born.push(t.clone());
+                }
+                Ok(t)
+            }
+        }
+    }
+
+    /// Runs `f` (the taking of an amount whose evaluation began when `born` was the length
+    /// of the born amounts) with the token amounts born since then bounded as fresh ones.
+    pub(crate) fn with_born_reads<T>(
+        &mut self,
+        born: usize,
+        f: impl FnOnce(&mut Self) -> R<T>,
+    ) -> R<T> {
+        let new: Vec<Term> = self.member.reads.born_since(born).to_vec();
+        if new.is_empty() {
+            return f(self);
+        }
+        self.with_modes(|m| m.fresh_tokens.extend(new), f)
+    }
+
+    /// Before `needed` is taken from `held` (the location's whole amount): takes the
+    /// smallest read amount in `held - needed` to be small enough, where the levels allow
+    /// (see the module documentation).
+    pub(crate) fn bound_read_amounts(
+        &mut self,
+        held: &Permission,
+        needed: &Permission,
+        span: Span,
+    ) -> R<()> {
+        self.bound_reads(held, needed, false, span)
+    }
+
+    /// Checks that `p` is not negative (`negative.permission`), with its smallest read
+    /// amount first taken small enough where the levels allow (`1/2 - rd`).
+    pub(crate) fn check_not_negative(
+        &mut self,
+        p: &Permission,
+        ctx: &ErrorContext,
+        x: &Expr,
+    ) -> R<bool> {
+        self.bound_read_amounts(p, &Permission::none(), x.span)?;
+        self.check(
+            p.is_non_negative(),
+            ctx,
+            crate::errors::Reason::NegativePermission,
+            x,
+        )
+    }
+
+    /// [`Verifier::bound_read_amounts`] at an arbitrary location of a quantified access
+    /// (`held` there, under the guard that the access needs `needed` there): the bound is
+    /// taken for every location at once, so it is taken only where what is held comes in
+    /// finitely many amounts (literals and read symbols, not values per location), whose
+    /// least positive one the chosen amount can be below.
+    pub(crate) fn bound_read_amounts_everywhere(
+        &mut self,
+        held: &Permission,
+        needed: &Permission,
+        span: Span,
+    ) -> R<()> {
+        self.bound_reads(held, needed, true, span)
+    }
+
+    fn bound_reads(
+        &mut self,
+        held: &Permission,
+        needed: &Permission,
+        everywhere: bool,
+        span: Span,
+    ) -> R<()> {
+        // Bounds are sound anywhere; axioms are made outside any member's amounts.
+        if !self.env.read_permissions || self.modes.in_axiom {
+            return Ok(());
+        }
+        let reads = &self.member.reads;
+        let one = RealLit::integer(1.into());
+        let mut left = LinearAmount::default();
+        if !left.add(reads, &held.0, &one) || !left.add(reads, &needed.0, &one.negated()) {
+            return Ok(());
+        }
+        let Some((v, coefficient, mut level)) = left.smallest(reads) else {
+            return Ok(());
+        };
+        if !coefficient.is_negative() {
+            return Ok(());
+        }
+        if self.modes.fresh_tokens.contains(&v) {
+            level.class = ReadClass::Fresh;
+        }
+        let rest = left.term_without(&v);
+        if !may_bound(reads, level, &left.rest, &rest, everywhere) {
+            return Ok(());
+        }
+        if self.prove(Permission(rest).is_positive(), span)? {
+            self.assume_guarded(Permission(left.term()).is_positive(), span)?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `rest` (the part of an amount left besides the smallest read amount, of level
+/// `level`; `opaque` its parts that are not linear) may bound that amount from above.
+fn may_bound(
+    reads: &ReadAmounts,
+    level: ReadLevel,
+    opaque: &[Term],
+    rest: &Term,
+    everywhere: bool,
+) -> bool {
+    // Which read amounts may bound one of `level` (the seed's "checked above" column).
+    let may = |l: ReadLevel| {
+        l > level
+            && match level.class {
+                ReadClass::Epsilon | ReadClass::Fresh | ReadClass::Wildcard => true,
+                ReadClass::Token | ReadClass::Context => l.class >= ReadClass::Global,
+                ReadClass::Global => false,
+            }
+    };
+    let mut inside = Vec::new();
+    reads.atoms_in(rest, &mut inside);
+    let atoms_fit = inside.iter().all(|a| reads.level(a).is_some_and(may));
+    // A value that is not a read amount may be anything positive, even a read amount of
+    // the caller's: only an amount chosen just now may be bounded by it.
+    let chosen_now = !everywhere && matches!(level.class, ReadClass::Fresh | ReadClass::Wildcard);
+    atoms_fit && (chosen_now || opaque.iter().all(|t| literal_valued(reads, t)))
+}
+
+/// Whether every amount in `t` is a literal or a read amount (`ite(x == y, 1/2, 0)`, the
+/// amount of another chunk that may be the same location, is).
+fn literal_valued(reads: &ReadAmounts, t: &Term) -> bool {
+    if reads.level(t).is_some() || t.as_real().is_some() || t.as_int().is_some() {
+        return true;
+    }
+    match t.kind() {
+        TermKind::Op(Op::Ite, args) if args.len() == 3 => {
+            literal_valued(reads, &args[1]) && literal_valued(reads, &args[2])
+        }
+        TermKind::Op(Op::Add | Op::Sub | Op::Mul | Op::Neg | Op::RealDiv | Op::ToReal, args) => {
+            args.iter().all(|a| literal_valued(reads, a))
+        }
+        _ => false,
+    }
+}
