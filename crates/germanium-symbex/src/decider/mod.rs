@@ -12,7 +12,9 @@ mod path_conditions;
 
 use std::collections::{HashMap, HashSet};
 
-use germanium_smt::{FunDecl, NameGenerator, SatResult, Solver, SolverError, Sort, Symbol, Term};
+use germanium_smt::{
+    FunDecl, NameGenerator, Op, SatResult, Solver, SolverError, Sort, Symbol, Term, TermKind,
+};
 
 pub use budget::Budget;
 pub use path_conditions::PathConditions;
@@ -47,6 +49,9 @@ pub struct Decider {
     /// The functions [`Decider::declare`] declared in this member, in order (see
     /// [`Decider::declared_since`]).
     declared_made: Vec<Symbol>,
+    /// Whether [`Decider::refutes`] answers without a query where the path assumes the
+    /// fact literally (see [`Decider::set_literal_refutes`]).
+    literal_refutes: bool,
 }
 
 /// What this worker knows about its solver's declarations, restored with the checkpoint.
@@ -74,7 +79,15 @@ impl Decider {
             snap_sort,
             fresh_made: Vec::new(),
             declared_made: Vec::new(),
+            literal_refutes: false,
         }
+    }
+
+    /// Turns on answering validity queries about literally assumed facts without the
+    /// solver (for programs with abstract read permissions, whose bounds are assumed in the
+    /// shape the checks after them ask).
+    pub fn set_literal_refutes(&mut self, on: bool) {
+        self.literal_refutes = on;
     }
 
     pub fn budget(&self) -> &Budget {
@@ -222,6 +235,13 @@ impl Decider {
     /// Whether `negation` is unsatisfiable on the current path, i.e. what it negates is
     /// valid. `unknown` (recorded in [`Decider::gave_up`]) counts as not proved.
     pub fn refutes(&mut self, negation: &Term) -> Result<bool, SolverError> {
+        // The negation of a fact the path assumes as it is needs no query (where turned
+        // on: a query fewer changes what the solver has learnt for later ones).
+        if let (true, TermKind::Op(Op::Not, args)) = (self.literal_refutes, negation.kind()) {
+            if args.len() == 1 && self.pcs.assumes_literally(&args[0]) {
+                return Ok(true);
+            }
+        }
         let outcome = self.refutes_or_explains(negation, &[])?;
         Ok(outcome == Refutation::Proved)
     }

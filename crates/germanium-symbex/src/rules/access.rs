@@ -257,17 +257,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
         ctx: &ErrorContext,
     ) -> R<Term> {
         let span = at.span;
-        if let Some(p) = &amount {
-            let held = resources::perm_of(&*heap, resource, args);
-            self.bound_read_amounts(&held, p, span)?;
-        }
         self.extract_missing(heap, resource, args, amount.as_ref(), span)?;
         let guard = self.guard();
         let found = self.find(heap, resource, args, span)?;
         let enough = match (found, &amount) {
             (Some(i), Some(p)) => {
-                let held = resources::amount_at(heap, i).at_least(p);
-                !self.modes.checking || self.prove(held, span)?
+                // Read amounts may be chosen small against this chunk first (see
+                // `bound_read_amounts`), and against all that may be the location below.
+                let amount = resources::amount_at(heap, i).clone();
+                self.bound_read_amounts(&amount, p, span)?;
+                !self.modes.checking || self.prove(amount.at_least(p), span)?
             }
             (Some(i), None) => {
                 let held = resources::amount_at(heap, i).is_positive();
@@ -287,6 +286,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         // Spread over chunks whose arguments may be equal.
         let total = resources::perm_of(&*heap, resource, args);
+        if let Some(p) = &amount {
+            self.bound_read_amounts(&total, p, span)?;
+        }
         if self.prove(total.covers(amount.as_ref()), span)? {
             let otherwise = self.fresh_value(resource, span)?;
             let snap = match amount {

@@ -109,7 +109,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
     pub fn new(env: &'e Env<'a>, solver: Solver, budget: Budget) -> Verifier<'e, 'a> {
         Verifier {
             env,
-            decider: Decider::new(solver, budget, env.snap.sort.clone()),
+            decider: {
+                let mut d = Decider::new(solver, budget, env.snap.sort.clone());
+                d.set_literal_refutes(env.read_permissions);
+                d
+            },
             errors: Vec::new(),
             modes: Modes::default(),
             member: MemberState::default(),

@@ -368,8 +368,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let heap = view.as_ref().unwrap_or(heap);
         let found = self.find(heap, &resource, &args, e.span)?;
         if let Some(i) = found {
-            let held = resources::amount_at(heap, i).is_positive();
-            if !self.modes.checking || self.prove(held, e.span)? {
+            let amount = resources::amount_at(heap, i);
+            if !self.modes.checking
+                || self.positive_read_amount(amount)
+                || self.prove(amount.is_positive(), e.span)?
+            {
                 return Ok(resources::snapshot_at(heap, i).clone());
             }
         }

@@ -270,6 +270,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         if !self.modes.checking
             || self.modes.assuming
+            || self.positive_read_amount(amount)
             || self.prove(amount.is_positive(), x.span)?
             || self.dead_path(x.span)?
         {

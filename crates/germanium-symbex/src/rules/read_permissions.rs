@@ -191,6 +191,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         ctx: &ErrorContext,
         x: &Expr,
     ) -> R<bool> {
+        if self.positive_read_amount(p) {
+            return Ok(true);
+        }
         self.bound_read_amounts(p, &Permission::none(), x.span)?;
         self.check(
             p.is_non_negative(),
@@ -198,6 +201,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
             crate::errors::Reason::NegativePermission,
             x,
         )
+    }
+
+    /// Whether `p` is positive by its shape: a sum of read amounts (each positive) and
+    /// positive literals, without a query.
+    pub(crate) fn positive_read_amount(&self, p: &Permission) -> bool {
+        if !self.env.read_permissions {
+            return false;
+        }
+        let mut form = LinearAmount::default();
+        form.add(&self.member.reads, &p.0, &RealLit::integer(1.into())) && form.positive()
     }
 
     /// [`Verifier::bound_read_amounts`] at an arbitrary location of a quantified access
@@ -244,8 +257,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if !may_bound(reads, level, &left.rest, &rest, everywhere) {
             return Ok(());
         }
-        if self.prove(Permission(rest).is_positive(), span)? {
-            self.assume_guarded(Permission(left.term()).is_positive(), span)?;
+        if left.positive_without(&v) || self.prove(Permission(rest).is_positive(), span)? {
+            // In the shapes the take checks and leaves (`held >= needed`, `held - needed`),
+            // so those checks find it literally.
+            let fits = Term::and([held.at_least(needed), held.sub(needed).is_positive()]);
+            self.assume_guarded(fits, span)?;
         }
         Ok(())
     }

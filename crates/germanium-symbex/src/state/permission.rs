@@ -4,7 +4,7 @@
 //! constant chosen by the caller (see `Verifier::fresh_wildcard`), so nothing here needs a
 //! solver.
 
-use germanium_smt::Term;
+use germanium_smt::{Op, Term, TermKind};
 
 /// A permission amount (a term of sort Real).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -36,11 +36,26 @@ impl Permission {
         &self.0
     }
 
+    /// `self + other`; `x` for `(x - other) + other` (an amount given back where it was
+    /// taken, so amounts of symbols such as read permissions do not grow).
     pub fn add(&self, other: &Permission) -> Permission {
+        if let TermKind::Op(Op::Sub, args) = self.0.kind() {
+            if args.len() == 2 && args[1] == other.0 {
+                return Permission(args[0].clone());
+            }
+        }
         Permission(Term::add(vec![self.0.clone(), other.0.clone()]))
     }
 
+    /// `self - other`; `x` for `(x + other) - other`.
     pub fn sub(&self, other: &Permission) -> Permission {
+        if let TermKind::Op(Op::Add, args) = self.0.kind() {
+            if let Some(at) = args.iter().position(|a| *a == other.0) {
+                let mut rest = args.clone();
+                rest.remove(at);
+                return Permission(Term::add(rest));
+            }
+        }
         Permission(Term::sub(self.0.clone(), other.0.clone()))
     }
 

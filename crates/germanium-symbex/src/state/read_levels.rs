@@ -228,6 +228,31 @@ impl LinearAmount {
         Term::add(parts)
     }
 
+    /// Whether the form without `v` is positive by its shape: no negative coefficient, no
+    /// other parts, and something positive (every read amount is positive).
+    pub fn positive_without(&self, v: &Term) -> bool {
+        self.positive_but(Some(v))
+    }
+
+    /// Whether the form is positive by its shape (see [`LinearAmount::positive_without`]).
+    pub fn positive(&self) -> bool {
+        self.positive_but(None)
+    }
+
+    fn positive_but(&self, v: Option<&Term>) -> bool {
+        let atoms: Vec<&RealLit> = self
+            .atoms
+            .iter()
+            .filter(|(a, c)| Some(a) != v && !c.is_zero())
+            .map(|(_, c)| c)
+            .collect();
+        let constant = self.constant.as_ref().filter(|c| !c.is_zero());
+        self.rest.is_empty()
+            && atoms.iter().all(|c| !c.is_negative())
+            && constant.is_none_or(|c| !c.is_negative())
+            && (!atoms.is_empty() || constant.is_some())
+    }
+
     /// The symbol of the smallest level with a non-zero coefficient, and its coefficient.
     pub fn smallest(&self, amounts: &ReadAmounts) -> Option<(Term, RealLit, ReadLevel)> {
         self.atoms
