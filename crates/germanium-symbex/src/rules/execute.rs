@@ -373,10 +373,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             format!("The precondition of method {name} might not hold."),
         );
         // The callee's `rd`: chosen now, as small as its precondition needs.
-        let read = match self.env.read_permissions {
-            true => Some(self.choose_read_amount(s.span)?),
-            false => None,
-        };
+        let read = self.choose_read_amount(s.span)?;
         self.with_modes(
             |m| m.read_amount = read.clone(),
             |v| -> R<()> {
@@ -586,10 +583,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     ) -> R<()> {
         // The loop's `rd`: chosen on entry, as small as its invariant needs; the same in
         // the body and after the loop.
-        let read = match self.env.read_permissions {
-            true => Some(self.choose_read_amount(s.span)?),
-            false => None,
-        };
+        let read = self.choose_read_amount(s.span)?;
         let after = self.with_modes(
             |m| m.read_amount = read.clone().or(m.read_amount.take()),
             |v| v.exec_loop(st, s, cond, invariants, decreases, body),

@@ -108,12 +108,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// A new amount for a callee or a loop: positive, below `write`, smaller in level than
-    /// every amount made before it.
-    pub(crate) fn choose_read_amount(&mut self, span: Span) -> R<Term> {
+    /// every amount made before it (`None` where the program uses no read permissions).
+    pub(crate) fn choose_read_amount(&mut self, span: Span) -> R<Option<Term>> {
+        if !self.env.read_permissions {
+            return Ok(None);
+        }
         let t = self.fresh("rd", Sort::Real, span)?;
         self.assume(strictly_between(&t), span)?;
         self.member.reads.add_chosen(t.clone(), ReadClass::Fresh);
-        Ok(t)
+        Ok(Some(t))
     }
 
     /// The value of an abstract read permission.
