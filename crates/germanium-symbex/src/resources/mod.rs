@@ -19,7 +19,7 @@ mod location;
 
 use std::collections::{HashMap, HashSet};
 
-use germanium_smt::{substitute, FunDecl, SolverError, Sort, Symbol, Term};
+use germanium_smt::{substitute, FunDecl, Op, SolverError, Sort, Symbol, Term, TermKind};
 
 use crate::decider::Decider;
 use crate::env::Env;
@@ -296,6 +296,28 @@ pub fn likely_sources(heap: &Heap, resource: &Resource, needed: &Term) -> Vec<us
 /// How much the chunk at `index` holds of `args`.
 pub fn amount_at_location(heap: &Heap, index: usize, args: &[Term]) -> Permission {
     amount_for(&heap.chunks[index], args)
+}
+
+/// The amount the quantified chunk at `index` holds wherever it holds any, when that is
+/// one term free of its variables (its map is `ite(c, p, none)` or `p`): what it holds
+/// compared as a constant.
+pub fn uniform_amount(heap: &Heap, index: usize) -> Option<Permission> {
+    let chunk = &heap.chunks[index];
+    if !chunk.is_quantified() {
+        return None;
+    }
+    let vars: HashSet<Term> = chunk
+        .vars
+        .iter()
+        .map(|(v, sort)| Term::var(v.clone(), sort.clone()))
+        .collect();
+    let p = match chunk.perm.0.kind() {
+        TermKind::Op(Op::Ite, parts) if parts.len() == 3 && parts[2] == Permission::none().0 => {
+            parts[1].clone()
+        }
+        _ => chunk.perm.0.clone(),
+    };
+    (!p.mentions_any(&vars)).then_some(Permission(p))
 }
 
 /// Takes `needed` (over `vars`, per location; the caller has proved the chunk holds it)

@@ -308,8 +308,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 here.at_most(&total)
             };
             if !access.some
-                && self
-                    .take_from_likely_source(st, &resource, &rs, &needed, &here, &somewhere, e)?
+                && self.take_from_likely_source(
+                    st,
+                    &resource,
+                    &rs,
+                    &needed,
+                    &here,
+                    &somewhere,
+                    uniform.then_some(&access.amount),
+                    e,
+                )?
             {
                 continue;
             }
@@ -337,8 +345,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
         needed: &Permission,
         here: &Permission,
         somewhere: &[Term],
+        uniform: Option<&Permission>,
         e: &Expr,
     ) -> R<bool> {
+        if let Some(p) = uniform {
+            // Read amounts in what is needed may be chosen small against what each likely
+            // chunk holds, both the same everywhere (no bound per location).
+            for i in resources::likely_sources(&st.heap, resource, &needed.0)
+                .into_iter()
+                .take(2)
+            {
+                if let Some(held) = resources::uniform_amount(&st.heap, i) {
+                    self.bound_read_amounts(&held, p, e.span)?;
+                }
+            }
+        }
         let enough = |one: &Permission| here.at_most(one);
         let holder =
             self.likely_holder(&st.heap, resource, &needed.0, somewhere, enough, e.span)?;
