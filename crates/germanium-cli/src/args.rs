@@ -81,6 +81,12 @@ pub struct RunArgs {
     /// standard wand.
     #[arg(long = "combinable-wands")]
     pub combinable_wands: bool,
+
+    /// For each failed check, show a state in which it fails: the method's variables and
+    /// the field values of the objects held, read from the solver's model of the failing
+    /// query (objects named o1, o2, ...). Never changes a result.
+    #[arg(long = "counterexample")]
+    pub counterexample: bool,
 }
 
 /// A positive number of seconds, possibly fractional.
@@ -105,6 +111,7 @@ impl RunArgs {
         options.timeout = self.timeout;
         options.smt_log = self.smt_log.clone();
         options.combinable_wands = self.combinable_wands;
+        options.counterexamples = self.counterexample;
         // Parallelism goes where the work is: members of a single file, else whole files.
         options.jobs = if self.files.len() == 1 {
             self.worker_count()

@@ -47,6 +47,8 @@ pub struct Options {
     pub max_branches: Option<usize>,
     /// Combinable wands instead of standard ones.
     pub combinable_wands: bool,
+    /// A counterexample for each failed check.
+    pub counterexamples: bool,
     /// Makes each verification worker's execution-log sink (`None`: no log).
     pub trace: Option<germanium_symbex::TraceSinks>,
 }
@@ -66,6 +68,7 @@ impl Options {
             jobs: 1,
             max_branches: None,
             combinable_wands: false,
+            counterexamples: false,
             trace: None,
         }
     }

@@ -124,6 +124,7 @@ fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap)
         jobs: options.jobs,
         max_branches: options.max_branches,
         combinable_wands: options.combinable_wands,
+        counterexamples: options.counterexamples,
         trace: options.trace.clone(),
     };
     diagnostics.extend(germanium_symbex::verify_program(

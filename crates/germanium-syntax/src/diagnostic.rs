@@ -29,6 +29,21 @@ pub struct Diagnostic {
     /// Human-readable text following Viper's wording.
     pub message: String,
     pub severity: Severity,
+    /// A failing state for a failed check, where asked for (`--counterexample`).
+    pub counterexample: Option<Box<Counterexample>>,
+}
+
+/// Concrete values of a state in which a check fails, as Viper writes them: the method's
+/// variables, and the field values of the objects the state holds permission to. Objects
+/// have stable names (`o1`, `o2`, ... in order of first appearance), so aliasing shows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counterexample {
+    /// The solver answered `unknown`: its model may not satisfy the failing query.
+    pub candidate: bool,
+    /// Variable name and value, in declaration order.
+    pub variables: Vec<(String, String)>,
+    /// Object, field and value, by object then field.
+    pub heap: Vec<(String, String, String)>,
 }
 
 impl Diagnostic {
@@ -38,6 +53,7 @@ impl Diagnostic {
             span,
             message: message.into(),
             severity: Severity::Error,
+            counterexample: None,
         }
     }
 

@@ -8,7 +8,7 @@ pub mod ast;
 pub mod diagnostic;
 pub mod span;
 
-pub use diagnostic::{Diagnostic, Severity};
+pub use diagnostic::{Counterexample, Diagnostic, Severity};
 pub use span::{FileId, LineCol, SourceFile, SourceMap, Span};
 pub mod lexer;
 pub mod loader;

@@ -29,11 +29,35 @@ pub fn write_report(out: &mut dyn WriteColor, report: &FileReport) -> io::Result
         .with_labels(vec![Label::primary(
             diagnostic.span.file.0 as usize,
             start..end,
-        )]);
+        )])
+        .with_notes(
+            diagnostic
+                .counterexample
+                .iter()
+                .map(|c| counterexample(c))
+                .collect(),
+        );
         term::emit(out, &config, &files, &rendered)
             .map_err(|err| io::Error::other(err.to_string()))?;
     }
     writeln!(out, "{}", summary(report))
+}
+
+/// A counterexample under its diagnostic: `counterexample:` then one `name = value` line
+/// per variable and one `o1.f = value` line per field value.
+fn counterexample(c: &germanium_syntax::Counterexample) -> String {
+    let mut out = String::from(if c.candidate {
+        "counterexample (a candidate: the solver did not confirm it):"
+    } else {
+        "counterexample:"
+    });
+    for (name, value) in &c.variables {
+        out.push_str(&format!("\n  {name} = {value}"));
+    }
+    for (object, field, value) in &c.heap {
+        out.push_str(&format!("\n  {object}.{field} = {value}"));
+    }
+    out
 }
 
 /// `path: verified in 3 ms`, `path: failed with 2 errors in 3 ms`, `path: not fully checked

@@ -25,6 +25,31 @@ struct JsonError<'a> {
     severity: &'a str,
     /// The file the error is in: the input file or one it imports (an addition to the spec).
     file: String,
+    /// A failing state, with `--counterexample` (an addition to the spec; see
+    /// `docs/counterexamples.md`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    counterexample: Option<JsonCounterexample<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonCounterexample<'a> {
+    /// The solver answered `unknown`: the values may not make the check fail.
+    candidate: bool,
+    variables: Vec<JsonVariable<'a>>,
+    heap: Vec<JsonField<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonVariable<'a> {
+    name: &'a str,
+    value: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonField<'a> {
+    object: &'a str,
+    field: &'a str,
+    value: &'a str,
 }
 
 /// The JSON line for one report (without the trailing newline).
@@ -47,6 +72,23 @@ pub fn render(report: &FileReport) -> String {
                     Severity::Warning => "warning",
                 },
                 file: report.sources.get(d.span.file).path.display().to_string(),
+                counterexample: d.counterexample.as_deref().map(|c| JsonCounterexample {
+                    candidate: c.candidate,
+                    variables: c
+                        .variables
+                        .iter()
+                        .map(|(name, value)| JsonVariable { name, value })
+                        .collect(),
+                    heap: c
+                        .heap
+                        .iter()
+                        .map(|(object, field, value)| JsonField {
+                            object,
+                            field,
+                            value,
+                        })
+                        .collect(),
+                }),
             }
         })
         .collect();

@@ -56,6 +56,8 @@ pub struct Env<'a> {
     /// Wands are combinable wands (seed 004): fractions of one wand recombine, and a package
     /// checks the right-hand side with the footprint scaled to fit each left-hand side.
     pub combinable_wands: bool,
+    /// A counterexample for each failed check (see `rules::counterexample`).
+    pub counterexamples: bool,
     /// The predicates whose instances hold a wand (`analysis::wand_predicates`): their
     /// instances' fractions are not merged into one snapshot (two packages of one wand
     /// have snapshots defined apart, which need not be equal).
@@ -149,6 +151,7 @@ impl<'a> Env<'a> {
             trigger_fields: analysis::fields_in_triggers(program, sem),
             read_permissions: analysis::uses_read_permissions(program),
             combinable_wands: false,
+            counterexamples: false,
             wand_predicates: analysis::wand_predicates(program, sem),
         }
     }

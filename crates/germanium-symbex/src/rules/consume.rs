@@ -22,6 +22,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         ctx: &ErrorContext,
     ) -> R<()> {
         self.trace(Step::Consume, a.span, String::new);
+        self.note_state_with(st, eval_heap);
         if let Some(pa) = self.as_predicate_access(a) {
             let born = self.member.reads.born.len();
             let (args, amount) = self.with_perm_heap(Some(st.heap.clone()), |v| {

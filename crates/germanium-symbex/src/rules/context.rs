@@ -87,6 +87,8 @@ pub struct MemberState<'a> {
     pub wand_holes: HashMap<String, Vec<Sort>>,
     /// The abstract read amounts made so far, with their levels.
     pub reads: crate::state::read_levels::ReadAmounts,
+    /// The state checks are made in, for counterexamples (see `rules::counterexample`).
+    pub model_state: Option<crate::rules::counterexample::ModelState>,
 }
 
 /// One worker: a solver session and the state of the member being verified.
@@ -312,6 +314,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Ok(true);
         }
         self.report(context, reason, offending);
+        if self.env.counterexamples {
+            let negation = Term::not(Term::implies(self.guard(), fact.clone()));
+            let found = self.counterexample(&negation, offending.span)?;
+            if let (Some(ce), Some(error)) = (found, self.errors.last_mut()) {
+                error.counterexample = Some(Box::new(ce));
+            }
+        }
         self.assume_guarded(fact, offending.span)?;
         Ok(false)
     }

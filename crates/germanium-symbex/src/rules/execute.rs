@@ -56,6 +56,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     v.exec_seq(s, tail, k)
                 });
             }
+            self.note_state(&st);
             self.step(&mut st, first)?;
             rest = tail;
         }
@@ -64,6 +65,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     fn exec_stmt(&mut self, mut st: State, s: &Stmt, k: &mut Cont<'_, 'e, 'a>) -> R<()> {
         self.trace(Step::Execute, s.span, String::new);
+        self.note_state(&st);
         match &s.kind {
             StmtKind::Block(b) => self.exec_seq(st, &b.stmts, k),
             StmtKind::If {

@@ -20,6 +20,7 @@ mod allocation;
 mod call_targets;
 mod consume;
 pub mod context;
+pub(crate) mod counterexample;
 mod evaluate;
 pub(crate) mod execute;
 mod extract;

@@ -34,6 +34,8 @@ pub struct VerifyOptions {
     pub max_branches: Option<usize>,
     /// Combinable wands instead of standard ones (`--combinable-wands`).
     pub combinable_wands: bool,
+    /// A counterexample for each failed check (`--counterexample`).
+    pub counterexamples: bool,
     /// Makes each worker's execution-log sink (`None`: no log).
     pub trace: Option<TraceSinks>,
 }
@@ -57,6 +59,7 @@ impl Default for VerifyOptions {
             jobs: 1,
             max_branches: None,
             combinable_wands: false,
+            counterexamples: false,
             trace: None,
         }
     }
@@ -123,6 +126,7 @@ pub fn verify_program(
         env.max_branches = limit;
     }
     env.combinable_wands = options.combinable_wands;
+    env.counterexamples = options.counterexamples;
     let todo = members(program);
     if todo.is_empty() {
         return Vec::new();

@@ -1,0 +1,112 @@
+//! `--counterexample`: the values shown for a failed check are forced by the program, and
+//! turning counterexamples on changes no result.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use germanium_driver::{run_file, FileReport, Mode, Options};
+use germanium_syntax::Counterexample;
+
+fn run(path: &Path, counterexamples: bool) -> FileReport {
+    let mut options = Options::new(Mode::Verify);
+    options.counterexamples = counterexamples;
+    run_file(path, &options)
+}
+
+/// The counterexample of the one error `src` gives.
+fn only_counterexample(name: &str, src: &str) -> Counterexample {
+    let path = std::env::temp_dir().join(format!("germanium-ce-{}-{name}.vpr", std::process::id()));
+    std::fs::write(&path, src).unwrap();
+    let report = run(&path, true);
+    std::fs::remove_file(&path).ok();
+    assert_eq!(report.diagnostics.len(), 1, "{:?}", report.diagnostics);
+    let d = &report.diagnostics[0];
+    *d.counterexample
+        .clone()
+        .unwrap_or_else(|| panic!("no counterexample: {d:?}"))
+}
+
+fn variable<'c>(c: &'c Counterexample, name: &str) -> &'c str {
+    c.variables
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no {name} in {c:?}"))
+}
+
+#[test]
+fn a_forced_integer_is_shown() {
+    let c = only_counterexample(
+        "int",
+        "method m(x: Int)\n  requires 5 < x && x < 7\n{\n  assert x != 6\n}\n",
+    );
+    assert_eq!(variable(&c, "x"), "6");
+}
+
+#[test]
+fn booleans_and_permissions_are_shown_as_viper_writes_them() {
+    let c = only_counterexample(
+        "bool-perm",
+        "method m(b: Bool, p: Perm)\n  requires b && p == 3/4\n{\n  assert !b\n}\n",
+    );
+    assert_eq!(variable(&c, "b"), "true");
+    assert_eq!(variable(&c, "p"), "3/4");
+}
+
+#[test]
+fn aliases_share_one_object_name_and_fields_show() {
+    let src = "field f: Int\nfield next: Ref\n\
+        method m(a: Ref, b: Ref, c: Ref)\n  requires acc(a.f) && acc(b.next) && c == a\n{\n  \
+        a.f := 3\n  b.next := a\n  assert b.next.f == 4\n}\n";
+    let c = only_counterexample("alias", src);
+    let a = variable(&c, "a").to_string();
+    assert_eq!(variable(&c, "c"), a);
+    assert_ne!(variable(&c, "b"), a);
+    assert!(
+        c.heap.contains(&(a.clone(), "f".into(), "3".into())),
+        "{c:?}"
+    );
+    let b = variable(&c, "b").to_string();
+    assert!(c.heap.contains(&(b, "next".into(), a)), "{c:?}");
+}
+
+#[test]
+fn null_is_named_null() {
+    let c = only_counterexample(
+        "null",
+        "method m(x: Ref)\n  requires x == null\n{\n  assert x != null\n}\n",
+    );
+    assert_eq!(variable(&c, "x"), "null");
+}
+
+#[test]
+fn the_heap_before_a_postcondition_is_consumed_is_shown() {
+    let src = "field f: Int\nmethod m(a: Ref)\n  requires acc(a.f) && a.f == 1\n  \
+        ensures acc(a.f) && a.f > old(a.f)\n{\n  a.f := a.f - 1\n}\n";
+    let c = only_counterexample("post", src);
+    let a = variable(&c, "a").to_string();
+    assert!(c.heap.contains(&(a, "f".into(), "0".into())), "{c:?}");
+}
+
+#[test]
+fn counterexamples_change_no_result() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "vpr"))
+        .collect();
+    files.sort();
+    for path in files {
+        let ids = |r: &FileReport| -> BTreeSet<(u32, String)> {
+            r.diagnostics
+                .iter()
+                .map(|d| (r.sources.start(d.span).line, d.id.clone()))
+                .collect()
+        };
+        let off = run(&path, false);
+        let on = run(&path, true);
+        assert_eq!(ids(&off), ids(&on), "{}", path.display());
+        assert_eq!(off.result, on.result, "{}", path.display());
+    }
+}
