@@ -110,3 +110,14 @@ fn counterexamples_change_no_result() {
         assert_eq!(off.result, on.result, "{}", path.display());
     }
 }
+
+#[test]
+fn sequences_show_their_elements() {
+    let src = "method m(s: Seq[Int], t: Seq[Ref], x: Ref)\n  \
+        requires |s| == 2 && s[0] == 4 && s[1] == 5 && t == Seq(x, x) && x != null\n{\n  \
+        assert s[0] == 5\n}\n";
+    let c = only_counterexample("seq", src);
+    assert_eq!(variable(&c, "s"), "Seq(4, 5)");
+    let x = variable(&c, "x").to_string();
+    assert_eq!(variable(&c, "t"), format!("Seq({x}, {x})"));
+}

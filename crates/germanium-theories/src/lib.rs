@@ -463,6 +463,31 @@ impl Theories {
         }
     }
 
+    /// The theory of the sequence sort `sort`, if it is one.
+    fn sequence_of_sort(&self, sort: &Sort) -> Option<&SeqTheory> {
+        let mut found: Vec<(&Type, &SeqTheory)> =
+            self.seqs.iter().filter(|(_, t)| t.sort == *sort).collect();
+        found.sort_by_key(|(ty, _)| ty.to_string());
+        found.first().map(|(_, t)| *t)
+    }
+
+    /// The element sort of the sequence sort `sort`, if it is one (for reading values back).
+    pub fn sequence_element(&self, sort: &Sort) -> Option<Sort> {
+        self.sequence_of_sort(sort).map(|t| t.elem.clone())
+    }
+
+    /// `|s|` for a term `s` of a sequence sort.
+    pub fn sequence_length(&self, s: Term) -> Option<Term> {
+        let th = self.sequence_of_sort(s.sort())?;
+        Some(th.length(s))
+    }
+
+    /// `s[i]` for a term `s` of a sequence sort.
+    pub fn sequence_index(&self, s: Term, i: Term) -> Option<Term> {
+        let th = self.sequence_of_sort(s.sort())?;
+        Some(th.index(s, i))
+    }
+
     /// Equality of two values of one sort as Viper's `==` sees them: for collections
     /// (found by the sort, where the type is not at hand) equal terms or extensionally
     /// equal ones, `=` otherwise.

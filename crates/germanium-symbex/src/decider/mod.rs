@@ -282,6 +282,41 @@ impl Decider {
         })
     }
 
+    /// Like [`Decider::refutes_or_explains`], with a second round of values inside the
+    /// same scope: `then` names more terms from the first round's values (a sequence's
+    /// elements once its length is known). The second round's values follow the first's.
+    pub fn refutes_or_explains_twice(
+        &mut self,
+        negation: &Term,
+        wanted: &[Term],
+        then: &dyn Fn(&[germanium_smt::Value]) -> Vec<Term>,
+    ) -> Result<Refutation, SolverError> {
+        self.solver.push()?;
+        let result = self
+            .solver
+            .assert(negation)
+            .and_then(|_| self.solver.check_sat(self.budget.limits()));
+        let explained = match &result {
+            Ok(SatResult::Unsat) | Err(_) => None,
+            Ok(_) => self.solver.get_value(wanted).ok().and_then(|mut first| {
+                let more = then(&first);
+                let second = self.solver.get_value(&more).ok()?;
+                first.extend(second);
+                Some(first)
+            }),
+        };
+        let popped = self.solver.pop(1);
+        let result = result?;
+        popped?;
+        Ok(match result {
+            SatResult::Unsat => Refutation::Proved,
+            answer => Refutation::NotProved {
+                answer,
+                values: explained,
+            },
+        })
+    }
+
     /// Whether the current path with `extra` may be feasible (`sat` or `unknown`).
     pub fn feasible(&mut self, extra: &Term) -> Result<bool, SolverError> {
         if extra.is_false() {

@@ -53,34 +53,74 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let Some(state) = self.member.model_state.clone() else {
             return Ok(None);
         };
-        let basic = |t: &Term| {
-            matches!(t.sort(), Sort::Int | Sort::Bool | Sort::Real) || *t.sort() == ref_sort()
-        };
+        let env = self.env;
+        let shown = |t: &Term| shown_kind(env, t.sort());
         let mut vars: Vec<(VarId, Term)> = state
             .store
             .iter()
-            .filter(|(_, t)| basic(t))
+            .filter(|(_, t)| shown(t).is_some())
             .map(|(v, t)| (*v, t.clone()))
             .collect();
         vars.sort_by_key(|(v, _)| *v);
         let fields: Vec<(String, Term, Term, Term)> = resources::held(&state.heap, None)
             .into_iter()
             .filter_map(|h| match (&h.resource, h.args.as_slice()) {
-                (Resource::Field(f), [r]) if basic(&h.snap) => {
+                (Resource::Field(f), [r]) if shown(&h.snap).is_some() => {
                     Some((f.clone(), r.clone(), h.snap.clone(), h.perm.is_positive()))
                 }
                 _ => None,
             })
             .collect();
-        let null = self.env.null.clone();
-        let mut wanted = vec![null];
-        wanted.extend(vars.iter().map(|(_, t)| t.clone()));
-        for (_, r, v, held) in &fields {
-            wanted.extend([r.clone(), v.clone(), held.clone()]);
+        // First round: null, each variable (a sequence by its length), and per field chunk
+        // its receiver, value (length) and whether it holds some permission.
+        let first_of = |t: &Term| match shown(t) {
+            Some(Kind::Seq(_)) => theories(env).and_then(|th| th.sequence_length(t.clone())),
+            _ => Some(t.clone()),
+        };
+        let mut values_of: Vec<Term> = vars.iter().map(|(_, t)| t.clone()).collect();
+        for (_, _, v, _) in &fields {
+            values_of.push(v.clone());
         }
+        let mut wanted = vec![self.env.null.clone()];
+        wanted.extend(vars.iter().filter_map(|(_, t)| first_of(t)));
+        for (_, r, v, held) in &fields {
+            wanted.push(r.clone());
+            wanted.extend(first_of(v));
+            wanted.push(held.clone());
+        }
+        // Second round: the first elements of each sequence, once its length is known.
+        let seq_positions: Vec<(usize, Term)> = {
+            let mut out = Vec::new();
+            let mut at = 1;
+            for (_, t) in &vars {
+                if matches!(shown(t), Some(Kind::Seq(_))) {
+                    out.push((at, t.clone()));
+                }
+                at += 1;
+            }
+            for (_, _, v, _) in &fields {
+                if matches!(shown(v), Some(Kind::Seq(_))) {
+                    out.push((at + 1, v.clone()));
+                }
+                at += 3;
+            }
+            out
+        };
+        let elements = |first: &[Value]| -> Vec<Term> {
+            let mut more = Vec::new();
+            for (at, s) in &seq_positions {
+                let (Some(th), Some(n)) = (theories(env), shown_length(&first[*at])) else {
+                    continue;
+                };
+                for i in 0..n.min(MAX_ELEMENTS) {
+                    more.extend(th.sequence_index(s.clone(), Term::int(i as i64)));
+                }
+            }
+            more
+        };
         let refutation = self
             .decider
-            .refutes_or_explains(negation, &wanted)
+            .refutes_or_explains_twice(negation, &wanted, &elements)
             .map_err(|e| self.solver_failed(e, span))?;
         let Refutation::NotProved {
             answer,
@@ -90,31 +130,108 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Ok(None);
         };
         let mut names = ObjectNames::new(values[0].clone());
+        let mut reader = Reader {
+            values: &values,
+            first: 1,
+            second: wanted.len(),
+        };
         let mut out = Counterexample {
             candidate: !matches!(answer, germanium_smt::SatResult::Sat),
             ..Counterexample::default()
         };
-        let mut at = 1;
         for (var, t) in &vars {
             let name = self.env.sem.var(*var).name.clone();
-            out.variables
-                .push((name, names.show(&values[at], *t.sort() == ref_sort())));
-            at += 1;
+            let value = reader.next_shown(shown(t), &mut names);
+            out.variables.push((name, value));
         }
         for (field, _, v, _) in &fields {
-            let (receiver, value, held) = (&values[at], &values[at + 1], &values[at + 2]);
-            at += 3;
+            let object = names.show(reader.next_first(), true);
+            let value = reader.next_shown(shown(v), &mut names);
+            let held = reader.next_first();
             if *held != Value::Bool(true) {
                 continue;
             }
-            let object = names.show(receiver, true);
-            let shown = names.show(value, *v.sort() == ref_sort());
             if !out.heap.iter().any(|(o, f, _)| *o == object && f == field) {
-                out.heap.push((object, field.clone(), shown));
+                out.heap.push((object, field.clone(), value));
             }
         }
         out.heap.sort();
         Ok(Some(out))
+    }
+}
+
+/// At most this many elements of a sequence are shown.
+const MAX_ELEMENTS: u64 = 10;
+
+/// How a value of a sort is shown: plainly (a reference by its object name), or as a
+/// sequence of such values.
+#[derive(Clone, Copy)]
+enum Kind {
+    Plain { reference: bool },
+    Seq(bool),
+}
+
+fn shown_kind(env: &crate::env::Env<'_>, sort: &Sort) -> Option<Kind> {
+    let plain = |s: &Sort| matches!(s, Sort::Int | Sort::Bool | Sort::Real) || *s == ref_sort();
+    if plain(sort) {
+        return Some(Kind::Plain {
+            reference: *sort == ref_sort(),
+        });
+    }
+    let elem = theories(env)?.sequence_element(sort)?;
+    plain(&elem).then_some(Kind::Seq(elem == ref_sort()))
+}
+
+fn theories<'x>(env: &'x crate::env::Env<'_>) -> Option<&'x germanium_theories::Theories> {
+    env.theories.as_ref()
+}
+
+/// A sequence length read from the model, if it is a small enough number.
+fn shown_length(value: &Value) -> Option<u64> {
+    match value {
+        Value::Int(i) => i.as_i128().and_then(|n| u64::try_from(n).ok()),
+        _ => None,
+    }
+}
+
+/// Reads the two rounds of values in the order they were asked for.
+struct Reader<'v> {
+    values: &'v [Value],
+    /// Next value of the first round, and of the second (after the first).
+    first: usize,
+    second: usize,
+}
+
+impl<'v> Reader<'v> {
+    fn next_first(&mut self) -> &'v Value {
+        self.first += 1;
+        &self.values[self.first - 1]
+    }
+
+    fn next_shown(&mut self, kind: Option<Kind>, names: &mut ObjectNames) -> String {
+        match kind {
+            Some(Kind::Seq(reference)) => {
+                let n = shown_length(self.next_first());
+                let Some(n) = n else {
+                    return "Seq(...)".into();
+                };
+                let shown = n.min(MAX_ELEMENTS) as usize;
+                let elems: Vec<String> = (0..shown)
+                    .map(|_| {
+                        let v = self.values.get(self.second).cloned();
+                        self.second += 1;
+                        v.map_or("?".into(), |v| names.show(&v, reference))
+                    })
+                    .collect();
+                let more = if (shown as u64) < n { ", ..." } else { "" };
+                format!("Seq({}{more})", elems.join(", "))
+            }
+            Some(Kind::Plain { reference }) => names.show(self.next_first(), reference),
+            None => {
+                self.first += 1;
+                "?".into()
+            }
+        }
     }
 }
 
