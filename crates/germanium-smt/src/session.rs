@@ -153,6 +153,19 @@ impl Solver {
         Ok(solver)
     }
 
+    /// A second solver process in the state this one is in (every declaration, option and
+    /// open scope replayed), without a log: queries asked there leave this one as it is.
+    pub fn fork(&self) -> Result<Solver, SolverError> {
+        let config = SolverConfig {
+            log: None,
+            ..self.config.clone()
+        };
+        let mut other = Solver::new(config)?;
+        other.frames = self.frames.clone();
+        other.replay()?;
+        Ok(other)
+    }
+
     /// The Z3 executable in use.
     pub fn z3_path(&self) -> &Path {
         &self.z3_path

@@ -282,39 +282,46 @@ impl Decider {
         })
     }
 
-    /// Like [`Decider::refutes_or_explains`], with a second round of values inside the
-    /// same scope: `then` names more terms from the first round's values (a sequence's
-    /// elements once its length is known). The second round's values follow the first's.
-    pub fn refutes_or_explains_twice(
-        &mut self,
+    /// Like [`Decider::refutes_or_explains`], asked of a second solver process in this
+    /// one's state (so this one, and every later answer of it, stays as it is), with a
+    /// second round of values: `then` names more terms from the first round's values (a
+    /// sequence's elements once its length is known) and facts that keep what chose them
+    /// (the length); the new terms are made terms of the query (each named by a constant)
+    /// so the solver's axioms about them apply, and all values come from one model, the
+    /// first round's followed by the second's.
+    pub fn explain_in_fork(
+        &self,
         negation: &Term,
         wanted: &[Term],
-        then: &dyn Fn(&[germanium_smt::Value]) -> Vec<Term>,
+        then: &dyn Fn(&[germanium_smt::Value]) -> (Vec<Term>, Vec<Term>),
     ) -> Result<Refutation, SolverError> {
-        self.solver.push()?;
-        let result = self
-            .solver
-            .assert(negation)
-            .and_then(|_| self.solver.check_sat(self.budget.limits()));
-        let explained = match &result {
-            Ok(SatResult::Unsat) | Err(_) => None,
-            Ok(_) => self.solver.get_value(wanted).ok().and_then(|mut first| {
-                let more = then(&first);
-                let second = self.solver.get_value(&more).ok()?;
-                first.extend(second);
-                Some(first)
-            }),
-        };
-        let popped = self.solver.pop(1);
-        let result = result?;
-        popped?;
-        Ok(match result {
-            SatResult::Unsat => Refutation::Proved,
-            answer => Refutation::NotProved {
-                answer,
-                values: explained,
-            },
-        })
+        let mut fork = self.solver.fork()?;
+        fork.push()?;
+        fork.assert(negation)?;
+        let answer = fork.check_sat(self.budget.limits())?;
+        if answer == SatResult::Unsat {
+            return Ok(Refutation::Proved);
+        }
+        let mut values = fork.get_value(wanted).ok();
+        if let Some(first) = &values {
+            let (more, pinned) = then(first);
+            if !more.is_empty() {
+                let mut facts = pinned;
+                for (i, t) in more.iter().enumerate() {
+                    let name =
+                        FunDecl::constant(Symbol::user(&format!("sx.ce.{i}")), t.sort().clone());
+                    fork.declare_fun(&name)?;
+                    facts.push(Term::eq(Term::constant(&name), t.clone()));
+                }
+                fork.assert(&Term::and(facts))?;
+                let again = fork.check_sat(self.budget.limits())?;
+                let all: Vec<Term> = wanted.iter().chain(&more).cloned().collect();
+                values = (again != SatResult::Unsat)
+                    .then(|| fork.get_value(&all).ok())
+                    .flatten();
+            }
+        }
+        Ok(Refutation::NotProved { answer, values })
     }
 
     /// Whether the current path with `extra` may be feasible (`sat` or `unknown`).

@@ -6,8 +6,10 @@
 //! consumed (`note_state`, only with counterexamples on). Shown are the variables with
 //! values of basic types (`Int`, `Bool`, `Perm`, `Ref`) and the field values of the
 //! locations the state holds some permission to; references are named `o1`, `o2`, ... in
-//! order of first appearance, so aliases show as one name. Asking for them re-runs the
-//! failing query once more with `get-value`: it never changes a result.
+//! order of first appearance, so aliases show as one name. The failing query is asked
+//! again of a second solver process in the same state (`Decider::explain_in_fork`), so
+//! the worker's own solver, and every later answer, stays as it is: turning
+//! counterexamples on never changes a result.
 
 use std::collections::HashMap;
 
@@ -106,21 +108,25 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             out
         };
-        let elements = |first: &[Value]| -> Vec<Term> {
-            let mut more = Vec::new();
+        let elements = |first: &[Value]| -> (Vec<Term>, Vec<Term>) {
+            let (mut more, mut pinned) = (Vec::new(), Vec::new());
             for (at, s) in &seq_positions {
                 let (Some(th), Some(n)) = (theories(env), shown_length(&first[*at])) else {
                     continue;
                 };
+                pinned.extend(
+                    th.sequence_length(s.clone())
+                        .map(|len| Term::eq(len, Term::int(n as i64))),
+                );
                 for i in 0..n.min(MAX_ELEMENTS) {
                     more.extend(th.sequence_index(s.clone(), Term::int(i as i64)));
                 }
             }
-            more
+            (more, pinned)
         };
         let refutation = self
             .decider
-            .refutes_or_explains_twice(negation, &wanted, &elements)
+            .explain_in_fork(negation, &wanted, &elements)
             .map_err(|e| self.solver_failed(e, span))?;
         let Refutation::NotProved {
             answer,
