@@ -32,6 +32,10 @@ pub enum Refutation {
     },
 }
 
+/// From the values of a first round, more terms to read and facts keeping what chose them
+/// (see [`Decider::explain_in_fork`]).
+pub type SecondRound<'a> = dyn Fn(&[germanium_smt::Value]) -> (Vec<Term>, Vec<Term>) + 'a;
+
 /// A solver session and what this worker knows about it.
 pub struct Decider {
     solver: Solver,
@@ -293,7 +297,7 @@ impl Decider {
         &self,
         negation: &Term,
         wanted: &[Term],
-        then: &dyn Fn(&[germanium_smt::Value]) -> (Vec<Term>, Vec<Term>),
+        then: &SecondRound<'_>,
     ) -> Result<Refutation, SolverError> {
         let mut fork = self.solver.fork()?;
         fork.push()?;
