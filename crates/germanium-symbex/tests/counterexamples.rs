@@ -121,3 +121,16 @@ fn sequences_show_their_elements() {
     let x = variable(&c, "x").to_string();
     assert_eq!(variable(&c, "t"), format!("Seq({x}, {x})"));
 }
+
+#[test]
+fn old_values_are_shown_where_the_check_reads_them() {
+    let src = "field f: Int\nmethod m(a: Ref)\n  requires acc(a.f) && a.f == 1\n  \
+        ensures acc(a.f) && a.f > old(a.f)\n{\n  a.f := a.f - 1\n}\n";
+    let c = only_counterexample("old", src);
+    let a = variable(&c, "a").to_string();
+    assert!(
+        c.old_heap.contains(&(a.clone(), "f".into(), "1".into())),
+        "{c:?}"
+    );
+    assert!(c.heap.contains(&(a, "f".into(), "0".into())), "{c:?}");
+}

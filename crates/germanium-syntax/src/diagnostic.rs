@@ -44,6 +44,8 @@ pub struct Counterexample {
     pub variables: Vec<(String, String)>,
     /// Object, field and value, by object then field.
     pub heap: Vec<(String, String, String)>,
+    /// The same in the method's pre-state (`old`), where the check refers to it.
+    pub old_heap: Vec<(String, String, String)>,
 }
 
 impl Diagnostic {

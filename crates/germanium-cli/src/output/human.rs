@@ -57,6 +57,9 @@ fn counterexample(c: &germanium_syntax::Counterexample) -> String {
     for (object, field, value) in &c.heap {
         out.push_str(&format!("\n  {object}.{field} = {value}"));
     }
+    for (object, field, value) in &c.old_heap {
+        out.push_str(&format!("\n  old({object}.{field}) = {value}"));
+    }
     out
 }
 

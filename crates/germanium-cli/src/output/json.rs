@@ -37,6 +37,8 @@ struct JsonCounterexample<'a> {
     candidate: bool,
     variables: Vec<JsonVariable<'a>>,
     heap: Vec<JsonField<'a>>,
+    /// The pre-state's field values, where the check refers to `old`.
+    old_heap: Vec<JsonField<'a>>,
 }
 
 #[derive(Serialize)]
@@ -50,6 +52,16 @@ struct JsonField<'a> {
     object: &'a str,
     field: &'a str,
     value: &'a str,
+}
+
+fn fields(heap: &[(String, String, String)]) -> Vec<JsonField<'_>> {
+    heap.iter()
+        .map(|(object, field, value)| JsonField {
+            object,
+            field,
+            value,
+        })
+        .collect()
 }
 
 /// The JSON line for one report (without the trailing newline).
@@ -79,15 +91,8 @@ pub fn render(report: &FileReport) -> String {
                         .iter()
                         .map(|(name, value)| JsonVariable { name, value })
                         .collect(),
-                    heap: c
-                        .heap
-                        .iter()
-                        .map(|(object, field, value)| JsonField {
-                            object,
-                            field,
-                            value,
-                        })
-                        .collect(),
+                    heap: fields(&c.heap),
+                    old_heap: fields(&c.old_heap),
                 }),
             }
         })

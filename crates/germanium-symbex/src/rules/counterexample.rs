@@ -20,13 +20,15 @@ use germanium_syntax::{Counterexample, Span};
 use crate::decider::Refutation;
 use crate::resources;
 use crate::rules::context::{Verifier, R};
-use crate::state::{Heap, Resource, State};
+use crate::state::{Heap, Resource, State, PRE_STATE};
 
 /// The state a counterexample is read from.
 #[derive(Clone, Debug, Default)]
 pub struct ModelState {
     pub store: HashMap<VarId, Term>,
     pub heap: Heap,
+    /// The method's pre-state heap, if there is one.
+    pub old_heap: Option<Heap>,
 }
 
 impl<'e, 'a> Verifier<'e, 'a> {
@@ -42,14 +44,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
             self.member.model_state = Some(ModelState {
                 store: st.store.clone(),
                 heap: heap.clone(),
+                old_heap: st.old_heaps.get(PRE_STATE).cloned(),
             });
         }
     }
 
-    /// The values of the recorded state in a model of the failing query `negation`.
+    /// The values of the recorded state in a model of the failing query `negation` (and
+    /// of its pre-state's heap, with `with_old`).
     pub(crate) fn counterexample(
         &mut self,
         negation: &Term,
+        with_old: bool,
         span: Span,
     ) -> R<Option<Counterexample>> {
         let Some(state) = self.member.model_state.clone() else {
@@ -64,15 +69,25 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .map(|(v, t)| (*v, t.clone()))
             .collect();
         vars.sort_by_key(|(v, _)| *v);
-        let fields: Vec<(String, Term, Term, Term)> = resources::held(&state.heap, None)
-            .into_iter()
-            .filter_map(|h| match (&h.resource, h.args.as_slice()) {
-                (Resource::Field(f), [r]) if shown(&h.snap).is_some() => {
-                    Some((f.clone(), r.clone(), h.snap.clone(), h.perm.is_positive()))
-                }
-                _ => None,
-            })
-            .collect();
+        let fields_of = |heap: &Heap, old: bool| -> Vec<(bool, String, Term, Term, Term)> {
+            resources::held(heap, None)
+                .into_iter()
+                .filter_map(|h| match (&h.resource, h.args.as_slice()) {
+                    (Resource::Field(f), [r]) if shown(&h.snap).is_some() => Some((
+                        old,
+                        f.clone(),
+                        r.clone(),
+                        h.snap.clone(),
+                        h.perm.is_positive(),
+                    )),
+                    _ => None,
+                })
+                .collect()
+        };
+        let mut fields = fields_of(&state.heap, false);
+        if let (true, Some(old)) = (with_old, &state.old_heap) {
+            fields.extend(fields_of(old, true));
+        }
         // First round: null, each variable (a sequence by its length), and per field chunk
         // its receiver, value (length) and whether it holds some permission.
         let first_of = |t: &Term| match shown(t) {
@@ -80,12 +95,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
             _ => Some(t.clone()),
         };
         let mut values_of: Vec<Term> = vars.iter().map(|(_, t)| t.clone()).collect();
-        for (_, _, v, _) in &fields {
+        for (_, _, _, v, _) in &fields {
             values_of.push(v.clone());
         }
         let mut wanted = vec![self.env.null.clone()];
         wanted.extend(vars.iter().filter_map(|(_, t)| first_of(t)));
-        for (_, r, v, held) in &fields {
+        for (_, _, r, v, held) in &fields {
             wanted.push(r.clone());
             wanted.extend(first_of(v));
             wanted.push(held.clone());
@@ -100,7 +115,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 }
                 at += 1;
             }
-            for (_, _, v, _) in &fields {
+            for (_, _, _, v, _) in &fields {
                 if matches!(shown(v), Some(Kind::Seq(_))) {
                     out.push((at + 1, v.clone()));
                 }
@@ -150,18 +165,24 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let value = reader.next_shown(shown(t), &mut names);
             out.variables.push((name, value));
         }
-        for (field, _, v, _) in &fields {
+        for (old, field, _, v, _) in &fields {
             let object = names.show(reader.next_first(), true);
             let value = reader.next_shown(shown(v), &mut names);
             let held = reader.next_first();
             if *held != Value::Bool(true) {
                 continue;
             }
-            if !out.heap.iter().any(|(o, f, _)| *o == object && f == field) {
-                out.heap.push((object, field.clone(), value));
+            let heap = if *old {
+                &mut out.old_heap
+            } else {
+                &mut out.heap
+            };
+            if !heap.iter().any(|(o, f, _)| *o == object && f == field) {
+                heap.push((object, field.clone(), value));
             }
         }
         out.heap.sort();
+        out.old_heap.sort();
         Ok(Some(out))
     }
 }
