@@ -100,12 +100,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 }
                 self.exec_sides(st, s, &c, feasible, k)
             }
-            StmtKind::While {
-                cond,
-                invariants,
-                decreases,
-                body,
-            } => self.exec_while(st, s, cond, invariants, decreases, &body.stmts, k),
+            StmtKind::While { .. } => self.exec_while(st, s, k),
             StmtKind::Goto(label) => {
                 if !self.feasible(Term::tt(), s.span)? {
                     return Ok(());
@@ -572,23 +567,22 @@ impl<'e, 'a> Verifier<'e, 'a> {
         })
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn exec_while(
-        &mut self,
-        st: State,
-        s: &Stmt,
-        cond: &Expr,
-        invariants: &[Expr],
-        decreases: &[germanium_syntax::ast::Decreases],
-        body: &[Stmt],
-        k: &mut Cont<'_, 'e, 'a>,
-    ) -> R<()> {
+    fn exec_while(&mut self, st: State, s: &Stmt, k: &mut Cont<'_, 'e, 'a>) -> R<()> {
+        let StmtKind::While {
+            cond,
+            invariants,
+            decreases,
+            body,
+        } = &s.kind
+        else {
+            return Err(self.unsupported(s.span, "this loop"));
+        };
         // The loop's `rd`: chosen on entry, as small as its invariant needs; the same in
         // the body and after the loop.
         let read = self.choose_read_amount(s.span)?;
         let after = self.with_modes(
             |m| m.read_amount = read.clone().or(m.read_amount.take()),
-            |v| v.exec_loop(st, s, cond, invariants, decreases, body),
+            |v| v.exec_loop(st, s, cond, invariants, decreases, &body.stmts),
         )?;
         k(self, after)
     }
