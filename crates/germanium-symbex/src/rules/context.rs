@@ -317,7 +317,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if self.env.counterexamples {
             let negation = Term::not(Term::implies(self.guard(), fact.clone()));
             let with_old = mentions_old(offending);
-            let found = self.counterexample(&negation, with_old, offending.span)?;
+            let found = self.counterexample(&negation, with_old);
             if let (Some(ce), Some(error)) = (found, self.errors.last_mut()) {
                 error.counterexample = Some(Box::new(ce));
             }

@@ -15,11 +15,11 @@ use std::collections::HashMap;
 
 use germanium_semantics::VarId;
 use germanium_smt::{RealLit, Sort, Term, Value};
-use germanium_syntax::{Counterexample, Span};
+use germanium_syntax::Counterexample;
 
 use crate::decider::Refutation;
 use crate::resources;
-use crate::rules::context::{Verifier, R};
+use crate::rules::context::Verifier;
 use crate::state::{Heap, Resource, State, PRE_STATE};
 
 /// The state a counterexample is read from.
@@ -55,11 +55,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         &mut self,
         negation: &Term,
         with_old: bool,
-        span: Span,
-    ) -> R<Option<Counterexample>> {
-        let Some(state) = self.member.model_state.clone() else {
-            return Ok(None);
-        };
+    ) -> Option<Counterexample> {
+        let state = self.member.model_state.clone()?;
         let env = self.env;
         let shown = |t: &Term| shown_kind(env, t.sort());
         let mut vars: Vec<(VarId, Term)> = state
@@ -139,16 +136,18 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             (more, pinned)
         };
+        // A forked solver that fails (cannot start, dies) gives no counterexample; the
+        // result stays what the worker's own solver decided.
         let refutation = self
             .decider
             .explain_in_fork(negation, &wanted, &elements)
-            .map_err(|e| self.solver_failed(e, span))?;
+            .ok()?;
         let Refutation::NotProved {
             answer,
             values: Some(values),
         } = refutation
         else {
-            return Ok(None);
+            return None;
         };
         let mut names = ObjectNames::new(values[0].clone());
         let mut reader = Reader {
@@ -183,7 +182,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         out.heap.sort();
         out.old_heap.sort();
-        Ok(Some(out))
+        Some(out)
     }
 }
 
