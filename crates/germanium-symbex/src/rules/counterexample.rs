@@ -91,10 +91,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
             Some(Kind::Seq(_)) => theories(env).and_then(|th| th.sequence_length(t.clone())),
             _ => Some(t.clone()),
         };
-        let mut values_of: Vec<Term> = vars.iter().map(|(_, t)| t.clone()).collect();
-        for (_, _, _, v, _) in &fields {
-            values_of.push(v.clone());
-        }
         let mut wanted = vec![self.env.null.clone()];
         wanted.extend(vars.iter().filter_map(|(_, t)| first_of(t)));
         for (_, _, r, v, held) in &fields {

@@ -17,13 +17,15 @@
 //! bounds can be met; nothing else about read amounts is assumed, and nothing branches
 //! in the solver.
 
-use germanium_smt::{FunDecl, Op, RealLit, Sort, Symbol, Term, TermKind};
+use germanium_smt::{Op, RealLit, Sort, Symbol, Term, TermKind};
 use germanium_syntax::ast::{Expr, ExprKind, ReadPermKind};
 use germanium_syntax::Span;
 
 use crate::errors::ErrorContext;
 use crate::rules::context::{Verifier, R};
-use crate::state::read_levels::{LinearAmount, ReadAmounts, ReadClass, ReadLevel};
+use crate::state::read_levels::{
+    epsilon_decl, global_decl, token_decl, LinearAmount, ReadAmounts, ReadClass, ReadLevel,
+};
 use crate::state::{Heap, Permission, State};
 
 /// Whether `x` as a whole amount is some positive amount chosen where it is taken or
@@ -32,31 +34,6 @@ pub(crate) fn is_wildcard(x: &Expr) -> bool {
     matches!(
         x.kind,
         ExprKind::Wildcard | ExprKind::ReadPerm(ReadPermKind::Rdw)
-    )
-}
-
-/// ε, the unit of `rdc(n)` (one for all members: its only facts are bounds from above).
-fn epsilon() -> Term {
-    Term::constant(&FunDecl::constant(
-        Symbol::user("sx.arp.epsilon"),
-        Sort::Real,
-    ))
-}
-
-/// `globalRd`, the amount of `rd` in predicate bodies (one for all members).
-fn global() -> Term {
-    Term::constant(&FunDecl::constant(
-        Symbol::user("sx.arp.global"),
-        Sort::Real,
-    ))
-}
-
-/// The amount tied to a token (`rd_token(tk)`).
-fn token() -> FunDecl {
-    FunDecl::new(
-        Symbol::user("sx.arp.token"),
-        vec![Sort::named("Ref")],
-        Sort::Real,
     )
 }
 
@@ -76,16 +53,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Ok(());
         }
         let own = self.fresh("rd", Sort::Real, span)?;
-        let (eps, glob, tok) = (epsilon(), global(), token());
-        for decl in [
-            FunDecl::constant(Symbol::user("sx.arp.epsilon"), Sort::Real),
-            FunDecl::constant(Symbol::user("sx.arp.global"), Sort::Real),
-            tok.clone(),
-        ] {
+        for decl in [epsilon_decl(), global_decl(), token_decl()] {
             self.ensure_declared(&decl, span)?;
         }
         let t = Term::var(Symbol::user("t"), Sort::named("Ref"));
-        let at = Term::app(&tok, vec![t.clone()]);
+        let at = Term::app(&token_decl(), vec![t.clone()]);
         let tokens = Term::forall(
             vec![(Symbol::user("t"), Sort::named("Ref"))],
             strictly_between(&at),
@@ -93,17 +65,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
         );
         for fact in [
             strictly_between(&own),
-            strictly_between(&eps),
-            strictly_between(&glob),
+            strictly_between(&Term::constant(&epsilon_decl())),
+            strictly_between(&Term::constant(&global_decl())),
             tokens,
         ] {
             self.assume(fact, span)?;
         }
-        let reads = &mut self.member.reads;
-        reads.own = Some(own);
-        reads.epsilon = Some(eps);
-        reads.global = Some(glob);
-        reads.token = Some(tok);
+        self.member.reads.own = Some(own);
         Ok(())
     }
 
@@ -136,10 +104,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 (Some(t), _) | (None, Some(t)) => Ok(t.clone()),
                 (None, None) => Err(self.unsupported(e.span, "`rd` outside a method")),
             },
-            ReadPermKind::GlobalRd => Ok(global()),
+            ReadPermKind::GlobalRd => Ok(Term::constant(&global_decl())),
             ReadPermKind::Rdc(n) => {
                 let n = self.eval(st, heap, n, ctx)?;
-                Ok(Term::mul(vec![Term::to_real(n), epsilon()]))
+                Ok(Term::mul(vec![
+                    Term::to_real(n),
+                    Term::constant(&epsilon_decl()),
+                ]))
             }
             ReadPermKind::Rdw => {
                 // Inside a larger amount (as the whole amount it is a wildcard).
@@ -151,7 +122,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             ReadPermKind::RdToken(tk) | ReadPermKind::RdTokenFresh(tk) => {
                 let tk = self.eval(st, heap, tk, ctx)?;
-                let t = Term::app(&token(), vec![tk]);
+                let t = Term::app(&token_decl(), vec![tk]);
                 if matches!(kind, ReadPermKind::RdTokenFresh(_)) {
                     self.member.reads.born.push(t.clone());
                 }

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use germanium_smt::{FunDecl, Op, RealLit, Term, TermKind};
+use germanium_smt::{FunDecl, Op, RealLit, Sort, Symbol, Term, TermKind};
 
 /// The kind of a read amount, smallest first (the seed's levels).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -39,16 +39,33 @@ pub struct ReadLevel {
     pub order: i64,
 }
 
-/// The read-amount symbols of one member.
+/// ε, the unit of `rdc(n)`: one symbol for every member (its only facts are its bounds and
+/// bounds from above).
+pub fn epsilon_decl() -> FunDecl {
+    FunDecl::constant(Symbol::user("sx.arp.epsilon"), Sort::Real)
+}
+
+/// `globalRd`, the amount of `rd` in predicate bodies: one symbol for every member.
+pub fn global_decl() -> FunDecl {
+    FunDecl::constant(Symbol::user("sx.arp.global"), Sort::Real)
+}
+
+/// The amount tied to a token (`rd_token(tk)`).
+pub fn token_decl() -> FunDecl {
+    FunDecl::new(
+        Symbol::user("sx.arp.token"),
+        vec![Sort::named("Ref")],
+        Sort::Real,
+    )
+}
+
+/// The read-amount symbols of one member besides the fixed ones (ε, `globalRd`, tokens).
 #[derive(Clone, Debug, Default)]
 pub struct ReadAmounts {
-    /// The method's own `rd`, ε, `globalRd` and the token function (made at the member's
-    /// start where the program uses read permissions).
+    /// The method's own `rd` (made at the member's start where the program uses read
+    /// permissions).
     pub own: Option<Term>,
-    pub epsilon: Option<Term>,
-    pub global: Option<Term>,
-    pub token: Option<FunDecl>,
-    /// Every other read-amount symbol and its level.
+    /// Every fresh and `rdw` amount, with its level.
     pub levels: HashMap<Term, ReadLevel>,
     /// Amounts that are chosen where they first occur (`rdw` inside an amount,
     /// `rd_token_fresh`), in order: a consumption may bound those made while its amount was
@@ -62,21 +79,17 @@ impl ReadAmounts {
     /// The level of `t` if it is a read-amount symbol (or a token's amount).
     pub fn level(&self, t: &Term) -> Option<ReadLevel> {
         let fixed = |class| Some(ReadLevel { class, order: 0 });
-        if Some(t) == self.epsilon.as_ref() {
-            return fixed(ReadClass::Epsilon);
-        }
-        if Some(t) == self.own.as_ref() {
-            return fixed(ReadClass::Context);
-        }
-        if Some(t) == self.global.as_ref() {
-            return fixed(ReadClass::Global);
-        }
-        if let (TermKind::App(f, _), Some(token)) = (t.kind(), &self.token) {
-            if f == token {
-                return fixed(ReadClass::Token);
+        match t.kind() {
+            TermKind::App(f, args) if args.is_empty() && *f == epsilon_decl() => {
+                fixed(ReadClass::Epsilon)
             }
+            TermKind::App(f, args) if args.is_empty() && *f == global_decl() => {
+                fixed(ReadClass::Global)
+            }
+            TermKind::App(f, _) if *f == token_decl() => fixed(ReadClass::Token),
+            _ if Some(t) == self.own.as_ref() => fixed(ReadClass::Context),
+            _ => self.levels.get(t).copied(),
         }
-        self.levels.get(t).copied()
     }
 
     /// Records a new fresh or `rdw` amount `t`: smaller than every earlier one of its class.
@@ -283,7 +296,6 @@ fn inverse(value: &RealLit) -> Option<RealLit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use germanium_smt::{Sort, Symbol};
 
     fn constant(name: &str) -> Term {
         Term::constant(&FunDecl::constant(Symbol::user(name), Sort::Real))
@@ -316,11 +328,11 @@ mod tests {
     #[test]
     fn newer_fresh_amounts_are_smaller_and_epsilon_smallest() {
         let mut amounts = ReadAmounts::default();
-        let (a, b, e) = (constant("a"), constant("b"), constant("eps"));
+        let (a, b) = (constant("a"), constant("b"));
         amounts.add_chosen(a.clone(), ReadClass::Fresh);
         amounts.add_chosen(b.clone(), ReadClass::Fresh);
         assert!(amounts.level(&b) < amounts.level(&a));
-        amounts.epsilon = Some(e.clone());
+        let e = Term::constant(&epsilon_decl());
         assert!(amounts.level(&e) < amounts.level(&b));
     }
 
