@@ -316,8 +316,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.report(context, reason, offending);
         if self.env.counterexamples {
             let negation = Term::not(Term::implies(self.guard(), fact.clone()));
-            let with_old = mentions_old(offending);
-            let found = self.counterexample(&negation, with_old);
+            let found = self.counterexample(&negation, offending);
             if let (Some(ce), Some(error)) = (found, self.errors.last_mut()) {
                 error.counterexample = Some(Box::new(ce));
             }
@@ -370,13 +369,4 @@ impl<'e, 'a> Verifier<'e, 'a> {
             None => Err(self.unsupported(e.span, "an expression without a type")),
         }
     }
-}
-
-/// Whether `e` reads the method's pre-state (`old(..)`).
-fn mentions_old(e: &Expr) -> bool {
-    let mut found = false;
-    germanium_semantics::visit::walk_expr(e, &mut |x| {
-        found |= matches!(x.kind, germanium_syntax::ast::ExprKind::Old(None, _))
-    });
-    found
 }

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 
 use germanium_semantics::VarId;
 use germanium_smt::{RealLit, Sort, Term, Value};
+use germanium_syntax::ast::{Expr, ExprKind};
 use germanium_syntax::Counterexample;
 
 use crate::decider::Refutation;
@@ -50,13 +51,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// The values of the recorded state in a model of the failing query `negation` (and
-    /// of its pre-state's heap, with `with_old`).
+    /// of its pre-state's heap where the failing assertion `offending` reads `old(..)`).
     pub(crate) fn counterexample(
         &mut self,
         negation: &Term,
-        with_old: bool,
+        offending: &Expr,
     ) -> Option<Counterexample> {
         let state = self.member.model_state.clone()?;
+        let with_old = mentions_old(offending);
         let env = self.env;
         let shown = |t: &Term| shown_kind(env, t.sort());
         let mut vars: Vec<(VarId, Term)> = state
@@ -255,6 +257,15 @@ impl<'v> Reader<'v> {
             }
         }
     }
+}
+
+/// Whether `e` reads the method's pre-state (`old(..)`).
+fn mentions_old(e: &Expr) -> bool {
+    let mut found = false;
+    germanium_semantics::visit::walk_expr(e, &mut |x| {
+        found |= matches!(x.kind, ExprKind::Old(None, _))
+    });
+    found
 }
 
 fn ref_sort() -> Sort {

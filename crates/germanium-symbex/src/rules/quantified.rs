@@ -291,15 +291,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
             self.extract_quantified(&mut st.heap, &resource, &rs, &needed, &to_somewhere, e.span)?;
             let total = resources::perm_of(&st.heap, &resource, &somewhere);
             let here = Permission(substitute(&needed.0, &to_somewhere));
-            let uniform = !access
-                .at
-                .iter()
-                .any(|a| crate::rules::triggers::mentions(&access.amount.0, a));
-            if !access.some && uniform {
-                // The same amount at every location: read amounts in it may be chosen small.
-                let amount = access.amount.clone();
+            // The same amount at every location: read amounts in it may be chosen small.
+            let uniform = match (self.env.read_permissions, access.some) {
+                (true, false) => access.uniform_amount().cloned(),
+                _ => None,
+            };
+            if let Some(amount) = &uniform {
                 self.under(here.is_positive(), |v| {
-                    v.bound_read_amounts_everywhere(&total, &amount, e.span)
+                    v.bound_read_amounts_everywhere(&total, amount, e.span)
                 })?;
             }
             let enough = if access.some {
@@ -315,7 +314,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     &needed,
                     &here,
                     &somewhere,
-                    uniform.then_some(&access.amount),
+                    uniform.as_ref(),
                     e,
                 )?
             {
@@ -726,11 +725,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let (c, p) = (&access.cond, &access.amount);
         if let Some(x) = access.amount_expr {
             // The same amount everywhere: read amounts in it may be taken small.
-            if !access
-                .at
-                .iter()
-                .any(|a| crate::rules::triggers::mentions(&p.0, a))
-            {
+            if let (true, Some(p)) = (self.env.read_permissions, access.uniform_amount()) {
                 self.bound_read_amounts(p, &Permission::none(), x.span)?;
             }
             self.check(

@@ -187,6 +187,16 @@ impl Access<'_> {
         triggers::infer_in(&symbols, &parts)
     }
 
+    /// The amount, where it is the same at every location (mentions none of the
+    /// variables): read amounts in it may be bounded for all locations at once.
+    pub(crate) fn uniform_amount(&self) -> Option<&Permission> {
+        let varies = self
+            .at
+            .iter()
+            .any(|a| triggers::mentions(&self.amount.0, a));
+        (!varies).then_some(&self.amount)
+    }
+
     /// Whether the resource is a field (whose receivers are not null where held).
     pub(crate) fn is_field(&self) -> bool {
         matches!(self.resource, Resource::Field(_))
