@@ -87,6 +87,13 @@ pub struct RunArgs {
     /// query (objects named o1, o2, ...). Never changes a result.
     #[arg(long = "counterexample")]
     pub counterexample: bool,
+
+    /// Write the execution log to FILE as JSON Lines: a record per evaluate, produce,
+    /// consume, execute and branch step, with its source place, the state it applies to,
+    /// and the failed checks with their unproved queries (docs/execution-log.md). Never
+    /// changes a result.
+    #[arg(long = "trace", value_name = "FILE")]
+    pub trace: Option<PathBuf>,
 }
 
 /// A positive number of seconds, possibly fractional.

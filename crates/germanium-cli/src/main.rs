@@ -46,7 +46,23 @@ fn main() -> ExitCode {
     // Workers send (input index, report); reports are printed as soon as all earlier ones are.
     let (sender, receiver) = mpsc::channel::<(usize, FileReport)>();
     let files = args.files.clone();
-    let options = args.options(mode);
+    let mut options = args.options(mode);
+    let trace = match &args.trace {
+        Some(path) => match germanium_trace_log::Writer::create(path) {
+            Ok(writer) => {
+                options.trace = Some(writer.sinks());
+                Some((path, writer))
+            }
+            Err(err) => {
+                eprintln!(
+                    "germanium: error: cannot write the execution log `{}`: {err}",
+                    path.display()
+                );
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
     pool.spawn(move || {
         files
             .par_iter()
@@ -82,6 +98,13 @@ fn main() -> ExitCode {
     if next != args.files.len() {
         eprintln!("germanium: error: a worker thread died before reporting");
         return ExitCode::from(2);
+    }
+    if let Some((path, writer)) = trace {
+        if let Err(err) = writer.finish() {
+            let path = path.display();
+            eprintln!("germanium: error: the execution log `{path}` is incomplete: {err}");
+            return ExitCode::from(2);
+        }
     }
     match worst {
         Outcome::Verified => ExitCode::SUCCESS,

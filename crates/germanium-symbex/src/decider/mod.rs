@@ -231,6 +231,11 @@ impl Decider {
         self.pcs.above(depth)
     }
 
+    /// Every fact on the current path, outermost first (for the execution log).
+    pub fn path_facts(&self) -> impl Iterator<Item = &Term> {
+        self.pcs.all()
+    }
+
     /// The facts assumed in the innermost scope.
     pub fn innermost_assumptions(&self) -> &[Term] {
         self.pcs.innermost()

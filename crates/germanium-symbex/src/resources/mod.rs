@@ -16,6 +16,7 @@
 mod join;
 mod linear;
 mod location;
+mod views;
 
 use std::collections::{HashMap, HashSet};
 
@@ -27,6 +28,7 @@ use crate::state::{Chunk, Heap, Owners, Permission, Resource};
 use location::{amount_for, is_location, take_for, value_for, write_for};
 
 pub use join::{join, join_value, Definitions};
+pub use views::chunk_views;
 
 /// Whether two argument lists are the same terms (the solver's `=`).
 pub fn same_args(a: &[Term], b: &[Term]) -> Term {

@@ -21,7 +21,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
         a: &Expr,
         ctx: &ErrorContext,
     ) -> R<()> {
-        self.trace(Step::Consume, a.span, String::new);
+        let view = self.view_of(st, &st.heap);
+        self.traced(Step::Consume, a.span, view, String::new, |v| {
+            v.consume_step(st, eval_heap, a, ctx)
+        })
+    }
+
+    fn consume_step(
+        &mut self,
+        st: &mut State,
+        eval_heap: &Heap,
+        a: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<()> {
         self.note_state_with(st, eval_heap);
         if let Some(pa) = self.as_predicate_access(a) {
             let born = self.member.reads.born.len();

@@ -13,7 +13,7 @@ use crate::decider::{Budget, Decider};
 use crate::env::Env;
 use crate::errors::{make_error, ErrorContext, Reason, VerificationError};
 use crate::state::{Modes, Permission};
-use crate::trace::{NoTrace, Record, Sink, Step};
+use crate::trace::{NoTrace, Sink};
 
 /// Why the exploration of a path stopped early.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,6 +89,8 @@ pub struct MemberState<'a> {
     pub reads: crate::state::read_levels::ReadAmounts,
     /// The state checks are made in, for counterexamples (see `rules::counterexample`).
     pub model_state: Option<crate::rules::counterexample::ModelState>,
+    /// What the execution log was given in this member (see `rules::trace_scope`).
+    pub trace: crate::rules::trace_scope::TraceMemo,
 }
 
 /// One worker: a solver session and the state of the member being verified.
@@ -151,21 +153,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
         r
     }
 
-    /// Records a step of symbolic execution in the execution log; `detail` is only built
-    /// when a log is on.
-    pub fn trace(&mut self, step: Step, span: Span, detail: impl FnOnce() -> String) {
-        if self.trace.enabled() {
-            let detail = detail();
-            let depth = self.decider.depth();
-            self.trace.record(&Record {
-                step,
-                span,
-                detail: &detail,
-                depth,
-            });
-        }
-    }
-
     /// Turns a solver failure into an internal error on `span`.
     pub fn solver_failed(&mut self, err: SolverError, span: Span) -> Abort {
         self.errors.push(Diagnostic::new(
@@ -210,6 +197,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             ));
         }
         if !self.errors.contains(&diagnostic) {
+            self.trace_failure(&diagnostic.id, &diagnostic.message, diagnostic.span);
             self.errors.push(diagnostic);
         }
     }
@@ -286,9 +274,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
             Some(facts) => Term::and(std::iter::once(self.guard()).chain(facts)),
             None => Term::not(goal),
         };
-        self.decider
+        let proved = self
+            .decider
             .refutes(&negation)
-            .map_err(|e| self.solver_failed(e, span))
+            .map_err(|e| self.solver_failed(e, span))?;
+        if !proved && self.trace.enabled() {
+            self.member.trace.unproved = Some(negation);
+        }
+        Ok(proved)
     }
 
     /// Whether the current path may be feasible (`sat` or `unknown`).

@@ -25,7 +25,12 @@ const TRIGGER_CHOICES: usize = 2;
 impl<'e, 'a> Verifier<'e, 'a> {
     /// Evaluates `e` in state `st`, reading fields from `heap`.
     pub fn eval(&mut self, st: &State, heap: &Heap, e: &Expr, ctx: &ErrorContext) -> R<Term> {
-        self.trace(Step::Evaluate, e.span, String::new);
+        self.traced(Step::Evaluate, e.span, None, String::new, |v| {
+            v.eval_step(st, heap, e, ctx)
+        })
+    }
+
+    fn eval_step(&mut self, st: &State, heap: &Heap, e: &Expr, ctx: &ErrorContext) -> R<Term> {
         match &e.kind {
             ExprKind::IntLit(text) => match Term::int_from_text(text) {
                 Some(t) => Ok(t),
@@ -315,9 +320,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// Runs `f` with `cond` added to the guards.
     pub fn under<T>(&mut self, cond: Term, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
-        self.trace(Step::Branch, germanium_syntax::Span::default(), || {
-            format!("under {cond}")
-        });
+        let span = germanium_syntax::Span::default();
+        let shown = cond.clone();
+        let detail = || format!("under {shown}");
+        self.traced(Step::Branch, span, None, detail, |v| v.under_step(cond, f))
+    }
+
+    fn under_step<T>(&mut self, cond: Term, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
         // A guard the path already assumes changes nothing: leaving it out keeps amounts
         // and facts unconditional (so, e.g., two full chunks of one field are seen distinct).
         if self.decider.assumes_literally(&cond) {

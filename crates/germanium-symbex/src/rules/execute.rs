@@ -57,14 +57,23 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 });
             }
             self.note_state(&st);
-            self.step(&mut st, first)?;
+            let view = self.view_of(&st, &st.heap);
+            self.traced(Step::Execute, first.span, view, String::new, |v| {
+                v.step(&mut st, first)
+            })?;
             rest = tail;
         }
         k(self, st)
     }
 
-    fn exec_stmt(&mut self, mut st: State, s: &Stmt, k: &mut Cont<'_, 'e, 'a>) -> R<()> {
-        self.trace(Step::Execute, s.span, String::new);
+    fn exec_stmt(&mut self, st: State, s: &Stmt, k: &mut Cont<'_, 'e, 'a>) -> R<()> {
+        let view = self.view_of(&st, &st.heap);
+        self.traced(Step::Execute, s.span, view, String::new, |v| {
+            v.exec_stmt_step(st, s, k)
+        })
+    }
+
+    fn exec_stmt_step(&mut self, mut st: State, s: &Stmt, k: &mut Cont<'_, 'e, 'a>) -> R<()> {
         self.note_state(&st);
         match &s.kind {
             StmtKind::Block(b) => self.exec_seq(st, &b.stmts, k),

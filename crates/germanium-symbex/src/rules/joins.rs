@@ -40,27 +40,31 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let joinable = !self.decider.tests_again(cond);
         let mut ends: Vec<(Term, Vec<PathEnd>)> = Vec::new();
         for (guard, stmts) in sides {
-            self.trace(Step::Branch, s.span, || format!("if: {guard}"));
-            let base = self.decider.depth();
-            self.push(s.span)?;
-            let mut reached = Vec::new();
-            let r = self.assume(guard.clone(), s.span).and_then(|_| {
-                self.exec_seq(st.clone(), stmts, &mut |v: &mut Verifier<'e, 'a>, end| {
-                    let facts = v.decider.assumptions_above(base);
-                    reached.push(PathEnd { state: end, facts });
-                    Ok(())
-                })
-            });
-            self.pop(s.span)?;
-            path_end(r)?;
+            let detail = || format!("branch: {guard}");
+            let reached = self.traced(Step::Branch, s.span, None, detail, |v| {
+                let base = v.decider.depth();
+                v.push(s.span)?;
+                let mut reached = Vec::new();
+                let r = v.assume(guard.clone(), s.span).and_then(|_| {
+                    v.exec_seq(st.clone(), stmts, &mut |v: &mut Verifier<'e, 'a>, end| {
+                        let facts = v.decider.assumptions_above(base);
+                        reached.push(PathEnd { state: end, facts });
+                        Ok(())
+                    })
+                });
+                v.pop(s.span)?;
+                path_end(r)?;
+                Ok(reached)
+            })?;
             ends.push((guard, reached));
         }
         if let ([(then_guard, then), (_, otherwise)], true) = (ends.as_slice(), joinable) {
             if let ([a], [b]) = (then.as_slice(), otherwise.as_slice()) {
                 if let Some(joined) = self.join_ends(then_guard, a, b, s)? {
                     self.decider.note_tested(cond);
-                    self.trace(Step::Branch, s.span, || "paths joined".to_string());
-                    return k(self, joined);
+                    let view = self.view_of(&joined, &joined.heap);
+                    let detail = || "paths joined".to_string();
+                    return self.traced(Step::Branch, s.span, view, detail, |v| k(v, joined));
                 }
             }
         }

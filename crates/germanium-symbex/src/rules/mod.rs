@@ -48,6 +48,7 @@ mod read_permissions;
 mod relevance;
 mod snapshots;
 mod termination;
+pub mod trace_scope;
 mod triggers;
 mod unrolling_triggers;
 mod wands;

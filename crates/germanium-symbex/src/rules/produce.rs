@@ -46,7 +46,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
         snap: Option<Term>,
         ctx: &ErrorContext,
     ) -> R<()> {
-        self.trace(Step::Produce, a.span, String::new);
+        let view = self.view_of(st, &st.heap);
+        self.traced(Step::Produce, a.span, view, String::new, |v| {
+            v.produce_step(st, a, snap, ctx)
+        })
+    }
+
+    fn produce_step(
+        &mut self,
+        st: &mut State,
+        a: &Expr,
+        snap: Option<Term>,
+        ctx: &ErrorContext,
+    ) -> R<()> {
         if let Some(pa) = self.as_predicate_access(a) {
             let heap = st.heap.clone();
             let (args, amount) = self.with_modes(

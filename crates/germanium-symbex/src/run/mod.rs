@@ -17,6 +17,7 @@ use crate::decider::budget::{Budget, MEMORY_LIMIT_MB};
 use crate::env::Env;
 use crate::rules::context::{Abort, MemberState, Verifier, R};
 use crate::state::Modes;
+use crate::trace::Step;
 
 /// Settings of one verification run.
 #[derive(Clone, Debug)]
@@ -441,7 +442,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.member = MemberState::default();
         let outcome = match self.decider.begin_member() {
             Ok(depth) => (
-                self.start_read_permissions(name).and_then(|_| f(self)),
+                self.traced(Step::Member, name, None, String::new, |v| {
+                    v.start_read_permissions(name).and_then(|_| f(v))
+                }),
                 depth,
             ),
             Err(e) => (
