@@ -20,14 +20,71 @@ pub enum Command {
     Verify(RunArgs),
     /// Parse and type-check each FILE.
     Check(RunArgs),
+    /// Verify FILE with the execution log and counterexamples on, and serve a page on
+    /// 127.0.0.1 to walk through its symbolic execution: the tree of steps, the store,
+    /// heap and path conditions of each, the heap as a graph, and the failed checks with
+    /// their counterexamples.
+    Debug(DebugArgs),
 }
 
 impl Command {
-    pub fn mode_and_args(&self) -> (Mode, &RunArgs) {
+    /// The mode and arguments of `verify` and `check` (`None` for `debug`).
+    pub fn mode_and_args(&self) -> Option<(Mode, &RunArgs)> {
         match self {
-            Command::Verify(args) => (Mode::Verify, args),
-            Command::Check(args) => (Mode::Check, args),
+            Command::Verify(args) => Some((Mode::Verify, args)),
+            Command::Check(args) => Some((Mode::Check, args)),
+            Command::Debug(_) => None,
         }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct DebugArgs {
+    /// The Viper file to debug.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// The port to serve on (default: a free one; the address is printed).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+
+    #[command(flatten)]
+    pub program: ProgramArgs,
+}
+
+impl DebugArgs {
+    pub fn options(&self) -> Options {
+        self.program.options(Mode::Verify)
+    }
+}
+
+/// How a program is read and its solver run (shared by every command).
+#[derive(Debug, Args)]
+pub struct ProgramArgs {
+    /// A directory searched for `import <...>` after the built-in library (repeatable; searched
+    /// in the order given).
+    #[arg(long = "import-path", value_name = "DIR")]
+    pub import_paths: Vec<PathBuf>,
+
+    /// The Z3 executable used for verification (default: $Z3_EXE, then `z3` on the PATH).
+    #[arg(long, value_name = "PATH")]
+    pub z3: Option<PathBuf>,
+
+    /// Budget per solver query, in seconds of solver work (default 5; fractions allowed). It
+    /// maps to Z3's deterministic resource limit, 10 million units per second, so a verdict
+    /// does not depend on machine load; 10 times the value is a last-resort wall-clock limit.
+    /// A query that runs out counts as not proved, and its error says which limit ran out.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub timeout: Option<std::time::Duration>,
+}
+
+impl ProgramArgs {
+    fn options(&self, mode: Mode) -> Options {
+        let mut options = Options::new(mode);
+        options.import_paths = self.import_paths.clone();
+        options.z3 = self.z3.clone();
+        options.timeout = self.timeout;
+        options
     }
 }
 
@@ -49,21 +106,8 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
 
-    /// A directory searched for `import <...>` after the built-in library (repeatable; searched
-    /// in the order given).
-    #[arg(long = "import-path", value_name = "DIR")]
-    pub import_paths: Vec<PathBuf>,
-
-    /// The Z3 executable used for verification (default: $Z3_EXE, then `z3` on the PATH).
-    #[arg(long, value_name = "PATH")]
-    pub z3: Option<PathBuf>,
-
-    /// Budget per solver query, in seconds of solver work (default 5; fractions allowed). It
-    /// maps to Z3's deterministic resource limit, 10 million units per second, so a verdict
-    /// does not depend on machine load; 10 times the value is a last-resort wall-clock limit.
-    /// A query that runs out counts as not proved, and its error says which limit ran out.
-    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
-    pub timeout: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub program: ProgramArgs,
 
     /// Write every SMT-LIB query sent to the solver to FILE.
     #[arg(long = "smt-log", value_name = "FILE")]
@@ -112,10 +156,7 @@ fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
 
 impl RunArgs {
     pub fn options(&self, mode: Mode) -> Options {
-        let mut options = Options::new(mode);
-        options.import_paths = self.import_paths.clone();
-        options.z3 = self.z3.clone();
-        options.timeout = self.timeout;
+        let mut options = self.program.options(mode);
         options.smt_log = self.smt_log.clone();
         options.combinable_wands = self.combinable_wands;
         options.counterexamples = self.counterexample;
@@ -166,10 +207,13 @@ mod tests {
             "y.vpr",
         ])
         .unwrap();
-        let (mode, args) = cli.command.mode_and_args();
+        let (mode, args) = cli.command.mode_and_args().unwrap();
         assert_eq!(mode, Mode::Check);
         assert_eq!(args.format, Format::Json);
-        assert_eq!(args.import_paths, [PathBuf::from("a"), PathBuf::from("b")]);
+        assert_eq!(
+            args.program.import_paths,
+            [PathBuf::from("a"), PathBuf::from("b")]
+        );
         assert_eq!(args.files.len(), 2);
         assert_eq!(args.jobs, Some(3));
         assert_eq!(
@@ -182,7 +226,7 @@ mod tests {
     fn timeouts_are_positive_seconds_possibly_fractional() {
         let parse = |t: &str| Cli::try_parse_from(["germanium", "verify", "--timeout", t, "x.vpr"]);
         let cli = parse("1.5").unwrap();
-        let (mode, args) = cli.command.mode_and_args();
+        let (mode, args) = cli.command.mode_and_args().unwrap();
         assert_eq!(
             args.options(mode).timeout,
             Some(std::time::Duration::from_millis(1500))
@@ -203,11 +247,21 @@ mod tests {
                     .copied(),
             )
             .unwrap();
-            let (mode, args) = cli.command.mode_and_args();
+            let (mode, args) = cli.command.mode_and_args().unwrap();
             args.options(mode).combinable_wands
         };
         assert!(!parse(&[]));
         assert!(parse(&["--combinable-wands"]));
+    }
+
+    #[test]
+    fn debug_takes_one_file_and_a_port() {
+        let cli = Cli::try_parse_from(["germanium", "debug", "--port", "9000", "x.vpr"]).unwrap();
+        let Command::Debug(args) = cli.command else {
+            panic!("not debug")
+        };
+        assert_eq!((args.port, args.file), (9000, PathBuf::from("x.vpr")));
+        assert!(Cli::try_parse_from(["germanium", "debug", "x.vpr", "y.vpr"]).is_err());
     }
 
     #[test]

@@ -15,11 +15,16 @@ use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use germanium_driver::{FileReport, Outcome};
 use rayon::prelude::*;
 
-use args::{Cli, Format};
+use args::{Cli, Command, DebugArgs, Format};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let (mode, args) = cli.command.mode_and_args();
+    let Some((mode, args)) = cli.command.mode_and_args() else {
+        let Command::Debug(args) = &cli.command else {
+            unreachable!("verify and check have a mode")
+        };
+        return debug(args);
+    };
     if let Some(missing) = args.files.iter().find(|f| !f.is_file()) {
         eprintln!(
             "germanium: error: `{}` is not a readable file",
@@ -123,5 +128,30 @@ fn worse(a: Outcome, b: Outcome) -> Outcome {
         b
     } else {
         a
+    }
+}
+
+/// `germanium debug FILE`: verify with the log on, then serve the page until stopped.
+fn debug(args: &DebugArgs) -> ExitCode {
+    if !args.file.is_file() {
+        let file = args.file.display();
+        eprintln!("germanium: error: `{file}` is not a readable file");
+        return ExitCode::from(2);
+    }
+    eprintln!("germanium: verifying {} ...", args.file.display());
+    let session = match germanium_debugger::Session::start(&args.file, args.options()) {
+        Ok(session) => session,
+        Err(err) => {
+            eprintln!("germanium: error: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    eprintln!("germanium: {}: {}", args.file.display(), session.result());
+    match germanium_debugger::serve(session, args.port, &mut std::io::stdout()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("germanium: error: cannot serve the debugger: {err}");
+            ExitCode::from(2)
+        }
     }
 }
