@@ -38,6 +38,9 @@ pub struct CounterexampleView {
     pub variables: Vec<(String, String)>,
     pub heap: Vec<(String, String, String)>,
     pub old_heap: Vec<(String, String, String)>,
+    pub labelled_heap: Vec<(String, String, String, String)>,
+    pub predicates: Vec<(String, Vec<String>, String)>,
+    pub functions: Vec<(String, Vec<String>, String)>,
 }
 
 /// A verified program and its log, ready to be served.
@@ -91,6 +94,9 @@ impl Session {
                     variables: c.variables.clone(),
                     heap: c.heap.clone(),
                     old_heap: c.old_heap.clone(),
+                    labelled_heap: c.labelled_heap.clone(),
+                    predicates: c.predicates.clone(),
+                    functions: c.functions.clone(),
                 }),
             })
             .collect();

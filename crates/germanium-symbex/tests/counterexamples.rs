@@ -134,3 +134,84 @@ fn old_values_are_shown_where_the_check_reads_them() {
     );
     assert!(c.heap.contains(&(a, "f".into(), "0".into())), "{c:?}");
 }
+
+#[test]
+fn sets_show_their_members() {
+    let c = only_counterexample(
+        "set",
+        "method m(s: Set[Int])\n  requires |s| == 2 && 5 in s && 7 in s\n{\n  assert 6 in s\n}\n",
+    );
+    assert_eq!(variable(&c, "s"), "Set(5, 7)");
+    let c = only_counterexample(
+        "empty-set",
+        "method m(s: Set[Int])\n  requires |s| == 0\n{\n  assert 6 in s\n}\n",
+    );
+    assert_eq!(variable(&c, "s"), "Set()");
+}
+
+#[test]
+fn maps_show_their_keys_and_values() {
+    let c = only_counterexample(
+        "map",
+        "method m(mp: Map[Int, Int])\n  requires |mp| == 1 && 3 in domain(mp) && mp[3] == 9\n\
+         {\n  assert mp[3] == 8\n}\n",
+    );
+    assert_eq!(variable(&c, "mp"), "Map(3 := 9)");
+}
+
+#[test]
+fn adt_and_domain_values_are_written_as_viper_writes_them() {
+    let src = "adt List { Nil() Cons(head: Int, tail: List) }\n\
+        domain Color { unique function red(): Color  unique function green(): Color }\n\
+        method m(l: List, c: Color)\n  requires l == Cons(4, Nil()) && c == green()\n\
+        {\n  assert c == red() || l.head > 4\n}\n";
+    let c = only_counterexample("adt", src);
+    assert_eq!(variable(&c, "l"), "Cons(4, Nil())");
+    assert_eq!(variable(&c, "c"), "green");
+}
+
+#[test]
+fn predicate_instances_held_are_shown_with_their_arguments() {
+    let src = "field f: Int\npredicate P(x: Ref, n: Int) { acc(x.f) }\n\
+        method m(a: Ref)\n  requires P(a, 3) && acc(a.f, 1/2)\n  requires a.f == 2\n\
+        {\n  assert a.f == 3\n}\n";
+    let c = only_counterexample("predicate", src);
+    let a = variable(&c, "a").to_string();
+    assert_eq!(
+        c.predicates,
+        [(
+            "P".to_string(),
+            vec![a.clone(), "3".to_string()],
+            "1".to_string()
+        )]
+    );
+    assert!(c.heap.contains(&(a, "f".into(), "2".into())), "{c:?}");
+}
+
+#[test]
+fn labelled_old_values_are_shown_where_the_check_reads_them() {
+    let src = "field f: Int\n\
+        method m(a: Ref)\n  requires acc(a.f) && a.f == 1\n\
+        {\n  a.f := 2\n  label l\n  a.f := 3\n  assert old[l](a.f) == 1\n}\n";
+    let c = only_counterexample("label", src);
+    let a = variable(&c, "a").to_string();
+    assert!(
+        c.heap.contains(&(a.clone(), "f".into(), "3".into())),
+        "{c:?}"
+    );
+    assert!(
+        c.labelled_heap
+            .contains(&("l".into(), a.clone(), "f".into(), "2".into())),
+        "{c:?}"
+    );
+    assert!(c.old_heap.is_empty(), "{c:?}");
+}
+
+#[test]
+fn function_applications_the_check_uses_are_shown() {
+    let src = "field f: Int\nfunction get(x: Ref): Int\n  requires acc(x.f)\n{ x.f }\n\
+        method m(a: Ref)\n  requires acc(a.f) && a.f == 4\n{\n  assert get(a) > 4\n}\n";
+    let c = only_counterexample("function", src);
+    let a = variable(&c, "a").to_string();
+    assert_eq!(c.functions, [("get".to_string(), vec![a], "4".to_string())]);
+}

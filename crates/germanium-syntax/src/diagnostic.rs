@@ -46,6 +46,13 @@ pub struct Counterexample {
     pub heap: Vec<(String, String, String)>,
     /// The same in the method's pre-state (`old`), where the check refers to it.
     pub old_heap: Vec<(String, String, String)>,
+    /// Label, object, field and value at the labels the check reads (`old[l](o1.f)`).
+    pub labelled_heap: Vec<(String, String, String, String)>,
+    /// Predicate instances held: name, argument values, amount held.
+    pub predicates: Vec<(String, Vec<String>, String)>,
+    /// Applications of heap-dependent functions in the failing check: name, argument
+    /// values, result.
+    pub functions: Vec<(String, Vec<String>, String)>,
 }
 
 impl Diagnostic {

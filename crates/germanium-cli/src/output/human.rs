@@ -44,7 +44,9 @@ pub fn write_report(out: &mut dyn WriteColor, report: &FileReport) -> io::Result
 }
 
 /// A counterexample under its diagnostic: `counterexample:` then one `name = value` line
-/// per variable and one `o1.f = value` line per field value.
+/// per variable, one `o1.f = value` line per field value (`old(o1.f)`, `old[l](o1.f)` in
+/// earlier states), one `acc(P(o1, 3), 1/2)` line per predicate instance held, one
+/// `f(o1) = 5` line per function application the check uses.
 fn counterexample(c: &germanium_syntax::Counterexample) -> String {
     let mut out = String::from(if c.candidate {
         "counterexample (a candidate: the solver did not confirm it):"
@@ -59,6 +61,17 @@ fn counterexample(c: &germanium_syntax::Counterexample) -> String {
     }
     for (object, field, value) in &c.old_heap {
         out.push_str(&format!("\n  old({object}.{field}) = {value}"));
+    }
+    for (label, object, field, value) in &c.labelled_heap {
+        out.push_str(&format!("\n  old[{label}]({object}.{field}) = {value}"));
+    }
+    for (name, args, amount) in &c.predicates {
+        let args = args.join(", ");
+        out.push_str(&format!("\n  acc({name}({args}), {amount})"));
+    }
+    for (name, args, result) in &c.functions {
+        let args = args.join(", ");
+        out.push_str(&format!("\n  {name}({args}) = {result}"));
     }
     out
 }

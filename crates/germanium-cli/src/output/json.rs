@@ -39,6 +39,34 @@ struct JsonCounterexample<'a> {
     heap: Vec<JsonField<'a>>,
     /// The pre-state's field values, where the check refers to `old`.
     old_heap: Vec<JsonField<'a>>,
+    /// Field values at the labels the check reads (`old[l](..)`).
+    labelled_heap: Vec<JsonLabelledField<'a>>,
+    /// Predicate instances held.
+    predicates: Vec<JsonPredicate<'a>>,
+    /// Applications of heap-dependent functions in the failing check.
+    functions: Vec<JsonApplication<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonApplication<'a> {
+    function: &'a str,
+    arguments: &'a [String],
+    result: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonLabelledField<'a> {
+    label: &'a str,
+    object: &'a str,
+    field: &'a str,
+    value: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonPredicate<'a> {
+    predicate: &'a str,
+    arguments: &'a [String],
+    amount: &'a str,
 }
 
 #[derive(Serialize)]
@@ -93,6 +121,34 @@ pub fn render(report: &FileReport) -> String {
                         .collect(),
                     heap: fields(&c.heap),
                     old_heap: fields(&c.old_heap),
+                    labelled_heap: c
+                        .labelled_heap
+                        .iter()
+                        .map(|(label, object, field, value)| JsonLabelledField {
+                            label,
+                            object,
+                            field,
+                            value,
+                        })
+                        .collect(),
+                    predicates: c
+                        .predicates
+                        .iter()
+                        .map(|(predicate, arguments, amount)| JsonPredicate {
+                            predicate,
+                            arguments,
+                            amount,
+                        })
+                        .collect(),
+                    functions: c
+                        .functions
+                        .iter()
+                        .map(|(function, arguments, result)| JsonApplication {
+                            function,
+                            arguments,
+                            result,
+                        })
+                        .collect(),
                 }),
             }
         })

@@ -34,7 +34,18 @@ pub enum Refutation {
 
 /// From the values of a first round, more terms to read and facts keeping what chose them
 /// (see [`Decider::explain_in_fork`]).
-pub type SecondRound<'a> = dyn Fn(&[germanium_smt::Value]) -> (Vec<Term>, Vec<Term>) + 'a;
+pub type SecondRound<'a> = dyn Fn(&[germanium_smt::Value]) -> SecondAsk + 'a;
+
+/// What a second round of a counterexample asks (see [`Decider::explain_in_fork`]).
+#[derive(Debug, Default)]
+pub struct SecondAsk {
+    /// Fresh constants to declare first.
+    pub declare: Vec<FunDecl>,
+    /// Facts about them and about the first round's values.
+    pub facts: Vec<Term>,
+    /// The terms whose values are wanted.
+    pub more: Vec<Term>,
+}
 
 /// A solver session and what this worker knows about it.
 pub struct Decider {
@@ -293,11 +304,13 @@ impl Decider {
 
     /// Like [`Decider::refutes_or_explains`], asked of a second solver process in this
     /// one's state (so this one, and every later answer of it, stays as it is), with a
-    /// second round of values: `then` names more terms from the first round's values (a
-    /// sequence's elements once its length is known) and facts that keep what chose them
-    /// (the length); the new terms are made terms of the query (each named by a constant)
-    /// so the solver's axioms about them apply, and all values come from one model, the
-    /// first round's followed by the second's.
+    /// second round of values: `then` asks, from the first round's values, for more terms
+    /// (a sequence's elements once its length is known; fresh constants it declares, such
+    /// as a set's elements, with facts that make them so) and facts that keep what chose
+    /// them (the length); the new terms are made terms of the query (each named by a
+    /// constant) so the solver's axioms about them apply. All values come from one model,
+    /// the first round's followed by the second's; when the second round cannot be
+    /// answered, the first round's values alone.
     pub fn explain_in_fork(
         &self,
         negation: &Term,
@@ -313,10 +326,13 @@ impl Decider {
         }
         let mut values = fork.get_value(wanted).ok();
         if let Some(first) = &values {
-            let (more, pinned) = then(first);
-            if !more.is_empty() {
-                let mut facts = pinned;
-                for (i, t) in more.iter().enumerate() {
+            let ask = then(first);
+            if !ask.more.is_empty() {
+                for decl in &ask.declare {
+                    fork.declare_fun(decl)?;
+                }
+                let mut facts = ask.facts;
+                for (i, t) in ask.more.iter().enumerate() {
                     let name =
                         FunDecl::constant(Symbol::user(&format!("sx.ce.{i}")), t.sort().clone());
                     fork.declare_fun(&name)?;
@@ -324,10 +340,13 @@ impl Decider {
                 }
                 fork.assert(&Term::and(facts))?;
                 let again = fork.check_sat(self.budget.limits())?;
-                let all: Vec<Term> = wanted.iter().chain(&more).cloned().collect();
-                values = (again != SatResult::Unsat)
+                let all: Vec<Term> = wanted.iter().chain(&ask.more).cloned().collect();
+                let both = (again != SatResult::Unsat)
                     .then(|| fork.get_value(&all).ok())
                     .flatten();
+                if both.is_some() {
+                    values = both;
+                }
             }
         }
         Ok(Refutation::NotProved { answer, values })

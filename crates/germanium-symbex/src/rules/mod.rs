@@ -21,6 +21,7 @@ mod call_targets;
 mod consume;
 pub mod context;
 pub(crate) mod counterexample;
+mod counterexample_values;
 mod evaluate;
 pub(crate) mod execute;
 mod extract;
