@@ -11,7 +11,7 @@ use germanium_syntax::Span;
 
 use crate::resources;
 use crate::rules::context::Verifier;
-use crate::state::{Chunk, Heap, State};
+use crate::state::{Heap, State};
 use crate::trace::{Fact, Failure, Place, Record, StateView, Step};
 
 /// At most this many characters of a construct's source text name its record.
@@ -30,7 +30,7 @@ pub struct TraceMemo {
 #[derive(PartialEq)]
 struct LastState {
     store: HashMap<VarId, Term>,
-    chunks: Vec<Chunk>,
+    heap: Heap,
     facts: usize,
     last_fact: Option<Term>,
 }
@@ -91,7 +91,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         let now = LastState {
             store: st.store.clone(),
-            chunks: heap.chunks.clone(),
+            heap: heap.clone(),
             facts: self.decider.path_facts().count(),
             last_fact: self.decider.path_facts().last().cloned(),
         };
