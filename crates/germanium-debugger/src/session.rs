@@ -29,18 +29,21 @@ pub struct DiagnosticView {
     pub id: String,
     pub message: String,
     pub place: PlaceLine,
-    pub counterexample: Option<CounterexampleView>,
+    /// The counterexample's fields as in `germanium_syntax::Counterexample`.
+    pub counterexample: Option<serde_json::Value>,
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct CounterexampleView {
-    pub candidate: bool,
-    pub variables: Vec<(String, String)>,
-    pub heap: Vec<(String, String, String)>,
-    pub old_heap: Vec<(String, String, String)>,
-    pub labelled_heap: Vec<(String, String, String, String)>,
-    pub predicates: Vec<(String, Vec<String>, String)>,
-    pub functions: Vec<(String, Vec<String>, String)>,
+/// A counterexample as JSON, field by field.
+fn counterexample_value(c: &germanium_syntax::Counterexample) -> serde_json::Value {
+    serde_json::json!({
+        "candidate": c.candidate,
+        "variables": c.variables,
+        "heap": c.heap,
+        "old_heap": c.old_heap,
+        "labelled_heap": c.labelled_heap,
+        "predicates": c.predicates,
+        "functions": c.functions,
+    })
 }
 
 /// A verified program and its log, ready to be served.
@@ -89,15 +92,7 @@ impl Session {
                 id: d.id.clone(),
                 message: d.message.clone(),
                 place: place(d.span),
-                counterexample: d.counterexample.as_ref().map(|c| CounterexampleView {
-                    candidate: c.candidate,
-                    variables: c.variables.clone(),
-                    heap: c.heap.clone(),
-                    old_heap: c.old_heap.clone(),
-                    labelled_heap: c.labelled_heap.clone(),
-                    predicates: c.predicates.clone(),
-                    functions: c.functions.clone(),
-                }),
+                counterexample: d.counterexample.as_deref().map(counterexample_value),
             })
             .collect();
         let sources = report

@@ -205,14 +205,12 @@ impl<'e, 'a> Plan<'e, 'a> {
                 continue;
             };
             let shown = elements.count.min(MAX_ELEMENTS);
+            let all = elements.count <= MAX_ELEMENTS;
             // The size the elements were chosen for stays the size.
             let size = Term::eq(
                 self.wanted[slot.first].clone(),
                 Term::int(elements.count as i64),
             );
-            let fresh = |j: u64, sort: Sort| {
-                FunDecl::constant(Symbol::user(&format!("sx.ce.{i}.{j}")), sort)
-            };
             match &slot.shape {
                 Shape::Seq(e) => {
                     ask.facts.push(size);
@@ -224,52 +222,25 @@ impl<'e, 'a> Plan<'e, 'a> {
                     }
                 }
                 Shape::Set(e) => {
-                    let Some(sort) = self.theories().and_then(|th| th.sort(e).ok()) else {
-                        continue;
-                    };
-                    ask.facts.push(size);
-                    let members: Vec<Term> = (0..shown)
-                        .map(|j| {
-                            let decl = fresh(j, sort.clone());
-                            ask.declare.push(decl.clone());
-                            Term::constant(&decl)
-                        })
-                        .collect();
                     let contains = |x: Term| {
                         let op = TheoryOp::SetContains(e.clone());
                         self.apply(op, vec![x, slot.term.clone()])
                     };
-                    ask.facts
-                        .extend(members.iter().filter_map(|m| contains(m.clone())));
-                    ask.facts.extend(distinct(&members));
-                    if elements.count <= MAX_ELEMENTS {
-                        // Nothing else is a member: a member the path knows of is one of them.
-                        ask.facts.extend(only(&members, sort, i, contains));
-                    }
+                    let Some(members) = self.members(&mut ask, e, (i, shown, all), size, contains)
+                    else {
+                        continue;
+                    };
                     ask.more.extend(members);
                 }
                 Shape::Map(k, v) => {
-                    let Some(sort) = self.theories().and_then(|th| th.sort(k).ok()) else {
-                        continue;
-                    };
-                    ask.facts.push(size);
-                    let keys: Vec<Term> = (0..shown)
-                        .map(|j| {
-                            let decl = fresh(j, sort.clone());
-                            ask.declare.push(decl.clone());
-                            Term::constant(&decl)
-                        })
-                        .collect();
                     let has_key = |x: Term| {
                         let op = TheoryOp::MapContainsKey(k.clone(), v.clone());
                         self.apply(op, vec![x, slot.term.clone()])
                     };
-                    ask.facts
-                        .extend(keys.iter().filter_map(|key| has_key(key.clone())));
-                    ask.facts.extend(distinct(&keys));
-                    if elements.count <= MAX_ELEMENTS {
-                        ask.facts.extend(only(&keys, sort, i, has_key));
-                    }
+                    let Some(keys) = self.members(&mut ask, k, (i, shown, all), size, has_key)
+                    else {
+                        continue;
+                    };
                     for key in keys {
                         let op = TheoryOp::MapLookup(k.clone(), v.clone());
                         ask.more.push(key.clone());
@@ -281,6 +252,37 @@ impl<'e, 'a> Plan<'e, 'a> {
             }
         }
         ask
+    }
+
+    /// Asks for `shown` fresh constants of type `ty` (for slot `slot`), distinct, each a
+    /// member by `member`, with `size` kept; when they are `all` the members, nothing else
+    /// is one. `None` when the type has no sort.
+    fn members(
+        &self,
+        ask: &mut SecondAsk,
+        ty: &Type,
+        (slot, shown, all): (usize, u64, bool),
+        size: Term,
+        member: impl Fn(Term) -> Option<Term>,
+    ) -> Option<Vec<Term>> {
+        let sort = self.theories()?.sort(ty).ok()?;
+        let members: Vec<Term> = (0..shown)
+            .map(|j| {
+                let decl =
+                    FunDecl::constant(Symbol::user(&format!("sx.ce.{slot}.{j}")), sort.clone());
+                ask.declare.push(decl.clone());
+                Term::constant(&decl)
+            })
+            .collect();
+        ask.facts.push(size);
+        ask.facts
+            .extend(members.iter().filter_map(|m| member(m.clone())));
+        ask.facts.extend(distinct(&members));
+        if all {
+            // A member the path knows of is one of them.
+            ask.facts.extend(only(&members, sort, slot, member));
+        }
+        Some(members)
     }
 
     /// Reads the answers: `values` holds the first round's and, if the second round was
