@@ -36,6 +36,7 @@ pub struct DiagnosticView {
 /// A counterexample as JSON, field by field.
 fn counterexample_value(c: &germanium_syntax::Counterexample) -> serde_json::Value {
     serde_json::json!({
+        "not_found": c.not_found,
         "candidate": c.candidate,
         "variables": c.variables,
         "heap": c.heap,

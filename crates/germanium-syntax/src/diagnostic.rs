@@ -38,6 +38,8 @@ pub struct Diagnostic {
 /// have stable names (`o1`, `o2`, ... in order of first appearance), so aliasing shows.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counterexample {
+    /// Why no counterexample was found (then every list is empty).
+    pub not_found: Option<String>,
     /// The solver answered `unknown`: its model may not satisfy the failing query.
     pub candidate: bool,
     /// Variable name and value, in declaration order.

@@ -33,6 +33,9 @@ struct JsonError<'a> {
 
 #[derive(Serialize)]
 struct JsonCounterexample<'a> {
+    /// Why none was found (then the lists are empty); absent when one was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_found: Option<&'a str>,
     /// The solver answered `unknown`: the values may not make the check fail.
     candidate: bool,
     variables: Vec<JsonVariable<'a>>,
@@ -113,6 +116,7 @@ pub fn render(report: &FileReport) -> String {
                 },
                 file: report.sources.get(d.span.file).path.display().to_string(),
                 counterexample: d.counterexample.as_deref().map(|c| JsonCounterexample {
+                    not_found: c.not_found.as_deref(),
                     candidate: c.candidate,
                     variables: c
                         .variables

@@ -310,8 +310,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if self.env.counterexamples {
             let negation = Term::not(Term::implies(self.guard(), fact.clone()));
             let found = self.counterexample(&negation, offending);
-            if let (Some(ce), Some(error)) = (found, self.errors.last_mut()) {
-                error.counterexample = Some(Box::new(ce));
+            if let Some(error) = self.errors.last_mut() {
+                error.counterexample = Some(Box::new(found));
             }
         }
         self.assume_guarded(fact, offending.span)?;

@@ -86,13 +86,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// The values of the recorded state in a model of the failing query `negation` (and
-    /// of its earlier heaps where the failing assertion `offending` reads them).
-    pub(crate) fn counterexample(
-        &mut self,
-        negation: &Term,
-        offending: &Expr,
-    ) -> Option<Counterexample> {
-        let state = self.member.model_state.clone()?;
+    /// of its earlier heaps where the failing assertion `offending` reads them), or why
+    /// there are none.
+    pub(crate) fn counterexample(&mut self, negation: &Term, offending: &Expr) -> Counterexample {
+        let none = |why: &str| Counterexample {
+            not_found: Some(why.to_string()),
+            ..Counterexample::default()
+        };
+        let Some(state) = self.member.model_state.clone() else {
+            return none("no state was recorded where the check was made");
+        };
         let env = self.env;
         let sem = env.sem;
         let mut plan = Plan::new(env);
@@ -175,18 +178,23 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
         // A forked solver that fails (cannot start, dies) gives no counterexample; the
         // result stays what the worker's own solver decided.
-        let refutation = self
-            .decider
-            .explain_in_fork(negation, plan.first_round(), &|first: &[Value]| {
-                plan.second_round(first)
-            })
-            .ok()?;
-        let Refutation::NotProved {
-            answer,
-            values: Some(values),
-        } = refutation
-        else {
-            return None;
+        let refutation =
+            self.decider
+                .explain_in_fork(negation, plan.first_round(), &|first: &[Value]| {
+                    plan.second_round(first)
+                });
+        let (answer, values) = match refutation {
+            Ok(Refutation::NotProved {
+                answer,
+                values: Some(values),
+            }) => (answer, values),
+            Ok(Refutation::NotProved { values: None, .. }) => {
+                return none("the solver gave no model")
+            }
+            Ok(Refutation::Proved) => {
+                return none("a second solver process proved the check (within its budget)")
+            }
+            Err(_) => return none("a second solver process could not be used"),
         };
         let mut out = Counterexample {
             candidate: !matches!(answer, germanium_smt::SatResult::Sat),
@@ -199,7 +207,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         out.heap.sort();
         out.old_heap.sort();
         out.labelled_heap.sort();
-        Some(out)
+        out
     }
 }
 
