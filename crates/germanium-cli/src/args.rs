@@ -109,7 +109,10 @@ pub struct RunArgs {
     #[command(flatten)]
     pub program: ProgramArgs,
 
-    /// Write every SMT-LIB query sent to the solver to FILE.
+    /// Write every SMT-LIB command sent to the solver to FILE (it replays with `z3 FILE`).
+    /// With several workers each writes its own, FILE's stem with `.w<N>.smt2`; functions,
+    /// verified first, go to `<stem>.functions.w<N>.smt2`; with several input files, the
+    /// i-th file's logs are named from `<stem>.<i>-<file stem>.smt2` in the same way.
     #[arg(long = "smt-log", value_name = "FILE")]
     pub smt_log: Option<PathBuf>,
 

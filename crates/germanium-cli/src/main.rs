@@ -3,6 +3,7 @@
 //! errors, 2 usage error or Germanium could not finish some file.
 
 mod args;
+mod inputs;
 mod output;
 
 use std::collections::BTreeMap;
@@ -25,14 +26,15 @@ fn main() -> ExitCode {
         };
         return debug(args);
     };
-    if let Some(missing) = args.files.iter().find(|f| !f.is_file()) {
-        eprintln!(
-            "germanium: error: `{}` is not a readable file",
-            missing.display()
-        );
-        return ExitCode::from(2);
+    if mode == germanium_driver::Mode::Verify {
+        if let Err(code) = check_solver(args.program.z3.as_deref()) {
+            return code;
+        }
     }
-    let file_workers = if args.files.len() == 1 {
+    // A directory stands for the `.vpr` files under it; a file that cannot be read gets
+    // its own error report, and the others are still processed.
+    let files = inputs::expand(&args.files);
+    let file_workers = if files.len() == 1 {
         1
     } else {
         args.worker_count()
@@ -50,8 +52,9 @@ fn main() -> ExitCode {
 
     // Workers send (input index, report); reports are printed as soon as all earlier ones are.
     let (sender, receiver) = mpsc::channel::<(usize, FileReport)>();
-    let files = args.files.clone();
+    let count = files.len();
     let mut options = args.options(mode);
+    options.jobs = if count == 1 { args.worker_count() } else { 1 };
     let trace = match &args.trace {
         Some(path) => match germanium_trace_log::Writer::create(path) {
             Ok(writer) => {
@@ -73,6 +76,7 @@ fn main() -> ExitCode {
             .par_iter()
             .enumerate()
             .for_each_with(sender, |sender, (index, file)| {
+                let options = inputs::for_file(&options, index, file, count);
                 let _ = sender.send((index, germanium_driver::run_file(file, &options)));
             });
     });
@@ -100,7 +104,7 @@ fn main() -> ExitCode {
             next += 1;
         }
     }
-    if next != args.files.len() {
+    if next != count {
         eprintln!("germanium: error: a worker thread died before reporting");
         return ExitCode::from(2);
     }
@@ -131,12 +135,39 @@ fn worse(a: Outcome, b: Outcome) -> Outcome {
     }
 }
 
+/// Checks once that the Z3 to be used works, before any file is verified: an error (no
+/// Z3, not executable, not a Z3) ends the run with status 2; a Z3 older than the oldest
+/// known to work gets a warning.
+fn check_solver(explicit: Option<&std::path::Path>) -> Result<(), ExitCode> {
+    match germanium_driver::check_solver(explicit) {
+        Ok(check) => {
+            if check.too_old {
+                let (a, b, c) = check.version;
+                eprintln!(
+                    "germanium: warning: Z3 {a}.{b}.{c} at `{}` is older than Germanium supports \
+                     (4.12 or later; tested with 4.15.4, which scripts/ensure-z3.sh installs): \
+                     results may be wrong or missing",
+                    check.path.display()
+                );
+            }
+            Ok(())
+        }
+        Err(message) => {
+            eprintln!("germanium: error: {message}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
 /// `germanium debug FILE`: verify with the log on, then serve the page until stopped.
 fn debug(args: &DebugArgs) -> ExitCode {
     if !args.file.is_file() {
         let file = args.file.display();
         eprintln!("germanium: error: `{file}` is not a readable file");
         return ExitCode::from(2);
+    }
+    if let Err(code) = check_solver(args.program.z3.as_deref()) {
+        return code;
     }
     eprintln!("germanium: verifying {} ...", args.file.display());
     let session = match germanium_debugger::Session::start(&args.file, args.options()) {

@@ -455,17 +455,20 @@ fn an_empty_file_is_a_valid_program() {
 }
 
 #[test]
-fn a_directory_or_a_missing_file_is_a_usage_error() {
-    // Not a file whose contents could be positioned: status 2 and a message naming the path,
-    // before any report is printed.
+fn a_directory_without_programs_or_a_missing_file_gets_an_error_report() {
+    // Not a file whose contents could be positioned: status 2 and a report (a JSON line)
+    // naming the path, with no panic.
     let dir = scratch_dir("not-files");
     std::fs::create_dir_all(dir.join("folder.vpr")).unwrap();
     for name in ["folder.vpr", "does-not-exist.vpr"] {
         let run = germanium(&dir, &["check", "--format", "json", name]);
         assert_eq!(run.status.code(), Some(2), "{name}: {:?}", run.status);
-        assert!(run.stderr.contains(name), "{name}: {}", run.stderr);
         assert!(!run.stderr.contains("panicked"), "{name}: {}", run.stderr);
-        assert_eq!(run.stdout, "", "{name}");
+        let line = report(&run);
+        assert_eq!(line["result"], "error", "{name}");
+        assert_eq!(line["errors"][0]["id"], "internal", "{name}");
+        let message = line["errors"][0]["message"].as_str().unwrap();
+        assert!(message.contains(name), "{name}: {message}");
     }
 }
 
@@ -538,7 +541,7 @@ fn check_huge_program(test: &str, methods: usize, macros: usize, limit: Duration
     write(&dir, "huge.vpr", &text);
     let run = germanium(&dir, &["check", "--format", "json", "huge.vpr"]);
     assert_eq!(run.status.code(), Some(0), "{}", run.stderr);
-    assert_eq!(report(&run)["result"], "verified");
+    assert_eq!(report(&run)["result"], "checked");
     assert!(
         run.elapsed < limit,
         "checking {methods} methods and {macros} macros ({} KB) took {:?}",

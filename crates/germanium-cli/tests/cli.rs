@@ -11,6 +11,11 @@ fn germanium(args: &[&str]) -> Output {
         .expect("the germanium binary runs")
 }
 
+/// The Z3 the tests run with (`$Z3_EXE`, as scripts/test sets it).
+fn z3() -> String {
+    std::env::var("Z3_EXE").unwrap_or_else(|_| "z3".into())
+}
+
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -31,13 +36,13 @@ fn scratch_file(name: &str, bytes: &[u8]) -> PathBuf {
 
 #[test]
 fn a_program_of_declarations_verifies_with_status_0() {
-    for command in ["check", "verify"] {
+    for (command, result) in [("check", "checked"), ("verify", "verified")] {
         let output = germanium(&[command, "--format", "json", "examples/declarations.vpr"]);
         assert_eq!(output.status.code(), Some(0), "{command}: {output:?}");
         let lines = json_lines(&output);
         assert_eq!(lines.len(), 1);
         assert_eq!(lines[0]["file"], "examples/declarations.vpr");
-        assert_eq!(lines[0]["result"], "verified");
+        assert_eq!(lines[0]["result"], result);
         assert_eq!(lines[0]["errors"], serde_json::json!([]));
         assert!(lines[0]["time_ms"].is_u64());
     }
@@ -76,7 +81,7 @@ fn reports_come_in_input_order_and_the_worst_result_decides_the_status() {
         .collect();
     assert_eq!(
         results,
-        ["verified", "failed", "verified", "failed", "verified"]
+        ["checked", "failed", "checked", "failed", "checked"]
     );
 }
 
@@ -106,9 +111,9 @@ fn usage_errors_give_status_2() {
     );
     let missing = germanium(&["check", "examples/does-not-exist.vpr"]);
     assert_eq!(missing.status.code(), Some(2));
-    assert!(String::from_utf8(missing.stderr)
+    assert!(String::from_utf8(missing.stdout)
         .unwrap()
-        .contains("does-not-exist.vpr"));
+        .contains("cannot read `examples/does-not-exist.vpr`"));
 }
 
 #[test]
@@ -116,7 +121,7 @@ fn verification_options_are_accepted() {
     let output = germanium(&[
         "verify",
         "--z3",
-        "z3",
+        &z3(),
         "--timeout",
         "10",
         "--smt-log",
@@ -166,4 +171,186 @@ fn verify_reports_a_postcondition_that_does_not_hold() {
         .map(|e| (e["line"].as_u64().unwrap(), e["id"].as_str().unwrap()))
         .collect();
     assert_eq!(at, [(7, "postcondition.violated:assertion.false")]);
+}
+
+// The rough edges of the command line, one test each.
+
+#[test]
+fn check_says_checked_not_verified() {
+    let human = germanium(&["check", "examples/hello.vpr"]);
+    let text = String::from_utf8(human.stdout).unwrap();
+    assert!(
+        text.contains("examples/hello.vpr: checked (not verified)"),
+        "{text}"
+    );
+    assert!(!text.contains("verified in"), "{text}");
+    let json = json_lines(&germanium(&[
+        "check",
+        "--format",
+        "json",
+        "examples/hello.vpr",
+    ]));
+    assert_eq!(json[0]["result"], "checked");
+}
+
+#[test]
+fn verify_help_says_what_verify_does() {
+    let help = String::from_utf8(germanium(&["verify", "--help"]).stdout).unwrap();
+    assert!(help.contains("verify each FILE"), "{help}");
+    assert!(!help.contains("not implemented"), "{help}");
+}
+
+#[test]
+fn timeouts_take_fractions_and_refuse_zero() {
+    let ok = germanium(&["verify", "--timeout", "1.5", "examples/hello.vpr"]);
+    assert_eq!(ok.status.code(), Some(0), "{ok:?}");
+    let zero = germanium(&["verify", "--timeout", "0", "examples/hello.vpr"]);
+    assert_eq!(zero.status.code(), Some(2));
+    let said = String::from_utf8(zero.stderr).unwrap();
+    assert!(said.contains("more than 0"), "{said}");
+}
+
+#[test]
+fn several_files_write_separate_smt_logs() {
+    let dir = std::env::temp_dir().join(format!("germanium-cli-logs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("q.smt2");
+    let output = germanium(&[
+        "verify",
+        "--smt-log",
+        log.to_str().unwrap(),
+        "examples/hello.vpr",
+        "examples/failing.vpr",
+    ]);
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let first = std::fs::read_to_string(dir.join("q.1-hello.smt2")).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert_eq!(names, ["q.1-hello.smt2", "q.2-failing.smt2"]);
+    assert!(
+        first.contains("check-sat"),
+        "hello's log holds its own queries"
+    );
+    let help = String::from_utf8(germanium(&["verify", "--help"]).stdout).unwrap();
+    assert!(help.contains(".functions.w<N>.smt2"), "{help}");
+}
+
+#[test]
+fn directories_standard_input_and_dev_stdin_are_read() {
+    let dir = germanium(&["check", "--format", "json", "examples"]);
+    let files: Vec<String> = json_lines(&dir)
+        .iter()
+        .map(|l| l["file"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        files.contains(&"examples/hello.vpr".to_string()),
+        "{files:?}"
+    );
+    assert!(
+        files.windows(2).all(|w| w[0] <= w[1]),
+        "in path order: {files:?}"
+    );
+    let text = std::fs::read(workspace().join("examples/hello.vpr")).unwrap();
+    for name in ["-", "/dev/stdin"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_germanium"))
+            .args(["verify", "--format", "json", name])
+            .current_dir(workspace())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(&text).unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{name}: {output:?}");
+        assert_eq!(json_lines(&output)[0]["result"], "verified", "{name}");
+    }
+}
+
+#[test]
+fn a_missing_file_does_not_stop_the_others_and_is_a_json_line() {
+    let output = germanium(&[
+        "verify",
+        "--format",
+        "json",
+        "examples/missing.vpr",
+        "examples/hello.vpr",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let lines = json_lines(&output);
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["file"], "examples/missing.vpr");
+    assert_eq!(lines[0]["result"], "error");
+    assert_eq!(lines[0]["errors"][0]["id"], "internal");
+    assert_eq!(lines[1]["result"], "verified");
+    let human = germanium(&["verify", "examples/missing.vpr", "examples/hello.vpr"]);
+    let text = String::from_utf8(human.stdout).unwrap();
+    assert!(text.contains("examples/hello.vpr: verified"), "{text}");
+    assert!(
+        !text.contains('^'),
+        "no caret for a file that was never read: {text}"
+    );
+}
+
+#[test]
+fn a_program_that_is_not_z3_is_one_clear_error() {
+    let output = germanium(&[
+        "verify",
+        "-j",
+        "2",
+        "--z3",
+        "/bin/cat",
+        "examples/hello.vpr",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let said = String::from_utf8(output.stderr.clone()).unwrap();
+    assert_eq!(said.matches("error").count(), 1, "{said}");
+    assert!(said.contains("`/bin/cat` is not a Z3 executable"), "{said}");
+    assert!(output.stdout.is_empty(), "no report, no caret: {output:?}");
+}
+
+#[test]
+fn an_old_z3_is_used_with_a_warning() {
+    let fake = std::env::temp_dir().join(format!("germanium-old-z3-{}", std::process::id()));
+    let script = format!(
+        "#!/bin/sh\nif [ \"$1\" = -version ]; then echo 'Z3 version 4.8.12 - 64 bit'; exit 0; fi\nexec {} \"$@\"\n",
+        z3()
+    );
+    std::fs::write(&fake, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let output = germanium(&[
+        "verify",
+        "--z3",
+        fake.to_str().unwrap(),
+        "examples/hello.vpr",
+    ]);
+    let _ = std::fs::remove_file(&fake);
+    let said = String::from_utf8(output.stderr.clone()).unwrap();
+    assert!(said.contains("warning: Z3 4.8.12"), "{said}");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+}
+
+#[test]
+fn unsupported_constructs_are_said_in_plain_words_and_counted_apart() {
+    let program = scratch_file(
+        "epsilon.vpr",
+        b"method m()\n{\n  assert epsilon == none\n}\n",
+    );
+    let output = germanium(&["verify", program.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&program);
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.contains("Germanium's verifier does not support `epsilon` yet"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not fully checked (1 unsupported construct, 1 member not verified)"),
+        "{text}"
+    );
+    assert!(!text.contains("errors)"), "{text}");
 }

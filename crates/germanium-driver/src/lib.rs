@@ -127,4 +127,35 @@ impl FileReport {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// The result as output says it: `verified`, `failed`, `error`, or `checked` for a
+    /// file that is well-formed but was not verified (`germanium check`).
+    pub fn result_word(&self) -> &'static str {
+        match self.result {
+            Outcome::Verified if self.stage < Stage::Verify => "checked",
+            other => other.as_str(),
+        }
+    }
+}
+
+/// The Z3 verification would use (`explicit`, else `$Z3_EXE`, else `z3` on the `PATH`),
+/// checked once before any file is verified.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SolverCheck {
+    pub path: PathBuf,
+    pub version: (u32, u32, u32),
+    /// Older than the oldest Z3 Germanium is known to work with.
+    pub too_old: bool,
+}
+
+/// Finds the Z3 verification would use and asks its version: an error says why it cannot
+/// be used (none found, not executable, not a Z3), once, before any file is verified.
+pub fn check_solver(explicit: Option<&Path>) -> Result<SolverCheck, String> {
+    let path = germanium_smt::locate_z3(explicit).map_err(|e| e.to_string())?;
+    let version = germanium_smt::z3_version(&path).map_err(|e| e.to_string())?;
+    Ok(SolverCheck {
+        too_old: version < germanium_smt::OLDEST_Z3,
+        path,
+        version,
+    })
 }

@@ -14,6 +14,11 @@ use crate::{FileReport, Mode, Options, Outcome, Stage};
 /// even the fallback fails, which would mean the process is out of memory).
 pub fn run_file(path: &Path, options: &Options) -> FileReport {
     let started = Instant::now();
+    if let Some(problem) = unreadable(path) {
+        let mut report = internal_report(path, SourceMap::new(), problem);
+        report.time = started.elapsed();
+        return report;
+    }
     let owned_path = path.to_path_buf();
     let owned_options = options.clone();
     let spawned = std::thread::Builder::new()
@@ -204,6 +209,18 @@ fn internal_failure(
 }
 
 /// A report of a file Germanium could not finish: one `internal` error at its start.
+/// Why `path` cannot be read as a program (`-` is standard input), if it cannot.
+fn unreadable(path: &Path) -> Option<String> {
+    if path == Path::new(germanium_syntax::loader::STDIN) {
+        return None;
+    }
+    match std::fs::metadata(path) {
+        Err(err) => Some(format!("cannot read `{}`: {err}", path.display())),
+        Ok(m) if m.is_dir() => Some(format!("`{}` is a directory", path.display())),
+        Ok(_) => None,
+    }
+}
+
 fn internal_report(path: &Path, mut sources: SourceMap, message: String) -> FileReport {
     let span = main_file_span(&mut sources, path);
     FileReport {

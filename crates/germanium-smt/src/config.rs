@@ -173,3 +173,67 @@ mod tests {
         assert!(err.contains("not executable"), "{err}");
     }
 }
+
+/// The oldest Z3 Germanium is known to work with; the tested one is pinned by
+/// `scripts/ensure-z3.sh` (4.15.4).
+pub const OLDEST_Z3: (u32, u32, u32) = (4, 12, 0);
+
+/// Asks the executable at `path` for its version (`z3 -version`, which prints
+/// `Z3 version 4.15.4 - 64 bit`); an executable that does not answer so is not a Z3.
+pub fn z3_version(path: &Path) -> Result<(u32, u32, u32), SolverError> {
+    let out = std::process::Command::new(path)
+        .arg("-version")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| SolverError::NotFound(format!("cannot run `{}`: {e}", path.display())))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    parse_z3_version(&text).ok_or_else(|| {
+        let said = text.lines().next().unwrap_or("").trim().to_string();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let said = if said.is_empty() {
+            err.lines().next().unwrap_or("nothing").trim().to_string()
+        } else {
+            said
+        };
+        SolverError::NotFound(format!(
+            "`{}` is not a Z3 executable: asked for its version, it answered `{said}`",
+            path.display()
+        ))
+    })
+}
+
+fn parse_z3_version(text: &str) -> Option<(u32, u32, u32)> {
+    let rest = text.trim().strip_prefix("Z3 version ")?;
+    let number = rest.split_whitespace().next()?;
+    let mut parts = number.split('.').map(|p| p.parse::<u32>().ok());
+    Some((
+        parts.next()??,
+        parts.next()??,
+        parts.next().flatten().unwrap_or(0),
+    ))
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_read_from_what_z3_prints() {
+        assert_eq!(
+            parse_z3_version("Z3 version 4.15.4 - 64 bit\n"),
+            Some((4, 15, 4))
+        );
+        assert_eq!(
+            parse_z3_version("Z3 version 4.8.12 - 64 bit"),
+            Some((4, 8, 12))
+        );
+        assert_eq!(parse_z3_version("cat: invalid option -- 'v'"), None);
+        assert_eq!(parse_z3_version(""), None);
+    }
+
+    #[test]
+    fn a_program_that_is_not_z3_is_said_to_be_none() {
+        let err = z3_version(Path::new("/bin/cat")).unwrap_err();
+        assert!(err.to_string().contains("is not a Z3 executable"), "{err}");
+    }
+}

@@ -62,7 +62,9 @@ pub mod symbol;
 pub mod term;
 
 pub use command::{Command, OptionValue, SmtOption};
-pub use config::{locate_z3, verifier_options, SolverConfig, OUT_OF_MEMORY, Z3_ENV_VAR};
+pub use config::{
+    locate_z3, verifier_options, z3_version, SolverConfig, OLDEST_Z3, OUT_OF_MEMORY, Z3_ENV_VAR,
+};
 pub use error::SolverError;
 pub use literal::{IntLit, RealLit};
 pub use model::{Model, Value};

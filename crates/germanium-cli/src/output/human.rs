@@ -9,6 +9,9 @@ use codespan_reporting::term::{self, termcolor::WriteColor};
 use germanium_driver::{FileReport, Outcome};
 use germanium_syntax::Severity;
 
+/// How the verifier's note at a member it did not verify begins.
+const MEMBER_NOT_VERIFIED: &str = "this member was not verified";
+
 /// Writes all diagnostics of `report`, then its summary line.
 pub fn write_report(out: &mut dyn WriteColor, report: &FileReport) -> io::Result<()> {
     let mut files = SimpleFiles::new();
@@ -26,10 +29,12 @@ pub fn write_report(out: &mut dyn WriteColor, report: &FileReport) -> io::Result
         }
         .with_code(diagnostic.id.clone())
         .with_message(&diagnostic.message)
-        .with_labels(vec![Label::primary(
-            diagnostic.span.file.0 as usize,
-            start..end,
-        )])
+        // A problem with no place in the program (an unreadable file) gets no code frame.
+        .with_labels(if text_len == 0 && diagnostic.span.is_empty() {
+            Vec::new()
+        } else {
+            vec![Label::primary(diagnostic.span.file.0 as usize, start..end)]
+        })
         .with_notes(
             diagnostic
                 .counterexample
@@ -79,19 +84,55 @@ fn counterexample(c: &germanium_syntax::Counterexample) -> String {
     out
 }
 
-/// `path: verified in 3 ms`, `path: failed with 2 errors in 3 ms`, `path: not fully checked
-/// (1 error) in 3 ms` (Germanium could not finish).
+/// `path: verified in 3 ms`, `path: checked (not verified) in 3 ms`, `path: failed with 2
+/// errors in 3 ms`, `path: not fully checked (1 unsupported construct, 1 member not
+/// verified, 1 error) in 3 ms`
+/// (Germanium could not finish).
 pub fn summary(report: &FileReport) -> String {
-    let count = report.diagnostics.iter().filter(|d| d.is_error()).count();
-    let errors = if count == 1 {
-        "1 error".to_string()
-    } else {
-        format!("{count} errors")
+    let errors: Vec<_> = report.diagnostics.iter().filter(|d| d.is_error()).collect();
+    let unsupported: Vec<_> = errors
+        .iter()
+        .filter(|d| d.id == germanium_syntax::diagnostic::ids::UNSUPPORTED)
+        .collect();
+    // A member left unverified is said at its name besides the construct itself.
+    let members = unsupported
+        .iter()
+        .filter(|d| d.message.starts_with(MEMBER_NOT_VERIFIED))
+        .count();
+    let constructs = unsupported.len() - members;
+    let plural = |n: usize, one: &str, many: &str| match n {
+        1 => format!("1 {one}"),
+        n => format!("{n} {many}"),
     };
+    let all = plural(errors.len(), "error", "errors");
     let verdict = match report.result {
+        Outcome::Verified if report.result_word() == "checked" => {
+            "checked (not verified)".to_string()
+        }
         Outcome::Verified => "verified".to_string(),
-        Outcome::Failed => format!("failed with {errors}"),
-        Outcome::Error => format!("not fully checked ({errors})"),
+        Outcome::Failed => format!("failed with {all}"),
+        Outcome::Error if !unsupported.is_empty() => {
+            let mut parts = Vec::new();
+            if constructs > 0 {
+                parts.push(plural(
+                    constructs,
+                    "unsupported construct",
+                    "unsupported constructs",
+                ));
+            }
+            if members > 0 {
+                parts.push(plural(
+                    members,
+                    "member not verified",
+                    "members not verified",
+                ));
+            }
+            if errors.len() > unsupported.len() {
+                parts.push(plural(errors.len() - unsupported.len(), "error", "errors"));
+            }
+            format!("not fully checked ({})", parts.join(", "))
+        }
+        Outcome::Error => format!("not fully checked ({all})"),
     };
     format!(
         "{}: {verdict} in {} ms",

@@ -159,7 +159,7 @@ pub fn render(report: &FileReport) -> String {
         .collect();
     let json = JsonReport {
         file: report.path.display().to_string(),
-        result: report.result.as_str(),
+        result: report.result_word(),
         errors,
         time_ms: report.time.as_millis(),
     };

@@ -168,7 +168,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.errors.push(Diagnostic::new(
             ids::UNSUPPORTED,
             span,
-            format!("{what} is not supported by Germanium's verifier yet"),
+            format!("Germanium's verifier does not support {what} yet"),
         ));
         Abort::Unsupported
     }

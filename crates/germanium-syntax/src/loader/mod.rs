@@ -23,7 +23,10 @@ use std::path::{Path, PathBuf};
 use crate::ast::{ImportTarget, Item, ItemKind, NodeIdGen, Program};
 use crate::{Diagnostic, FileId, SourceMap, Span};
 
-/// Reads and parses `main` and, transitively, each file it imports (each once; cycles are
+/// The main file's name that means standard input.
+pub const STDIN: &str = "-";
+
+/// Reads and parses `main` (standard input if it is [`STDIN`]) and, transitively, each file it imports (each once; cycles are
 /// fine). Relative imports resolve against the importing file; `<...>` imports against the
 /// built-in standard library, then `import_paths` in order.
 pub fn load_program(
@@ -122,7 +125,13 @@ where
     P: FnMut(FileId, &str, &mut NodeIdGen) -> (Vec<Item>, Vec<Diagnostic>),
 {
     fn add_main(&mut self, main: &Path) {
-        match std::fs::read(main) {
+        let read = if main == Path::new(STDIN) {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes).map(|_| bytes)
+        } else {
+            std::fs::read(main)
+        };
+        match read {
             Ok(bytes) => {
                 self.seen.insert(disk_key(main));
                 self.add_disk_file(main.to_path_buf(), bytes);
