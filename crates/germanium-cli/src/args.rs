@@ -94,6 +94,9 @@ pub enum Format {
     Human,
     /// One JSON object per file and line (JSON Lines).
     Json,
+    /// JSON Lines as each member finishes (`"event": "member"`), then each file's line as
+    /// with `json`, marked `"event": "file"`.
+    JsonStream,
 }
 
 #[derive(Debug, Args)]

@@ -5,18 +5,14 @@
 mod args;
 mod inputs;
 mod output;
+mod run;
 
-use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use std::sync::mpsc;
 
 use clap::Parser;
-use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
-use germanium_driver::{FileReport, Outcome};
-use rayon::prelude::*;
+use germanium_driver::Outcome;
 
-use args::{Cli, Command, DebugArgs, Format};
+use args::{Cli, Command, DebugArgs};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -31,95 +27,7 @@ fn main() -> ExitCode {
             return code;
         }
     }
-    // A directory stands for the `.vpr` files under it; a file that cannot be read gets
-    // its own error report, and the others are still processed.
-    let files = inputs::expand(&args.files);
-    let file_workers = if files.len() == 1 {
-        1
-    } else {
-        args.worker_count()
-    };
-    let pool = match rayon::ThreadPoolBuilder::new()
-        .num_threads(file_workers)
-        .build()
-    {
-        Ok(pool) => pool,
-        Err(err) => {
-            eprintln!("germanium: error: cannot start worker threads: {err}");
-            return ExitCode::from(2);
-        }
-    };
-
-    // Workers send (input index, report); reports are printed as soon as all earlier ones are.
-    let (sender, receiver) = mpsc::channel::<(usize, FileReport)>();
-    let count = files.len();
-    let mut options = args.options(mode);
-    options.jobs = if count == 1 { args.worker_count() } else { 1 };
-    let trace = match &args.trace {
-        Some(path) => match germanium_trace_log::Writer::create(path) {
-            Ok(writer) => {
-                options.trace = Some(writer.sinks());
-                Some((path, writer))
-            }
-            Err(err) => {
-                eprintln!(
-                    "germanium: error: cannot write the execution log `{}`: {err}",
-                    path.display()
-                );
-                return ExitCode::from(2);
-            }
-        },
-        None => None,
-    };
-    pool.spawn(move || {
-        files
-            .par_iter()
-            .enumerate()
-            .for_each_with(sender, |sender, (index, file)| {
-                let options = inputs::for_file(&options, index, file, count);
-                let _ = sender.send((index, germanium_driver::run_file(file, &options)));
-            });
-    });
-
-    let color = if std::io::stdout().is_terminal() {
-        ColorChoice::Auto
-    } else {
-        ColorChoice::Never
-    };
-    let mut stdout = StandardStream::stdout(color);
-    let mut waiting = BTreeMap::new();
-    let mut next = 0;
-    let mut worst = Outcome::Verified;
-    for (index, report) in receiver {
-        waiting.insert(index, report);
-        while let Some(report) = waiting.remove(&next) {
-            worst = worse(worst, report.result);
-            let written = match args.format {
-                Format::Json => writeln!(stdout, "{}", output::json::render(&report)),
-                Format::Human => output::human::write_report(&mut stdout, &report),
-            };
-            if written.is_err() {
-                return ExitCode::from(2); // stdout closed
-            }
-            next += 1;
-        }
-    }
-    if next != count {
-        eprintln!("germanium: error: a worker thread died before reporting");
-        return ExitCode::from(2);
-    }
-    if let Some((path, writer)) = trace {
-        if let Err(err) = writer.finish() {
-            let path = path.display();
-            eprintln!("germanium: error: the execution log `{path}` is incomplete: {err}");
-            return ExitCode::from(2);
-        }
-    }
-    match worst {
-        Outcome::Verified => ExitCode::SUCCESS,
-        Outcome::Failed => ExitCode::from(1),
-        Outcome::Error => ExitCode::from(2),
-    }
+    run::run_files(mode, args)
 }
 
 fn worse(a: Outcome, b: Outcome) -> Outcome {

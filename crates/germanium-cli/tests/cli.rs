@@ -354,3 +354,75 @@ fn unsupported_constructs_are_said_in_plain_words_and_counted_apart() {
     );
     assert!(!text.contains("errors)"), "{text}");
 }
+
+#[test]
+fn json_stream_prints_each_member_as_it_finishes_then_the_file() {
+    let program = scratch_file(
+        "stream.vpr",
+        b"field f: Int\n\
+          method a(x: Ref)\n  requires acc(x.f)\n{\n  x.f := 1\n}\n\
+          method b(x: Ref)\n  requires acc(x.f)\n{\n  assert x.f == 2\n}\n\
+          function g(n: Int): Int\n  ensures result > n\n{ n + 1 }\n",
+    );
+    let output = germanium(&[
+        "verify",
+        "--format",
+        "json-stream",
+        program.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&program);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let lines = json_lines(&output);
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    let mut members: Vec<(String, String, String)> = lines[..3]
+        .iter()
+        .map(|l| {
+            assert_eq!(l["event"], "member");
+            assert_eq!(l["cached"], false);
+            assert!(l["time_ms"].is_u64());
+            let text = |k: &str| l[k].as_str().unwrap().to_string();
+            (text("member"), text("kind"), text("result"))
+        })
+        .collect();
+    members.sort();
+    assert_eq!(
+        members,
+        [
+            ("a".into(), "method".into(), "verified".into()),
+            ("b".into(), "method".into(), "failed".into()),
+            ("g".into(), "function".into(), "verified".into()),
+        ]
+    );
+    let b = lines.iter().find(|l| l["member"] == "b").unwrap();
+    assert_eq!(b["errors"][0]["id"], "assert.failed:assertion.false");
+    assert_eq!(b["errors"][0]["line"], 10);
+    assert_eq!(lines[3]["event"], "file");
+    assert_eq!(lines[3]["result"], "failed");
+}
+
+#[test]
+fn a_terminal_sees_progress_while_members_run() {
+    // `script` runs germanium on a pseudo-terminal, as a person would.
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` command");
+        return;
+    }
+    let command = format!(
+        "{} verify -j1 examples/hello.vpr",
+        env!("CARGO_BIN_EXE_germanium")
+    );
+    // Redrawn at every event, so what is seen does not depend on how fast the run is.
+    let output = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("GERMANIUM_PROGRESS_MS", "0")
+        .current_dir(workspace())
+        .output()
+        .unwrap();
+    let seen = String::from_utf8_lossy(&output.stdout);
+    assert!(seen.contains("[0/1 files, "), "{seen}");
+    assert!(seen.contains(" members done, "), "{seen}");
+    assert!(seen.contains("verified in"), "{seen}");
+    // Without a terminal there is no progress line.
+    let plain = germanium(&["verify", "examples/hello.vpr"]);
+    assert!(plain.stderr.is_empty(), "{plain:?}");
+}

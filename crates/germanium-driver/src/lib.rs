@@ -16,6 +16,7 @@ use std::time::Duration;
 use germanium_syntax::ast::Program;
 use germanium_syntax::{Diagnostic, SourceMap};
 
+pub use germanium_symbex::{EventError, MemberEvent, MemberEvents};
 pub use pipeline::run_file;
 
 /// What to do with each file.
@@ -51,6 +52,8 @@ pub struct Options {
     pub counterexamples: bool,
     /// Makes each verification worker's execution-log sink (`None`: no log).
     pub trace: Option<germanium_symbex::TraceSinks>,
+    /// Told when each member starts and ends (streaming output, progress).
+    pub events: Option<germanium_symbex::MemberEvents>,
 }
 
 /// Big enough for programs nested thousands of levels deep.
@@ -70,6 +73,7 @@ impl Options {
             combinable_wands: false,
             counterexamples: false,
             trace: None,
+            events: None,
         }
     }
 }

@@ -131,6 +131,7 @@ fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap)
         combinable_wands: options.combinable_wands,
         counterexamples: options.counterexamples,
         trace: options.trace.clone(),
+        events: options.events.clone(),
     };
     diagnostics.extend(germanium_symbex::verify_program(
         &program,

@@ -7,6 +7,9 @@ use serde::Serialize;
 
 #[derive(Serialize)]
 struct JsonReport<'a> {
+    /// `file` in `--format json-stream` (an addition to the spec); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    event: Option<&'static str>,
     file: String,
     result: &'a str,
     errors: Vec<JsonError<'a>>,
@@ -97,6 +100,15 @@ fn fields(heap: &[(String, String, String)]) -> Vec<JsonField<'_>> {
 
 /// The JSON line for one report (without the trailing newline).
 pub fn render(report: &FileReport) -> String {
+    render_event(report, None)
+}
+
+/// The same, marked `"event": "file"` for `--format json-stream`.
+pub fn render_file_event(report: &FileReport) -> String {
+    render_event(report, Some("file"))
+}
+
+fn render_event(report: &FileReport, event: Option<&'static str>) -> String {
     let errors = report
         .diagnostics
         .iter()
@@ -158,6 +170,7 @@ pub fn render(report: &FileReport) -> String {
         })
         .collect();
     let json = JsonReport {
+        event,
         file: report.path.display().to_string(),
         result: report.result_word(),
         errors,

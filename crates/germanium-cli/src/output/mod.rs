@@ -1,4 +1,6 @@
-//! Printing reports: one module per `--format`.
+//! Printing reports: one module per `--format`, and the progress line.
 
 pub mod human;
 pub mod json;
+pub mod progress;
+pub mod stream;

@@ -39,6 +39,45 @@ pub struct VerifyOptions {
     pub counterexamples: bool,
     /// Makes each worker's execution-log sink (`None`: no log).
     pub trace: Option<TraceSinks>,
+    /// Told when each member starts and ends (`None`: nobody).
+    pub events: Option<MemberEvents>,
+}
+
+/// A member's verification as it starts and ends, for streaming output and progress.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MemberEvent {
+    Started {
+        member: String,
+        kind: &'static str,
+    },
+    Finished {
+        member: String,
+        kind: &'static str,
+        errors: Vec<EventError>,
+        time: Duration,
+    },
+}
+
+/// An error of a finished member, with its place resolved (the file's report comes later).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventError {
+    pub id: String,
+    pub message: String,
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+}
+
+/// Where member events go (called from the worker threads).
+#[derive(Clone)]
+pub struct MemberEvents(pub std::sync::Arc<dyn Fn(MemberEvent) + Send + Sync>);
+
+impl std::fmt::Debug for MemberEvents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MemberEvents(..)")
+    }
 }
 
 /// Makes one execution-log sink per worker thread.
@@ -62,6 +101,7 @@ impl Default for VerifyOptions {
             combinable_wands: false,
             counterexamples: false,
             trace: None,
+            events: None,
         }
     }
 }
@@ -71,6 +111,30 @@ enum Member<'a> {
     Method(&'a Method),
     Function(&'a Function),
     Predicate(&'a germanium_syntax::ast::Predicate),
+}
+
+impl Member<'_> {
+    fn name_and_kind(&self) -> (&str, &'static str) {
+        match self {
+            Member::Method(m) => (&m.name.name, "method"),
+            Member::Function(f) => (&f.name.name, "function"),
+            Member::Predicate(p) => (&p.name.name, "predicate"),
+        }
+    }
+}
+
+/// `d` with its place resolved.
+fn event_error(env: &Env<'_>, d: &Diagnostic) -> EventError {
+    let (start, end) = (env.sources.start(d.span), env.sources.end(d.span));
+    EventError {
+        id: d.id.clone(),
+        message: d.message.clone(),
+        file: env.sources.get(d.span.file).path.display().to_string(),
+        line: start.line,
+        column: start.column,
+        end_line: end.line,
+        end_column: end.column,
+    }
 }
 
 fn members(program: &Program) -> Vec<Member<'_>> {
@@ -234,6 +298,7 @@ fn run_members<'a>(
                 let mut worker = Worker {
                     env,
                     trace: options.trace.clone(),
+                    events: options.events.clone(),
                     config,
                     budget: Budget::from_timeout(options.timeout.unwrap_or(DEFAULT_QUERY_TIMEOUT)),
                     posts,
@@ -271,6 +336,7 @@ struct Worker<'e, 'a> {
     config: SolverConfig,
     budget: Budget,
     trace: Option<TraceSinks>,
+    events: Option<MemberEvents>,
     posts: &'e HashSet<String>,
     verifier: Option<Verifier<'e, 'a>>,
     /// The solver could not be started: said once, and not tried again.
@@ -325,6 +391,14 @@ impl<'e, 'a> Worker<'e, 'a> {
                     continue;
                 }
             }
+            let (member, kind) = todo[i].name_and_kind();
+            let started = std::time::Instant::now();
+            if let Some(events) = &self.events {
+                (events.0)(MemberEvent::Started {
+                    member: member.to_string(),
+                    kind,
+                });
+            }
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &todo[i] {
                 Member::Method(m) => verifier.run_member(span, |v| v.verify_method(m)),
                 Member::Function(f) => verifier.run_member(span, |v| v.verify_function(f)),
@@ -340,6 +414,14 @@ impl<'e, 'a> Worker<'e, 'a> {
                     "internal error in the verifier (please report it)",
                 )]
             });
+            if let Some(events) = &self.events {
+                (events.0)(MemberEvent::Finished {
+                    member: member.to_string(),
+                    kind,
+                    errors: errors.iter().map(|d| event_error(self.env, d)).collect(),
+                    time: started.elapsed(),
+                });
+            }
             found.push((i, errors));
         }
         found

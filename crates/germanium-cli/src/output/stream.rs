@@ -1,0 +1,114 @@
+//! `--format json-stream`: a JSON line per member as it finishes, then each file's line as
+//! `--format json` prints it, marked `"event": "file"` (docs/cli.md).
+
+use std::path::Path;
+use std::time::Duration;
+
+use germanium_driver::EventError;
+use serde::Serialize;
+
+#[derive(Serialize)]
+struct MemberLine<'a> {
+    event: &'static str,
+    file: String,
+    member: &'a str,
+    kind: &'a str,
+    result: &'static str,
+    errors: &'a [ErrorLine<'a>],
+    time_ms: u128,
+    /// Whether the result came from the cache (there is none yet: always false).
+    cached: bool,
+}
+
+#[derive(Serialize)]
+struct ErrorLine<'a> {
+    id: &'a str,
+    line: u32,
+    column: u32,
+    end_line: u32,
+    end_column: u32,
+    message: &'a str,
+    file: &'a str,
+}
+
+/// The result a member's errors make: `verified`, `failed`, or `error` when Germanium could
+/// not finish it (an `internal` id).
+pub fn member_result(errors: &[EventError]) -> &'static str {
+    if errors.iter().any(|e| e.id.starts_with("internal")) {
+        "error"
+    } else if errors.is_empty() {
+        "verified"
+    } else {
+        "failed"
+    }
+}
+
+/// The JSON line of a finished member (without the trailing newline).
+pub fn render_member(
+    file: &Path,
+    member: &str,
+    kind: &str,
+    errors: &[EventError],
+    time: Duration,
+) -> String {
+    let lines: Vec<ErrorLine<'_>> = errors
+        .iter()
+        .map(|e| ErrorLine {
+            id: &e.id,
+            line: e.line,
+            column: e.column,
+            end_line: e.end_line,
+            end_column: e.end_column,
+            message: &e.message,
+            file: &e.file,
+        })
+        .collect();
+    let line = MemberLine {
+        event: "member",
+        file: file.display().to_string(),
+        member,
+        kind,
+        result: member_result(errors),
+        errors: &lines,
+        time_ms: time.as_millis(),
+        cached: false,
+    };
+    serde_json::to_string(&line).expect("serialising plain data cannot fail")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_member_line_has_the_documented_shape() {
+        let error = EventError {
+            id: "assert.failed:assertion.false".into(),
+            message: "Assert might fail.".into(),
+            file: "t.vpr".into(),
+            line: 3,
+            column: 10,
+            end_line: 3,
+            end_column: 15,
+        };
+        let text = render_member(
+            Path::new("t.vpr"),
+            "m",
+            "method",
+            &[error],
+            Duration::from_millis(7),
+        );
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({
+                "event": "member", "file": "t.vpr", "member": "m", "kind": "method",
+                "result": "failed", "time_ms": 7, "cached": false,
+                "errors": [{"id": "assert.failed:assertion.false", "line": 3, "column": 10,
+                            "end_line": 3, "end_column": 15, "message": "Assert might fail.",
+                            "file": "t.vpr"}]
+            })
+        );
+        assert_eq!(member_result(&[]), "verified");
+    }
+}

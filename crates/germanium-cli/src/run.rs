@@ -1,0 +1,210 @@
+//! `verify` and `check` over many files: files in parallel (members in parallel when there is
+//! one), reports printed in input order as soon as all earlier ones are, member events
+//! streamed as they come (`--format json-stream`), and a progress line on a terminal.
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use germanium_driver::{FileReport, MemberEvent, MemberEvents, Mode, Outcome};
+use rayon::prelude::*;
+
+use crate::args::{Format, RunArgs};
+use crate::output::progress::Progress;
+use crate::{inputs, output, worse};
+
+/// What the workers tell the printing thread.
+enum Message {
+    Member(usize, MemberEvent),
+    File(usize, FileReport),
+}
+
+/// How often the progress line is redrawn; `GERMANIUM_PROGRESS_MS` sets another period
+/// (`0`: at every event, which tests use so that what they see does not depend on timing).
+fn progress_tick() -> Duration {
+    std::env::var("GERMANIUM_PROGRESS_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map_or(Duration::from_millis(250), Duration::from_millis)
+}
+
+pub fn run_files(mode: Mode, args: &RunArgs) -> ExitCode {
+    // A directory stands for the `.vpr` files under it; a file that cannot be read gets
+    // its own error report, and the others are still processed.
+    let files = inputs::expand(&args.files);
+    let count = files.len();
+    let file_workers = if count == 1 { 1 } else { args.worker_count() };
+    let pool = match rayon::ThreadPoolBuilder::new()
+        .num_threads(file_workers)
+        .build()
+    {
+        Ok(pool) => pool,
+        Err(err) => {
+            eprintln!("germanium: error: cannot start worker threads: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut options = args.options(mode);
+    options.jobs = if count == 1 { args.worker_count() } else { 1 };
+    let trace = match &args.trace {
+        Some(path) => match germanium_trace_log::Writer::create(path) {
+            Ok(writer) => {
+                options.trace = Some(writer.sinks());
+                Some((path, writer))
+            }
+            Err(err) => {
+                eprintln!(
+                    "germanium: error: cannot write the execution log `{}`: {err}",
+                    path.display()
+                );
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
+    let mut progress = (args.format == Format::Human && std::io::stderr().is_terminal())
+        .then(|| Progress::new(count));
+    let want_events = args.format == Format::JsonStream || progress.is_some();
+
+    let (sender, receiver) = mpsc::channel::<Message>();
+    let names = files.clone();
+    pool.spawn(move || {
+        files
+            .par_iter()
+            .enumerate()
+            .for_each_with(sender, |sender, (index, file)| {
+                let mut options = inputs::for_file(&options, index, file, count);
+                if want_events {
+                    // The channel's sender is shared by the file's worker threads.
+                    let events = Mutex::new(sender.clone());
+                    options.events = Some(MemberEvents(Arc::new(move |event| {
+                        if let Ok(s) = events.lock() {
+                            let _ = s.send(Message::Member(index, event));
+                        }
+                    })));
+                }
+                let report = germanium_driver::run_file(file, &options);
+                let _ = sender.send(Message::File(index, report));
+            });
+    });
+
+    let color = if std::io::stdout().is_terminal() {
+        ColorChoice::Auto
+    } else {
+        ColorChoice::Never
+    };
+    let mut stdout = StandardStream::stdout(color);
+    let mut stderr = std::io::stderr();
+    let mut waiting = BTreeMap::new();
+    let mut next = 0;
+    let mut worst = Outcome::Verified;
+    let tick = progress_tick();
+    let mut last_drawn = std::time::Instant::now();
+    loop {
+        // Redrawn every tick, whether messages keep coming or none does.
+        if let Some(p) = progress.as_mut() {
+            if last_drawn.elapsed() >= tick {
+                p.draw(&mut stderr);
+                last_drawn = std::time::Instant::now();
+            }
+        }
+        let message = match receiver.recv_timeout(tick.max(Duration::from_millis(10))) {
+            Ok(message) => message,
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        let written = match message {
+            Message::Member(index, event) => member_event(
+                &mut stdout,
+                args.format,
+                &names[index],
+                index,
+                event,
+                &mut progress,
+            ),
+            Message::File(index, report) => {
+                if let Some(p) = progress.as_mut() {
+                    p.file_done();
+                }
+                waiting.insert(index, report);
+                let mut written = Ok(());
+                while let Some(report) = waiting.remove(&next) {
+                    worst = worse(worst, report.result);
+                    if let Some(p) = progress.as_mut() {
+                        p.clear(&mut stderr);
+                    }
+                    written = written.and_then(|_| match args.format {
+                        Format::Json => writeln!(stdout, "{}", output::json::render(&report)),
+                        Format::JsonStream => {
+                            let line = output::json::render_file_event(&report);
+                            writeln!(stdout, "{line}").and_then(|_| stdout.flush())
+                        }
+                        Format::Human => output::human::write_report(&mut stdout, &report),
+                    });
+                    next += 1;
+                }
+                written
+            }
+        };
+        if written.is_err() {
+            return ExitCode::from(2); // stdout closed
+        }
+    }
+    if let Some(p) = progress.as_mut() {
+        p.clear(&mut stderr);
+    }
+    if next != count {
+        eprintln!("germanium: error: a worker thread died before reporting");
+        return ExitCode::from(2);
+    }
+    if let Some((path, writer)) = trace {
+        if let Err(err) = writer.finish() {
+            let path = path.display();
+            eprintln!("germanium: error: the execution log `{path}` is incomplete: {err}");
+            return ExitCode::from(2);
+        }
+    }
+    match worst {
+        Outcome::Verified => ExitCode::SUCCESS,
+        Outcome::Failed => ExitCode::from(1),
+        Outcome::Error => ExitCode::from(2),
+    }
+}
+
+/// A member started or finished: a JSON line (json-stream) and the progress line.
+fn member_event(
+    stdout: &mut StandardStream,
+    format: Format,
+    file: &std::path::Path,
+    index: usize,
+    event: MemberEvent,
+    progress: &mut Option<Progress>,
+) -> std::io::Result<()> {
+    match event {
+        MemberEvent::Started { member, .. } => {
+            if let Some(p) = progress.as_mut() {
+                p.member_started(index, &member);
+            }
+            Ok(())
+        }
+        MemberEvent::Finished {
+            member,
+            kind,
+            errors,
+            time,
+        } => {
+            if let Some(p) = progress.as_mut() {
+                p.member_finished(index, &member);
+            }
+            if format != Format::JsonStream {
+                return Ok(());
+            }
+            let line = output::stream::render_member(file, &member, kind, &errors, time);
+            writeln!(stdout, "{line}")?;
+            stdout.flush()
+        }
+    }
+}
