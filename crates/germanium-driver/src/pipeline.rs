@@ -259,15 +259,15 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_file_is_a_positioned_parser_error() {
-        let report = run_file(
-            Path::new("/nonexistent/germanium/x.vpr"),
-            &Options::new(Mode::Check),
-        );
-        assert_eq!(report.result, Outcome::Failed);
-        assert_eq!(report.diagnostics.len(), 1);
-        assert_eq!(report.diagnostics[0].id, ids::PARSER);
-        assert_eq!(report.sources.start(report.diagnostics[0].span).line, 1);
+    fn a_file_that_cannot_be_read_is_an_internal_error_naming_it() {
+        for path in ["/nonexistent/germanium/x.vpr", "/"] {
+            let report = run_file(Path::new(path), &Options::new(Mode::Check));
+            assert_eq!(report.result, Outcome::Error, "{path}");
+            assert_eq!(report.diagnostics.len(), 1);
+            assert_eq!(report.diagnostics[0].id, ids::INTERNAL);
+            assert!(report.diagnostics[0].message.contains(path), "{path}");
+            assert_eq!(report.sources.start(report.diagnostics[0].span).line, 1);
+        }
     }
 
     #[test]
