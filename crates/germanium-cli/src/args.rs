@@ -138,12 +138,23 @@ pub struct RunArgs {
     #[arg(long = "counterexample")]
     pub counterexample: bool,
 
+    /// Verify only the members (methods, functions, predicates) whose name matches
+    /// PATTERN, a glob (`*`, `?`, `[...]`); repeatable. The others are not verified and
+    /// are assumed correct (a function left out has its postcondition as an axiom).
+    #[arg(long = "member", value_name = "PATTERN", value_parser = parse_glob)]
+    pub members: Vec<globset::Glob>,
+
     /// Write the execution log to FILE as JSON Lines: a record per evaluate, produce,
     /// consume, execute and branch step, with its source place, the state it applies to,
     /// and the failed checks with their unproved queries (docs/execution-log.md). Never
     /// changes a result.
     #[arg(long = "trace", value_name = "FILE")]
     pub trace: Option<PathBuf>,
+}
+
+/// A glob pattern for `--member`.
+fn parse_glob(text: &str) -> Result<globset::Glob, String> {
+    globset::Glob::new(text).map_err(|e| format!("`{text}` is not a pattern: {e}"))
 }
 
 /// A positive number of seconds, possibly fractional.
@@ -166,6 +177,7 @@ impl RunArgs {
         options.smt_log = self.smt_log.clone();
         options.combinable_wands = self.combinable_wands;
         options.counterexamples = self.counterexample;
+        options.members = self.member_filter();
         // Parallelism goes where the work is: members of a single file, else whole files.
         options.jobs = if self.files.len() == 1 {
             self.worker_count()
@@ -173,6 +185,21 @@ impl RunArgs {
             1
         };
         options
+    }
+
+    /// `--member`'s patterns as a filter (`None` when there are none).
+    pub fn member_filter(&self) -> Option<germanium_driver::MemberFilter> {
+        if self.members.is_empty() {
+            return None;
+        }
+        let mut set = globset::GlobSetBuilder::new();
+        for glob in &self.members {
+            set.add(glob.clone());
+        }
+        let set = set.build().ok()?;
+        Some(germanium_driver::MemberFilter(std::sync::Arc::new(
+            move |name: &str| set.is_match(name),
+        )))
     }
 
     /// `--jobs`, or the number of CPUs.
@@ -268,6 +295,33 @@ mod tests {
         };
         assert_eq!((args.port, args.file), (9000, PathBuf::from("x.vpr")));
         assert!(Cli::try_parse_from(["germanium", "debug", "x.vpr", "y.vpr"]).is_err());
+    }
+
+    #[test]
+    fn member_patterns_are_globs() {
+        let cli = Cli::try_parse_from([
+            "germanium",
+            "verify",
+            "--member",
+            "get_*",
+            "--member",
+            "main",
+            "x.vpr",
+        ])
+        .unwrap();
+        let (_, args) = cli.command.mode_and_args().unwrap();
+        let keep = args.member_filter().unwrap();
+        assert!((keep.0)("get_value") && (keep.0)("main"));
+        assert!(!(keep.0)("set_value") && !(keep.0)("mains"));
+        let none = Cli::try_parse_from(["germanium", "verify", "x.vpr"]).unwrap();
+        assert!(none
+            .command
+            .mode_and_args()
+            .unwrap()
+            .1
+            .member_filter()
+            .is_none());
+        assert!(Cli::try_parse_from(["germanium", "verify", "--member", "[", "x.vpr"]).is_err());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
-use germanium_driver::{FileReport, MemberEvent, MemberEvents, Mode, Outcome};
+use germanium_driver::{FileReport, MemberEvent, MemberEvents, Mode, Outcome, Stage};
 use rayon::prelude::*;
 
 use crate::args::{Format, RunArgs};
@@ -142,7 +142,14 @@ pub fn run_files(mode: Mode, args: &RunArgs) -> ExitCode {
                             let line = output::json::render_file_event(&report);
                             writeln!(stdout, "{line}").and_then(|_| stdout.flush())
                         }
-                        Format::Human => output::human::write_report(&mut stdout, &report),
+                        Format::Human => output::human::write_report(&mut stdout, &report)
+                            .and_then(|_| {
+                                if args.members.is_empty() || report.stage < Stage::Verify {
+                                    return Ok(());
+                                }
+                                let only = "only the members matching --member were verified";
+                                writeln!(stdout, "  ({only})")
+                            }),
                     });
                     next += 1;
                 }

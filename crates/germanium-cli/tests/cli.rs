@@ -426,3 +426,65 @@ fn a_terminal_sees_progress_while_members_run() {
     let plain = germanium(&["verify", "examples/hello.vpr"]);
     assert!(plain.stderr.is_empty(), "{plain:?}");
 }
+
+#[test]
+fn member_patterns_choose_what_is_verified() {
+    let program = scratch_file(
+        "members.vpr",
+        b"field f: Int\n\
+          function get(x: Ref): Int\n  requires acc(x.f)\n  ensures result > 0\n{ x.f }\n\
+          method bad_one(x: Ref)\n  requires acc(x.f)\n{\n  assert x.f == 2\n}\n\
+          method good_one(x: Ref)\n  requires acc(x.f) && x.f == 2\n{\n  assert get(x) > 0\n}\n",
+    );
+    let path = program.to_str().unwrap();
+    let stream = |patterns: &[&str]| {
+        let mut args = vec!["verify", "--format", "json-stream"];
+        for p in patterns {
+            args.extend(["--member", p]);
+        }
+        args.push(path);
+        let output = germanium(&args);
+        let lines = json_lines(&output);
+        let mut members: Vec<String> = lines
+            .iter()
+            .filter(|l| l["event"] == "member")
+            .map(|l| l["member"].as_str().unwrap().to_string())
+            .collect();
+        members.sort();
+        (
+            output.status.code(),
+            members,
+            lines.last().unwrap()["result"].clone(),
+        )
+    };
+    // `get`'s body does not prove its postcondition, and `bad_one` fails.
+    assert_eq!(
+        stream(&[]),
+        (
+            Some(1),
+            vec!["bad_one".into(), "get".into(), "good_one".into()],
+            "failed".into()
+        )
+    );
+    // Only `good_one`: `get` is assumed correct (its postcondition an axiom), so it verifies.
+    assert_eq!(
+        stream(&["good_*"]),
+        (Some(0), vec!["good_one".into()], "verified".into())
+    );
+    assert_eq!(
+        stream(&["*_one"]),
+        (
+            Some(1),
+            vec!["bad_one".into(), "good_one".into()],
+            "failed".into()
+        )
+    );
+    assert_eq!(stream(&["nothing"]), (Some(0), vec![], "verified".into()));
+    let human = germanium(&["verify", "--member", "good_one", path]);
+    let text = String::from_utf8(human.stdout).unwrap();
+    assert!(
+        text.contains("only the members matching --member were verified"),
+        "{text}"
+    );
+    let _ = std::fs::remove_file(&program);
+}

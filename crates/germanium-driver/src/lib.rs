@@ -16,7 +16,7 @@ use std::time::Duration;
 use germanium_syntax::ast::Program;
 use germanium_syntax::{Diagnostic, SourceMap};
 
-pub use germanium_symbex::{EventError, MemberEvent, MemberEvents};
+pub use germanium_symbex::{EventError, MemberEvent, MemberEvents, MemberFilter};
 pub use pipeline::run_file;
 
 /// What to do with each file.
@@ -54,6 +54,8 @@ pub struct Options {
     pub trace: Option<germanium_symbex::TraceSinks>,
     /// Told when each member starts and ends (streaming output, progress).
     pub events: Option<germanium_symbex::MemberEvents>,
+    /// Which members to verify (`--member`; `None`: all).
+    pub members: Option<germanium_symbex::MemberFilter>,
 }
 
 /// Big enough for programs nested thousands of levels deep.
@@ -74,6 +76,7 @@ impl Options {
             counterexamples: false,
             trace: None,
             events: None,
+            members: None,
         }
     }
 }

@@ -132,6 +132,7 @@ fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap)
         counterexamples: options.counterexamples,
         trace: options.trace.clone(),
         events: options.events.clone(),
+        members: options.members.clone(),
     };
     diagnostics.extend(germanium_symbex::verify_program(
         &program,

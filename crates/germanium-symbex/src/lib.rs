@@ -26,4 +26,6 @@ pub mod state;
 pub mod trace;
 
 pub use errors::VerificationError;
-pub use run::{verify_program, EventError, MemberEvent, MemberEvents, TraceSinks, VerifyOptions};
+pub use run::{
+    verify_program, EventError, MemberEvent, MemberEvents, MemberFilter, TraceSinks, VerifyOptions,
+};

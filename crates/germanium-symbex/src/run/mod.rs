@@ -41,6 +41,19 @@ pub struct VerifyOptions {
     pub trace: Option<TraceSinks>,
     /// Told when each member starts and ends (`None`: nobody).
     pub events: Option<MemberEvents>,
+    /// Which members to verify, by name (`None`: all). The others are not verified and
+    /// are assumed correct: a function left out has its postcondition as an axiom.
+    pub members: Option<MemberFilter>,
+}
+
+/// Says, by name, whether a member is to be verified (`--member`).
+#[derive(Clone)]
+pub struct MemberFilter(pub std::sync::Arc<dyn Fn(&str) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for MemberFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MemberFilter(..)")
+    }
 }
 
 /// A member's verification as it starts and ends, for streaming output and progress.
@@ -102,6 +115,7 @@ impl Default for VerifyOptions {
             counterexamples: false,
             trace: None,
             events: None,
+            members: None,
         }
     }
 }
@@ -198,8 +212,12 @@ pub fn verify_program(
     }
     // Functions first: a function with a body has its postcondition as an axiom afterwards
     // only if the body was verified against it (an unverified one could be false).
+    let selected = (0..todo.len()).filter(|i| {
+        let (name, _) = todo[*i].name_and_kind();
+        options.members.as_ref().is_none_or(|keep| (keep.0)(name))
+    });
     let (functions, others): (Vec<usize>, Vec<usize>) =
-        (0..todo.len()).partition(|i| matches!(todo[*i], Member::Function(_)));
+        selected.partition(|i| matches!(todo[*i], Member::Function(_)));
     let mut results = Vec::new();
     let mut failed = HashSet::new();
     if !functions.is_empty() {
