@@ -1,0 +1,20 @@
+//! The per-member result cache (not yet used by the verifier: the driver's wiring, the
+//! `--no-cache` flag and `germanium cache clear` come next).
+//!
+//! A member's result is stored under a [`Key`] made of its own text and everything its
+//! result can depend on (`keys`): the program's text with every method body left out (so
+//! contracts, functions with their bodies, predicates, domains and their axioms, fields,
+//! macros and imports all count), the member's own body, the options that change
+//! verification, and the versions of Germanium and Z3. Editing one method body changes that
+//! method's key only; any other edit changes every key. Errors are stored with offsets
+//! relative to the member's start, so a member that moved keeps its result; a result with an
+//! error outside the member is not stored.
+//!
+//! Architecture invariant: a lookup that fails (no database, a database another process
+//! holds, a damaged entry) is a miss, never an error or a stale hit.
+
+mod keys;
+mod store;
+
+pub use keys::{member_keys, Key, MemberKey};
+pub use store::{CachedError, ResultCache};
