@@ -70,7 +70,7 @@ fn context_digest(sources: &SourceMap, bodies: &[Span]) -> Vec<u8> {
         for cut in cuts {
             let (start, end) = (cut.start as usize, cut.end as usize);
             if start >= at && end <= file.text.len() {
-                h.update(file.text[at..start].as_bytes());
+                h.update(&file.text.as_bytes()[at..start]);
                 // A body's place is kept, not its text.
                 h.update(b"\0body\0");
                 at = end;
