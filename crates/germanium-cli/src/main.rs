@@ -22,12 +22,13 @@ fn main() -> ExitCode {
         };
         return debug(args);
     };
-    if mode == germanium_driver::Mode::Verify {
-        if let Err(code) = check_solver(args.program.z3.as_deref()) {
-            return code;
-        }
-    }
-    run::run_files(mode, args)
+    // A Z3 that cannot be used is found once, here; each file then reports it as its one
+    // `internal` error (after its own syntax and type errors), as the JSON contract says.
+    let solver_problem = match mode {
+        germanium_driver::Mode::Verify => check_solver(args.program.z3.as_deref()).err(),
+        germanium_driver::Mode::Check => None,
+    };
+    run::run_files(mode, args, solver_problem)
 }
 
 fn worse(a: Outcome, b: Outcome) -> Outcome {
@@ -43,10 +44,10 @@ fn worse(a: Outcome, b: Outcome) -> Outcome {
     }
 }
 
-/// Checks once that the Z3 to be used works, before any file is verified: an error (no
-/// Z3, not executable, not a Z3) ends the run with status 2; a Z3 older than the oldest
-/// known to work gets a warning.
-fn check_solver(explicit: Option<&std::path::Path>) -> Result<(), ExitCode> {
+/// Checks once that the Z3 to be used works, before any file is verified: why it cannot be
+/// used (no Z3, not executable, not a Z3), or a warning on stderr for a Z3 older than the
+/// oldest known to work.
+fn check_solver(explicit: Option<&std::path::Path>) -> Result<(), String> {
     match germanium_driver::check_solver(explicit) {
         Ok(check) => {
             if check.too_old {
@@ -60,10 +61,7 @@ fn check_solver(explicit: Option<&std::path::Path>) -> Result<(), ExitCode> {
             }
             Ok(())
         }
-        Err(message) => {
-            eprintln!("germanium: error: {message}");
-            Err(ExitCode::from(2))
-        }
+        Err(message) => Err(message),
     }
 }
 
@@ -74,8 +72,9 @@ fn debug(args: &DebugArgs) -> ExitCode {
         eprintln!("germanium: error: `{file}` is not a readable file");
         return ExitCode::from(2);
     }
-    if let Err(code) = check_solver(args.program.z3.as_deref()) {
-        return code;
+    if let Err(message) = check_solver(args.program.z3.as_deref()) {
+        eprintln!("germanium: error: {message}");
+        return ExitCode::from(2);
     }
     eprintln!("germanium: verifying {} ...", args.file.display());
     let session = match germanium_debugger::Session::start(&args.file, args.options()) {

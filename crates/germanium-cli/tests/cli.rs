@@ -297,8 +297,32 @@ fn a_missing_file_does_not_stop_the_others_and_is_a_json_line() {
 }
 
 #[test]
-fn a_program_that_is_not_z3_is_one_clear_error() {
+fn a_program_that_is_not_z3_is_one_clear_error_per_file() {
+    // Found once (not once per worker); each file reports it as its `internal` error, with
+    // no caret under the program, as the JSON contract says for a missing solver.
     let output = germanium(&[
+        "verify",
+        "-j",
+        "2",
+        "--z3",
+        "/bin/cat",
+        "--format",
+        "json",
+        "examples/hello.vpr",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let lines = json_lines(&output);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["result"], "error");
+    let errors = lines[0]["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0]["id"], "internal");
+    let message = errors[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("`/bin/cat` is not a Z3 executable"),
+        "{message}"
+    );
+    let human = germanium(&[
         "verify",
         "-j",
         "2",
@@ -306,11 +330,22 @@ fn a_program_that_is_not_z3_is_one_clear_error() {
         "/bin/cat",
         "examples/hello.vpr",
     ]);
-    assert_eq!(output.status.code(), Some(2));
-    let said = String::from_utf8(output.stderr.clone()).unwrap();
-    assert_eq!(said.matches("error").count(), 1, "{said}");
-    assert!(said.contains("`/bin/cat` is not a Z3 executable"), "{said}");
-    assert!(output.stdout.is_empty(), "no report, no caret: {output:?}");
+    let text = String::from_utf8(human.stdout).unwrap();
+    assert_eq!(text.matches("error[internal]").count(), 1, "{text}");
+    assert!(!text.contains('^'), "{text}");
+    // Syntax and type errors are still reported.
+    let broken = germanium(&[
+        "verify",
+        "--z3",
+        "/bin/cat",
+        "--format",
+        "json",
+        "examples/broken.vpr",
+    ]);
+    assert_eq!(
+        json_lines(&broken)[0]["errors"][0]["id"],
+        "typechecker.error"
+    );
 }
 
 #[test]

@@ -56,6 +56,9 @@ pub struct Options {
     pub events: Option<germanium_symbex::MemberEvents>,
     /// Which members to verify (`--member`; `None`: all).
     pub members: Option<germanium_symbex::MemberFilter>,
+    /// Why Z3 cannot be used, found once before any file (see [`check_solver`]): a file
+    /// that gets to verification reports it as an `internal` error instead.
+    pub solver_problem: Option<String>,
 }
 
 /// Big enough for programs nested thousands of levels deep.
@@ -77,6 +80,7 @@ impl Options {
             trace: None,
             events: None,
             members: None,
+            solver_problem: None,
         }
     }
 }

@@ -122,6 +122,16 @@ fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap)
             stage: Stage::Check,
         };
     }
+    if let Some(problem) = &options.solver_problem {
+        // No position: the problem is the solver's, not the program's.
+        let nowhere = Span::new(FileId(0), 0, 0);
+        diagnostics.push(Diagnostic::new(ids::INTERNAL, nowhere, problem.clone()));
+        return StagesDone {
+            program,
+            diagnostics,
+            stage: Stage::Verify,
+        };
+    }
     let verify_options = germanium_symbex::VerifyOptions {
         z3: options.z3.clone(),
         timeout: options.timeout,

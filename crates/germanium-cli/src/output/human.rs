@@ -9,6 +9,13 @@ use codespan_reporting::term::{self, termcolor::WriteColor};
 use germanium_driver::{FileReport, Outcome};
 use germanium_syntax::Severity;
 
+/// Whether `d` has no place in the program: an empty span in an empty file, or an
+/// `internal` error at the very start (the solver's problems).
+fn is_nowhere(d: &germanium_syntax::Diagnostic, text_len: usize) -> bool {
+    let internal = d.id == germanium_syntax::diagnostic::ids::INTERNAL;
+    d.span.is_empty() && (text_len == 0 || (internal && d.span.start == 0))
+}
+
 /// How the verifier's note at a member it did not verify begins.
 const MEMBER_NOT_VERIFIED: &str = "this member was not verified";
 
@@ -29,8 +36,9 @@ pub fn write_report(out: &mut dyn WriteColor, report: &FileReport) -> io::Result
         }
         .with_code(diagnostic.id.clone())
         .with_message(&diagnostic.message)
-        // A problem with no place in the program (an unreadable file) gets no code frame.
-        .with_labels(if text_len == 0 && diagnostic.span.is_empty() {
+        // A problem with no place in the program (an unreadable file, an unusable solver)
+        // gets no code frame.
+        .with_labels(if is_nowhere(diagnostic, text_len) {
             Vec::new()
         } else {
             vec![Label::primary(diagnostic.span.file.0 as usize, start..end)]
