@@ -1,5 +1,5 @@
-//! The per-member result cache (not yet used by the verifier: the driver's wiring, the
-//! `--no-cache` flag and `germanium cache clear` come next).
+//! The per-member result cache, used by the driver when `Options::cache` is set
+//! (`germanium-driver`'s `cached` module decides what is looked up and stored).
 //!
 //! A member's result is stored under a [`Key`] made of its own text and everything its
 //! result can depend on (`keys`): the program's text with every method body left out (so

@@ -205,6 +205,7 @@ fn member_event(
             kind,
             errors,
             time,
+            cached,
         } => {
             if let Some(p) = progress.as_mut() {
                 p.member_finished(index, &member);
@@ -212,7 +213,7 @@ fn member_event(
             if format != Format::JsonStream {
                 return Ok(());
             }
-            let line = output::stream::render_member(file, &member, kind, &errors, time);
+            let line = output::stream::render_member(file, &member, kind, &errors, time, cached);
             writeln!(stdout, "{line}")?;
             stdout.flush()
         }

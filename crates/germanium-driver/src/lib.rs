@@ -8,6 +8,7 @@
 //!
 //! Architecture invariant: the driver never prints; it returns [`FileReport`]s.
 
+mod cached;
 mod pipeline;
 
 use std::path::{Path, PathBuf};
@@ -16,6 +17,7 @@ use std::time::Duration;
 use germanium_syntax::ast::Program;
 use germanium_syntax::{Diagnostic, SourceMap};
 
+pub use cached::CacheSettings;
 pub use germanium_symbex::{EventError, MemberEvent, MemberEvents, MemberFilter};
 pub use pipeline::run_file;
 
@@ -59,6 +61,8 @@ pub struct Options {
     /// Why Z3 cannot be used, found once before any file (see [`check_solver`]): a file
     /// that gets to verification reports it as an `internal` error instead.
     pub solver_problem: Option<String>,
+    /// The per-member result cache (`None`: every member is verified).
+    pub cache: Option<CacheSettings>,
 }
 
 /// Big enough for programs nested thousands of levels deep.
@@ -81,6 +85,7 @@ impl Options {
             events: None,
             members: None,
             solver_problem: None,
+            cache: None,
         }
     }
 }

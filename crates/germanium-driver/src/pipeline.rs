@@ -143,13 +143,23 @@ fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap)
         trace: options.trace.clone(),
         events: options.events.clone(),
         members: options.members.clone(),
+        failed_functions: Default::default(),
     };
-    diagnostics.extend(germanium_symbex::verify_program(
-        &program,
-        &semantics,
-        sources,
-        &verify_options,
-    ));
+    // Counterexamples and the execution log need a run; the cache has neither.
+    let cache = options
+        .cache
+        .as_ref()
+        .filter(|_| !options.counterexamples && options.trace.is_none());
+    diagnostics.extend(match cache {
+        Some(settings) => crate::cached::verify_through_cache(
+            &program,
+            &semantics,
+            sources,
+            &verify_options,
+            settings,
+        ),
+        None => germanium_symbex::verify_program(&program, &semantics, sources, &verify_options),
+    });
     StagesDone {
         program,
         diagnostics,

@@ -16,7 +16,7 @@ struct MemberLine<'a> {
     result: &'static str,
     errors: &'a [ErrorLine<'a>],
     time_ms: u128,
-    /// Whether the result came from the cache (there is none yet: always false).
+    /// Whether the result came from the result cache.
     cached: bool,
 }
 
@@ -50,6 +50,7 @@ pub fn render_member(
     kind: &str,
     errors: &[EventError],
     time: Duration,
+    cached: bool,
 ) -> String {
     let lines: Vec<ErrorLine<'_>> = errors
         .iter()
@@ -71,7 +72,7 @@ pub fn render_member(
         result: member_result(errors),
         errors: &lines,
         time_ms: time.as_millis(),
-        cached: false,
+        cached,
     };
     serde_json::to_string(&line).expect("serialising plain data cannot fail")
 }
@@ -97,6 +98,7 @@ mod tests {
             "method",
             &[error],
             Duration::from_millis(7),
+            false,
         );
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(

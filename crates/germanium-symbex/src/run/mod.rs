@@ -42,8 +42,12 @@ pub struct VerifyOptions {
     /// Told when each member starts and ends (`None`: nobody).
     pub events: Option<MemberEvents>,
     /// Which members to verify, by name (`None`: all). The others are not verified and
-    /// are assumed correct: a function left out has its postcondition as an axiom.
+    /// are assumed correct: a function left out has its postcondition as an axiom, unless
+    /// it is among `failed_functions`.
     pub members: Option<MemberFilter>,
+    /// Functions known not to verify (from the result cache): their postconditions are
+    /// never axioms.
+    pub failed_functions: HashSet<String>,
 }
 
 /// Says, by name, whether a member is to be verified (`--member`).
@@ -68,6 +72,8 @@ pub enum MemberEvent {
         kind: &'static str,
         errors: Vec<EventError>,
         time: Duration,
+        /// The result came from the result cache (the driver's), not from verification.
+        cached: bool,
     },
 }
 
@@ -116,6 +122,7 @@ impl Default for VerifyOptions {
             trace: None,
             events: None,
             members: None,
+            failed_functions: HashSet::new(),
         }
     }
 }
@@ -139,15 +146,22 @@ impl Member<'_> {
 
 /// `d` with its place resolved.
 fn event_error(env: &Env<'_>, d: &Diagnostic) -> EventError {
-    let (start, end) = (env.sources.start(d.span), env.sources.end(d.span));
-    EventError {
-        id: d.id.clone(),
-        message: d.message.clone(),
-        file: env.sources.get(d.span.file).path.display().to_string(),
-        line: start.line,
-        column: start.column,
-        end_line: end.line,
-        end_column: end.column,
+    EventError::of(env.sources, d)
+}
+
+impl EventError {
+    /// `d` with its place in `sources` resolved.
+    pub fn of(sources: &SourceMap, d: &Diagnostic) -> EventError {
+        let (start, end) = (sources.start(d.span), sources.end(d.span));
+        EventError {
+            id: d.id.clone(),
+            message: d.message.clone(),
+            file: sources.get(d.span.file).path.display().to_string(),
+            line: start.line,
+            column: start.column,
+            end_line: end.line,
+            end_column: end.column,
+        }
     }
 }
 
@@ -219,7 +233,7 @@ pub fn verify_program(
     let (functions, others): (Vec<usize>, Vec<usize>) =
         selected.partition(|i| matches!(todo[*i], Member::Function(_)));
     let mut results = Vec::new();
-    let mut failed = HashSet::new();
+    let mut failed = options.failed_functions.clone();
     if !functions.is_empty() {
         let phase = if others.is_empty() {
             None
@@ -438,6 +452,7 @@ impl<'e, 'a> Worker<'e, 'a> {
                     kind,
                     errors: errors.iter().map(|d| event_error(self.env, d)).collect(),
                     time: started.elapsed(),
+                    cached: false,
                 });
             }
             found.push((i, errors));

@@ -1,0 +1,166 @@
+//! The per-member result cache end to end: hits, positions after edits, and invalidation by
+//! each kind of dependency, with results always those of a run without the cache.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use germanium_driver::{run_file, CacheSettings, MemberEvent, MemberEvents, Mode, Options};
+
+struct Scratch(tempfile::TempDir);
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch(tempfile::tempdir().unwrap())
+    }
+
+    fn program(&self, text: &str) -> PathBuf {
+        let path = self.0.path().join("p.vpr");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn settings(&self) -> CacheSettings {
+        CacheSettings {
+            path: self.0.path().join("cache").join("results.redb"),
+            salt: "test".into(),
+        }
+    }
+}
+
+/// Errors as (line, id), and which members were verified rather than taken from the cache.
+fn run(path: &Path, cache: Option<CacheSettings>) -> (Vec<(u32, String)>, Vec<String>) {
+    let verified = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&verified);
+    let mut options = Options::new(Mode::Verify);
+    options.cache = cache;
+    options.events = Some(MemberEvents(Arc::new(move |e| {
+        if let MemberEvent::Finished {
+            member,
+            cached: false,
+            ..
+        } = e
+        {
+            seen.lock().unwrap().push(member);
+        }
+    })));
+    let report = run_file(path, &options);
+    let errors = report
+        .diagnostics
+        .iter()
+        .map(|d| (report.sources.start(d.span).line, d.id.clone()))
+        .collect();
+    let mut verified = verified.lock().unwrap().clone();
+    verified.sort();
+    (errors, verified)
+}
+
+const PROGRAM: &str = "field f: Int
+function inc(n: Int): Int
+  ensures result > n
+{ n + 1 }
+method a(x: Ref)
+  requires acc(x.f)
+{
+  x.f := inc(x.f)
+  assert x.f == 3
+}
+method b(n: Int)
+{
+  assert inc(n) > n
+}
+";
+
+#[test]
+fn a_second_run_takes_every_result_from_the_cache_and_says_the_same() {
+    let s = Scratch::new();
+    let path = s.program(PROGRAM);
+    let plain = run(&path, None);
+    assert_eq!(plain.0, [(9, "assert.failed:assertion.false".to_string())]);
+    let first = run(&path, Some(s.settings()));
+    assert_eq!(first.0, plain.0);
+    assert_eq!(first.1, ["a", "b", "inc"]);
+    let second = run(&path, Some(s.settings()));
+    assert_eq!(second.0, plain.0);
+    assert!(second.1.is_empty(), "verified again: {:?}", second.1);
+}
+
+#[test]
+fn editing_one_method_body_verifies_that_method_only_and_moves_the_others_errors() {
+    let s = Scratch::new();
+    let path = s.program(PROGRAM);
+    run(&path, Some(s.settings()));
+    // Two more lines in `a`'s body: `a` is verified again, `b` and `inc` are not, and `a`'s
+    // error moves down with it.
+    let edited = PROGRAM.replace("  x.f := inc(x.f)\n", "  x.f := inc(x.f)\n  x.f := x.f\n\n");
+    let path = s.program(&edited);
+    let (errors, verified) = run(&path, Some(s.settings()));
+    assert_eq!(verified, ["a"]);
+    assert_eq!(errors, run(&path, None).0);
+    assert_eq!(errors, [(11, "assert.failed:assertion.false".to_string())]);
+    // Now `b` moves: its stored (empty) result is placed where it is.
+    let (errors, verified) = run(&path, Some(s.settings()));
+    assert!(verified.is_empty());
+    assert_eq!(errors, [(11, "assert.failed:assertion.false".to_string())]);
+}
+
+#[test]
+fn a_function_body_change_is_seen_by_every_member() {
+    let s = Scratch::new();
+    let path = s.program(PROGRAM);
+    run(&path, Some(s.settings()));
+    // `inc`'s body no longer proves its postcondition: every member is verified again, and
+    // the results are those of a run without the cache (`inc` fails).
+    let broken = PROGRAM.replace("{ n + 1 }", "{ n }");
+    let path = s.program(&broken);
+    let (errors, verified) = run(&path, Some(s.settings()));
+    assert_eq!(verified, ["a", "b", "inc"]);
+    assert_eq!(errors, run(&path, None).0);
+    assert!(errors
+        .iter()
+        .any(|(_, id)| id == "postcondition.violated:assertion.false"));
+    // Editing `b` alone later: `inc`'s stored failure is used as a fresh run would use it.
+    let path = s.program(&broken.replace("assert inc(n) > n", "assert inc(n) > n  "));
+    let (errors, verified) = run(&path, Some(s.settings()));
+    assert_eq!(verified, ["b"]);
+    assert_eq!(errors, run(&path, None).0);
+}
+
+#[test]
+fn predicates_axioms_and_field_types_are_dependencies_too() {
+    let base = "field f: Int
+domain D { function c(): Int  axiom { c() == 1 } }
+predicate P(x: Ref) { acc(x.f) && x.f > 0 }
+method m(x: Ref)
+  requires P(x)
+{
+  unfold P(x)
+  assert x.f > 0 && c() == 1
+}
+";
+    for (from, to) in [
+        ("x.f > 0 }", "x.f > -1 }"),
+        ("axiom { c() == 1 }", "axiom { c() == 2 }"),
+        ("field f: Int", "field f: Int\nfield g: Int"),
+    ] {
+        let s = Scratch::new();
+        let path = s.program(base);
+        assert_eq!(run(&path, Some(s.settings())).0, []);
+        let path = s.program(&base.replace(from, to));
+        let (errors, verified) = run(&path, Some(s.settings()));
+        assert_eq!(verified, ["P", "m"], "{to}");
+        assert_eq!(errors, run(&path, None).0, "{to}");
+    }
+}
+
+#[test]
+fn a_cache_that_cannot_be_opened_is_no_cache() {
+    let s = Scratch::new();
+    let path = s.program(PROGRAM);
+    let settings = CacheSettings {
+        path: PathBuf::from("/proc/no-such-dir/results.redb"),
+        salt: "test".into(),
+    };
+    let (errors, verified) = run(&path, Some(settings));
+    assert_eq!(errors, run(&path, None).0);
+    assert_eq!(verified, ["a", "b", "inc"]);
+}
