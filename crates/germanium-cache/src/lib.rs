@@ -18,3 +18,16 @@ mod store;
 
 pub use keys::{member_keys, Key, MemberKey};
 pub use store::{CachedError, ResultCache};
+
+/// What identifies this build of Germanium: a SHA-256 of its own executable (so results
+/// of another build are never taken), or `None` when it cannot be read.
+pub fn build_id() -> Option<String> {
+    use sha2::{Digest, Sha256};
+    static ID: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let bytes = std::fs::read(std::env::current_exe().ok()?).ok()?;
+        let digest = Sha256::digest(&bytes);
+        Some(digest.iter().map(|b| format!("{b:02x}")).collect())
+    })
+    .clone()
+}

@@ -53,14 +53,23 @@ impl ResultCache {
 
     /// Stores `errors` under `key`; says whether it was stored.
     pub fn put(&self, key: &Key, errors: &[CachedError]) -> bool {
-        let Ok(bytes) = serde_json::to_vec(errors) else {
-            return false;
-        };
+        self.put_all(&[(*key, errors.to_vec())])
+    }
+
+    /// Stores every `(key, errors)` in one transaction (one write to disk for a file's
+    /// members); says whether they were stored.
+    pub fn put_all(&self, entries: &[(Key, Vec<CachedError>)]) -> bool {
+        if entries.is_empty() {
+            return true;
+        }
         let Ok(write) = self.db.begin_write() else {
             return false;
         };
         let stored = match write.open_table(RESULTS) {
-            Ok(mut table) => table.insert(key.0.as_slice(), bytes.as_slice()).is_ok(),
+            Ok(mut table) => entries.iter().all(|(key, errors)| {
+                serde_json::to_vec(errors)
+                    .is_ok_and(|bytes| table.insert(key.0.as_slice(), bytes.as_slice()).is_ok())
+            }),
             Err(_) => false,
         };
         stored && write.commit().is_ok()

@@ -20,6 +20,11 @@ pub enum Command {
     Verify(RunArgs),
     /// Parse and type-check each FILE.
     Check(RunArgs),
+    /// The per-member result cache (`germanium cache clear` empties it).
+    Cache {
+        #[command(subcommand)]
+        action: CacheAction,
+    },
     /// Verify FILE with the execution log and counterexamples on, and serve a page on
     /// 127.0.0.1 to walk through its symbolic execution: the tree of steps, the store,
     /// heap and path conditions of each, the heap as a graph, and the failed checks with
@@ -33,9 +38,15 @@ impl Command {
         match self {
             Command::Verify(args) => Some((Mode::Verify, args)),
             Command::Check(args) => Some((Mode::Check, args)),
-            Command::Debug(_) => None,
+            Command::Debug(_) | Command::Cache { .. } => None,
         }
     }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CacheAction {
+    /// Remove every stored result.
+    Clear,
 }
 
 #[derive(Debug, Args)]
@@ -143,6 +154,13 @@ pub struct RunArgs {
     /// are assumed correct (a function left out has its postcondition as an axiom).
     #[arg(long = "member", value_name = "PATTERN", value_parser = parse_glob)]
     pub members: Vec<globset::Glob>,
+
+    /// Verify every member, taking no result from the per-member cache and storing none.
+    /// By default `verify` keeps each member's result in the user's cache directory
+    /// (`$GERMANIUM_CACHE_DIR` to choose another) under a key made of everything the result
+    /// depends on, and verifies again only the members whose key changed.
+    #[arg(long = "no-cache")]
+    pub no_cache: bool,
 
     /// Write the execution log to FILE as JSON Lines: a record per evaluate, produce,
     /// consume, execute and branch step, with its source place, the state it applies to,

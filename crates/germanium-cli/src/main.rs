@@ -17,18 +17,76 @@ use args::{Cli, Command, DebugArgs};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let Some((mode, args)) = cli.command.mode_and_args() else {
-        let Command::Debug(args) = &cli.command else {
-            unreachable!("verify and check have a mode")
+        return match &cli.command {
+            Command::Debug(args) => debug(args),
+            Command::Cache { action } => cache(action),
+            Command::Verify(_) | Command::Check(_) => unreachable!("they have a mode"),
         };
-        return debug(args);
     };
     // A Z3 that cannot be used is found once, here; each file then reports it as its one
     // `internal` error (after its own syntax and type errors), as the JSON contract says.
-    let solver_problem = match mode {
-        germanium_driver::Mode::Verify => check_solver(args.program.z3.as_deref()).err(),
+    let solver = match mode {
+        germanium_driver::Mode::Verify => Some(check_solver(args.program.z3.as_deref())),
         germanium_driver::Mode::Check => None,
     };
-    run::run_files(mode, args, solver_problem)
+    let solver_problem = solver.as_ref().and_then(|s| s.as_ref().err().cloned());
+    let cache = match solver {
+        Some(Ok(version)) => cache_settings(args, version),
+        _ => None,
+    };
+    run::run_files(mode, args, solver_problem, cache)
+}
+
+/// Where the result cache is and what its keys are salted with (the build, Z3's version,
+/// the options that change results), unless `--no-cache` or an option that needs every
+/// member run (`--member`, `--counterexample`, `--trace`, `--smt-log`).
+fn cache_settings(
+    args: &args::RunArgs,
+    (a, b, c): (u32, u32, u32),
+) -> Option<germanium_driver::CacheSettings> {
+    let needs_runs = !args.members.is_empty()
+        || args.counterexample
+        || args.trace.is_some()
+        || args.smt_log.is_some();
+    if args.no_cache || needs_runs {
+        return None;
+    }
+    let salt = format!(
+        "germanium {} {}; z3 {a}.{b}.{c}; timeout {:?}; combinable wands {}",
+        env!("CARGO_PKG_VERSION"),
+        germanium_cache::build_id()?,
+        args.program.timeout,
+        args.combinable_wands,
+    );
+    Some(germanium_driver::CacheSettings {
+        path: germanium_cache::ResultCache::default_path()?,
+        salt,
+    })
+}
+
+/// `germanium cache clear`.
+fn cache(action: &args::CacheAction) -> ExitCode {
+    let args::CacheAction::Clear = action;
+    let Some(path) = germanium_cache::ResultCache::default_path() else {
+        eprintln!("germanium: error: no cache directory is known on this system");
+        return ExitCode::from(2);
+    };
+    match germanium_cache::ResultCache::clear(&path) {
+        Ok(()) => {
+            println!(
+                "germanium: the result cache at `{}` is empty",
+                path.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!(
+                "germanium: error: cannot remove `{}`: {err}",
+                path.display()
+            );
+            ExitCode::from(2)
+        }
+    }
 }
 
 fn worse(a: Outcome, b: Outcome) -> Outcome {
@@ -47,7 +105,7 @@ fn worse(a: Outcome, b: Outcome) -> Outcome {
 /// Checks once that the Z3 to be used works, before any file is verified: why it cannot be
 /// used (no Z3, not executable, not a Z3), or a warning on stderr for a Z3 older than the
 /// oldest known to work.
-fn check_solver(explicit: Option<&std::path::Path>) -> Result<(), String> {
+fn check_solver(explicit: Option<&std::path::Path>) -> Result<(u32, u32, u32), String> {
     match germanium_driver::check_solver(explicit) {
         Ok(check) => {
             if check.too_old {
@@ -59,7 +117,7 @@ fn check_solver(explicit: Option<&std::path::Path>) -> Result<(), String> {
                     check.path.display()
                 );
             }
-            Ok(())
+            Ok(check.version)
         }
         Err(message) => Err(message),
     }

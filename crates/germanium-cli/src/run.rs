@@ -33,7 +33,12 @@ fn progress_tick() -> Duration {
 
 /// Runs `mode` over the files `args` names; `solver_problem` says why Z3 cannot be used,
 /// if it cannot (each file then reports it instead of being verified).
-pub fn run_files(mode: Mode, args: &RunArgs, solver_problem: Option<String>) -> ExitCode {
+pub fn run_files(
+    mode: Mode,
+    args: &RunArgs,
+    solver_problem: Option<String>,
+    cache: Option<germanium_driver::CacheSettings>,
+) -> ExitCode {
     // A directory stands for the `.vpr` files under it; a file that cannot be read gets
     // its own error report, and the others are still processed.
     let files = inputs::expand(&args.files);
@@ -52,6 +57,7 @@ pub fn run_files(mode: Mode, args: &RunArgs, solver_problem: Option<String>) -> 
     let mut options = args.options(mode);
     options.jobs = if count == 1 { args.worker_count() } else { 1 };
     options.solver_problem = solver_problem;
+    options.cache = cache;
     let trace = match &args.trace {
         Some(path) => match germanium_trace_log::Writer::create(path) {
             Ok(writer) => {

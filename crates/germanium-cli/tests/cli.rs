@@ -523,3 +523,41 @@ fn member_patterns_choose_what_is_verified() {
     );
     let _ = std::fs::remove_file(&program);
 }
+
+#[test]
+fn the_result_cache_answers_a_second_run_until_cleared_or_refused() {
+    let dir = std::env::temp_dir().join(format!("germanium-cli-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let run = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_germanium"))
+            .args(args)
+            .env("GERMANIUM_CACHE_DIR", &dir)
+            .current_dir(workspace())
+            .output()
+            .unwrap();
+        let lines = json_lines(&output);
+        let cached: Vec<bool> = lines
+            .iter()
+            .filter(|l| l["event"] == "member")
+            .map(|l| l["cached"].as_bool().unwrap())
+            .collect();
+        (cached, lines.last().cloned())
+    };
+    let stream = ["verify", "--format", "json-stream", "examples/hello.vpr"];
+    let (first, report) = run(&stream);
+    assert_eq!(first, [false, false]);
+    let (second, again) = run(&stream);
+    assert_eq!(second, [true, true]);
+    assert_eq!(report.unwrap()["errors"], again.unwrap()["errors"]);
+    let mut refused = stream.to_vec();
+    refused.insert(1, "--no-cache");
+    assert_eq!(run(&refused).0, [false, false]);
+    let cleared = Command::new(env!("CARGO_BIN_EXE_germanium"))
+        .args(["cache", "clear"])
+        .env("GERMANIUM_CACHE_DIR", &dir)
+        .output()
+        .unwrap();
+    assert_eq!(cleared.status.code(), Some(0));
+    assert_eq!(run(&stream).0, [false, false]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

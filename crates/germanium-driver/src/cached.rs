@@ -61,6 +61,7 @@ pub(crate) fn verify_through_cache(
     };
     let attributable = fresh.iter().all(|d| keys.iter().any(|k| within(k, d)));
     let mut out = Vec::new();
+    let mut to_store = Vec::new();
     for k in &keys {
         match hits.get(&k.name) {
             Some(errors) => {
@@ -81,12 +82,13 @@ pub(crate) fn verify_through_cache(
                 let transient = mine.iter().any(|d| d.id.starts_with("internal"));
                 if attributable && !transient {
                     let errors: Vec<CachedError> = mine.iter().map(|d| relative(k, d)).collect();
-                    cache.put(&k.key, &errors);
+                    to_store.push((k.key, errors));
                 }
                 out.extend(mine.into_iter().cloned());
             }
         }
     }
+    cache.put_all(&to_store);
     // Errors of no member (a solver that could not start) come last, as they are.
     for d in fresh {
         if !keys.iter().any(|k| within(k, &d)) && !out.contains(&d) {
