@@ -19,15 +19,22 @@ mod store;
 pub use keys::{member_keys, Key, MemberKey};
 pub use store::{CachedError, ResultCache};
 
-/// What identifies this build of Germanium: a SHA-256 of its own executable (so results
-/// of another build are never taken), or `None` when it cannot be read.
+/// What identifies this build of Germanium: its version and its executable's size and
+/// modification time (every build writes a new executable), so results of another build
+/// are never taken; `None` when the executable cannot be looked at. Cheap: reading the
+/// whole executable to hash it cost more than verifying a small file.
 pub fn build_id() -> Option<String> {
-    use sha2::{Digest, Sha256};
-    static ID: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-    ID.get_or_init(|| {
-        let bytes = std::fs::read(std::env::current_exe().ok()?).ok()?;
-        let digest = Sha256::digest(&bytes);
-        Some(digest.iter().map(|b| format!("{b:02x}")).collect())
-    })
-    .clone()
+    let meta = std::fs::metadata(std::env::current_exe().ok()?).ok()?;
+    let modified = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    Some(format!(
+        "{} {} bytes {}.{:09}",
+        env!("CARGO_PKG_VERSION"),
+        meta.len(),
+        modified.as_secs(),
+        modified.subsec_nanos()
+    ))
 }

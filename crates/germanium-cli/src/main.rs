@@ -52,8 +52,7 @@ fn cache_settings(
         return None;
     }
     let salt = format!(
-        "germanium {} {}; z3 {a}.{b}.{c}; timeout {:?}; combinable wands {}",
-        env!("CARGO_PKG_VERSION"),
+        "germanium {}; z3 {a}.{b}.{c}; timeout {:?}; combinable wands {}",
         germanium_cache::build_id()?,
         args.program.timeout,
         args.combinable_wands,

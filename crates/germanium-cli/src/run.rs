@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
@@ -87,12 +87,10 @@ pub fn run_files(
             .for_each_with(sender, |sender, (index, file)| {
                 let mut options = inputs::for_file(&options, index, file, count);
                 if want_events {
-                    // The channel's sender is shared by the file's worker threads.
-                    let events = Mutex::new(sender.clone());
+                    // The file's worker threads share one sender (senders are `Sync`).
+                    let events = sender.clone();
                     options.events = Some(MemberEvents(Arc::new(move |event| {
-                        if let Ok(s) = events.lock() {
-                            let _ = s.send(Message::Member(index, event));
-                        }
+                        let _ = events.send(Message::Member(index, event));
                     })));
                 }
                 let report = germanium_driver::run_file(file, &options);

@@ -4,8 +4,8 @@
 //! - `GET /api/overview`: the file, its result, diagnostics (with counterexamples), members
 //!   (name, root record, failures), the records checks failed in, and the source files;
 //! - `GET /api/record/ID`: one record with its parent, previous and next (pre-order), the
-//!   headings of its children (at most [`MAX_CHILDREN`]), its failures, and its state with
-//!   the path conditions' texts;
+//!   headings of its ancestors and of its children (at most [`MAX_CHILDREN`]), its
+//!   failures, and its state with the path conditions' texts;
 //! - `GET /api/source?file=PATH`: the text of one of the program's files.
 
 use germanium_trace_log::{RecordLine, StateLine};
@@ -140,11 +140,15 @@ fn record(session: &Session, id: u64) -> std::io::Result<Option<Value>> {
             .transpose()?,
         None => None,
     };
+    // The path from the member's root down, as headings: the page shows it without asking
+    // for each record.
     let ancestors = {
         let mut out = Vec::new();
         let mut at = entry.parent;
         while let Some(p) = at {
-            out.push(p);
+            if let Some(a) = index.record(p)? {
+                out.push(heading(session, &a));
+            }
             at = index.entry(p).and_then(|e| e.parent);
         }
         out.reverse();

@@ -78,7 +78,7 @@ fn the_api_serves_the_run_record_by_record() {
     assert_eq!(record["state"]["heap"].as_array().unwrap().len(), 4);
     assert!(!record["state"]["path"].as_array().unwrap().is_empty());
     // Its ancestors lead back to the member's root; the root has children.
-    assert_eq!(record["ancestors"][0], member["root"]);
+    assert_eq!(record["ancestors"][0]["id"], member["root"]);
     let root = json(&s, &format!("/api/record/{}", member["root"]));
     assert_eq!(root["record"]["step"], "member");
     assert!(root["record"]["failed"].as_bool().unwrap());

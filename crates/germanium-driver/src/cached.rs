@@ -10,7 +10,7 @@
 //! for a member with an `internal` error (a solver failure or an unsupported construct may
 //! not happen again).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use germanium_cache::{CachedError, MemberKey, ResultCache};
@@ -50,9 +50,9 @@ pub(crate) fn verify_through_cache(
             .filter(|k| k.kind == "function" && hits.get(&k.name).is_some_and(|e| !e.is_empty()))
             .map(|k| k.name.clone()),
     );
-    let stored: Vec<String> = hits.keys().cloned().collect();
+    let stored: HashSet<String> = hits.keys().cloned().collect();
     options.members = Some(MemberFilter(std::sync::Arc::new(move |name: &str| {
-        !stored.contains(&name.to_string())
+        !stored.contains(name)
     })));
     let fresh = germanium_symbex::verify_program(program, semantics, sources, &options);
 

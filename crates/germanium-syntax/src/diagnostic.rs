@@ -10,6 +10,9 @@ pub mod ids {
     /// A construct the verifier does not support yet (never silently verified).
     pub const UNSUPPORTED: &str = "internal:feature.unsupported";
     pub const INTERNAL: &str = "internal";
+    /// The message of the `UNSUPPORTED` note at the name of a member left unverified
+    /// (besides the error at the construct): output counts such members apart.
+    pub const MEMBER_NOT_VERIFIED: &str = "this member was not verified: it needs a construct Germanium's verifier does not support yet";
 }
 
 /// Errors make a file fail and stop the pipeline after their stage; warnings do neither.

@@ -16,9 +16,6 @@ fn is_nowhere(d: &germanium_syntax::Diagnostic, text_len: usize) -> bool {
     d.span.is_empty() && (text_len == 0 || (internal && d.span.start == 0))
 }
 
-/// How the verifier's note at a member it did not verify begins.
-const MEMBER_NOT_VERIFIED: &str = "this member was not verified";
-
 /// Writes all diagnostics of `report`, then its summary line.
 pub fn write_report(out: &mut dyn WriteColor, report: &FileReport) -> io::Result<()> {
     let mut files = SimpleFiles::new();
@@ -105,7 +102,7 @@ pub fn summary(report: &FileReport) -> String {
     // A member left unverified is said at its name besides the construct itself.
     let members = unsupported
         .iter()
-        .filter(|d| d.message.starts_with(MEMBER_NOT_VERIFIED))
+        .filter(|d| d.message == germanium_syntax::diagnostic::ids::MEMBER_NOT_VERIFIED)
         .count();
     let constructs = unsupported.len() - members;
     let plural = |n: usize, one: &str, many: &str| match n {

@@ -1,8 +1,8 @@
 //! `--format json`: one JSON object per file on its own line, as fixed by `spec/cli.md`.
 //! Fields may be added but never renamed or dropped.
 
-use germanium_driver::FileReport;
-use germanium_syntax::Severity;
+use germanium_driver::{EventError, FileReport};
+use germanium_syntax::Counterexample;
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -16,8 +16,9 @@ struct JsonReport<'a> {
     time_ms: u128,
 }
 
+/// One error as the JSON outputs write it (a file's line and a member's line alike).
 #[derive(Serialize)]
-struct JsonError<'a> {
+pub(crate) struct JsonError<'a> {
     id: &'a str,
     line: u32,
     column: u32,
@@ -27,7 +28,7 @@ struct JsonError<'a> {
     /// `error` or `warning` (an addition to the spec; warnings do not make a file fail).
     severity: &'a str,
     /// The file the error is in: the input file or one it imports (an addition to the spec).
-    file: String,
+    file: &'a str,
     /// A failing state, with `--counterexample` (an addition to the spec; see
     /// `docs/counterexamples.md`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -108,65 +109,79 @@ pub fn render_file_event(report: &FileReport) -> String {
     render_event(report, Some("file"))
 }
 
+impl<'a> JsonError<'a> {
+    /// The error `e` (its place resolved), with no counterexample.
+    pub(crate) fn placed(e: &'a EventError) -> JsonError<'a> {
+        JsonError {
+            id: &e.id,
+            line: e.line,
+            column: e.column,
+            end_line: e.end_line,
+            end_column: e.end_column,
+            message: &e.message,
+            severity: if e.warning { "warning" } else { "error" },
+            file: &e.file,
+            counterexample: None,
+        }
+    }
+}
+
+fn counterexample(c: &Counterexample) -> JsonCounterexample<'_> {
+    JsonCounterexample {
+        not_found: c.not_found.as_deref(),
+        candidate: c.candidate,
+        variables: c
+            .variables
+            .iter()
+            .map(|(name, value)| JsonVariable { name, value })
+            .collect(),
+        heap: fields(&c.heap),
+        old_heap: fields(&c.old_heap),
+        labelled_heap: c
+            .labelled_heap
+            .iter()
+            .map(|(label, object, field, value)| JsonLabelledField {
+                label,
+                object,
+                field,
+                value,
+            })
+            .collect(),
+        predicates: c
+            .predicates
+            .iter()
+            .map(|(predicate, arguments, amount)| JsonPredicate {
+                predicate,
+                arguments,
+                amount,
+            })
+            .collect(),
+        functions: c
+            .functions
+            .iter()
+            .map(|(function, arguments, result)| JsonApplication {
+                function,
+                arguments,
+                result,
+            })
+            .collect(),
+    }
+}
+
 fn render_event(report: &FileReport, event: Option<&'static str>) -> String {
+    let placed: Vec<EventError> = report
+        .diagnostics
+        .iter()
+        .map(|d| EventError::of(&report.sources, d))
+        .collect();
     let errors = report
         .diagnostics
         .iter()
-        .map(|d| {
-            let start = report.sources.start(d.span);
-            let end = report.sources.end(d.span);
-            JsonError {
-                id: &d.id,
-                line: start.line,
-                column: start.column,
-                end_line: end.line,
-                end_column: end.column,
-                message: &d.message,
-                severity: match d.severity {
-                    Severity::Error => "error",
-                    Severity::Warning => "warning",
-                },
-                file: report.sources.get(d.span.file).path.display().to_string(),
-                counterexample: d.counterexample.as_deref().map(|c| JsonCounterexample {
-                    not_found: c.not_found.as_deref(),
-                    candidate: c.candidate,
-                    variables: c
-                        .variables
-                        .iter()
-                        .map(|(name, value)| JsonVariable { name, value })
-                        .collect(),
-                    heap: fields(&c.heap),
-                    old_heap: fields(&c.old_heap),
-                    labelled_heap: c
-                        .labelled_heap
-                        .iter()
-                        .map(|(label, object, field, value)| JsonLabelledField {
-                            label,
-                            object,
-                            field,
-                            value,
-                        })
-                        .collect(),
-                    predicates: c
-                        .predicates
-                        .iter()
-                        .map(|(predicate, arguments, amount)| JsonPredicate {
-                            predicate,
-                            arguments,
-                            amount,
-                        })
-                        .collect(),
-                    functions: c
-                        .functions
-                        .iter()
-                        .map(|(function, arguments, result)| JsonApplication {
-                            function,
-                            arguments,
-                            result,
-                        })
-                        .collect(),
-                }),
-            }
+        .zip(&placed)
+        .map(|(d, e)| {
+            let mut error = JsonError::placed(e);
+            error.counterexample = d.counterexample.as_deref().map(counterexample);
+            error
         })
         .collect();
     let json = JsonReport {

@@ -7,6 +7,8 @@ use std::time::Duration;
 use germanium_driver::EventError;
 use serde::Serialize;
 
+use super::json::JsonError;
+
 #[derive(Serialize)]
 struct MemberLine<'a> {
     event: &'static str,
@@ -14,21 +16,10 @@ struct MemberLine<'a> {
     member: &'a str,
     kind: &'a str,
     result: &'static str,
-    errors: &'a [ErrorLine<'a>],
+    errors: Vec<JsonError<'a>>,
     time_ms: u128,
     /// Whether the result came from the result cache.
     cached: bool,
-}
-
-#[derive(Serialize)]
-struct ErrorLine<'a> {
-    id: &'a str,
-    line: u32,
-    column: u32,
-    end_line: u32,
-    end_column: u32,
-    message: &'a str,
-    file: &'a str,
 }
 
 /// The result a member's errors make: `verified`, `failed`, or `error` when Germanium could
@@ -52,25 +43,13 @@ pub fn render_member(
     time: Duration,
     cached: bool,
 ) -> String {
-    let lines: Vec<ErrorLine<'_>> = errors
-        .iter()
-        .map(|e| ErrorLine {
-            id: &e.id,
-            line: e.line,
-            column: e.column,
-            end_line: e.end_line,
-            end_column: e.end_column,
-            message: &e.message,
-            file: &e.file,
-        })
-        .collect();
     let line = MemberLine {
         event: "member",
         file: file.display().to_string(),
         member,
         kind,
         result: member_result(errors),
-        errors: &lines,
+        errors: errors.iter().map(JsonError::placed).collect(),
         time_ms: time.as_millis(),
         cached,
     };
@@ -86,6 +65,7 @@ mod tests {
         let error = EventError {
             id: "assert.failed:assertion.false".into(),
             message: "Assert might fail.".into(),
+            warning: false,
             file: "t.vpr".into(),
             line: 3,
             column: 10,
@@ -108,7 +88,7 @@ mod tests {
                 "result": "failed", "time_ms": 7, "cached": false,
                 "errors": [{"id": "assert.failed:assertion.false", "line": 3, "column": 10,
                             "end_line": 3, "end_column": 15, "message": "Assert might fail.",
-                            "file": "t.vpr"}]
+                            "severity": "error", "file": "t.vpr"}]
             })
         );
         assert_eq!(member_result(&[]), "verified");

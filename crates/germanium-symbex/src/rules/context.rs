@@ -274,14 +274,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             Some(facts) => Term::and(std::iter::once(self.guard()).chain(facts)),
             None => Term::not(goal),
         };
-        let proved = self
-            .decider
+        self.decider
             .refutes(&negation)
-            .map_err(|e| self.solver_failed(e, span))?;
-        if !proved && self.trace.enabled() {
-            self.member.trace.unproved = Some(negation);
-        }
-        Ok(proved)
+            .map_err(|e| self.solver_failed(e, span))
     }
 
     /// Whether the current path may be feasible (`sat` or `unknown`).
@@ -306,10 +301,18 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if self.prove(fact.clone(), offending.span)? {
             return Ok(true);
         }
+        // The query left unproved, for the execution log's failure record (taken when the
+        // error is added, so it is never one of an earlier probe) and the counterexample.
+        let tracing = self.trace.enabled();
+        let negation = (tracing || self.env.counterexamples)
+            .then(|| Term::not(Term::implies(self.guard(), fact.clone())));
+        if tracing {
+            self.member.trace.unproved = negation.clone();
+        }
         self.report(context, reason, offending);
-        if self.env.counterexamples {
-            let negation = Term::not(Term::implies(self.guard(), fact.clone()));
-            let found = self.counterexample(&negation, offending);
+        self.member.trace.unproved = None;
+        if let (true, Some(negation)) = (self.env.counterexamples, &negation) {
+            let found = self.counterexample(negation, offending);
             if let Some(error) = self.errors.last_mut() {
                 error.counterexample = Some(Box::new(found));
             }

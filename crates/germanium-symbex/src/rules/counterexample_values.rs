@@ -361,52 +361,48 @@ impl Reader<'_, '_, '_> {
         let Some(first) = self.values.get(s.first).cloned() else {
             return "?".into();
         };
-        let elements = self.layout.get(&slot).map(|e| (e.count, e.start, e.asked));
-        let (count, start, asked) = match (&s.shape, elements) {
-            (Shape::Plain, _) => return self.plain(&s.ty, &first),
-            (_, Some(e)) => e,
-            (_, None) => (u64::MAX, 0, 0),
+        if let Shape::Plain = s.shape {
+            return self.plain(&s.ty, &first);
+        }
+        // A size that was not read, or elements asked and not answered: the kind alone.
+        let unknown = || match &s.shape {
+            Shape::Seq(_) => "Seq(...)",
+            Shape::Set(_) => "Set(...)",
+            Shape::Multiset => "Multiset(...)",
+            Shape::Map(..) | Shape::Plain => "Map(...)",
         };
-        let answered = self.second.len() >= start + asked;
+        let Some(&Elements {
+            count,
+            start,
+            asked,
+        }) = self.layout.get(&slot)
+        else {
+            return unknown().into();
+        };
+        if self.second.len() < start + asked {
+            return unknown().into();
+        }
         let more = if count > MAX_ELEMENTS { ", ..." } else { "" };
-        let some = |items: Vec<String>| {
-            if count == u64::MAX || (count > 0 && !answered) {
-                "...".to_string()
-            } else {
-                format!("{}{more}", items.join(", "))
-            }
-        };
         match &s.shape {
             Shape::Plain => unreachable!("returned above"),
-            Shape::Seq(e) => {
-                let items = self.items(e, start, asked);
-                format!("Seq({})", some(items))
-            }
+            Shape::Seq(e) => format!("Seq({}{more})", self.items(e, start, asked).join(", ")),
             Shape::Set(e) => {
                 let mut items = self.items(e, start, asked);
                 items.sort_by(|a, b| natural(a, b));
-                format!("Set({})", some(items))
+                format!("Set({}{more})", items.join(", "))
             }
-            Shape::Multiset => match count {
-                0 => "Multiset()".into(),
-                u64::MAX => "Multiset(...)".into(),
-                n => format!("Multiset(...) of size {n}"),
-            },
+            Shape::Multiset if count == 0 => "Multiset()".into(),
+            Shape::Multiset => format!("Multiset(...) of size {count}"),
             Shape::Map(k, v) => {
                 let mut pairs = Vec::new();
-                if answered {
-                    for j in 0..asked / 2 {
-                        let key = self.second[start + 2 * j].clone();
-                        let value = self.second[start + 2 * j + 1].clone();
-                        pairs.push(format!(
-                            "{} := {}",
-                            self.plain(k, &key),
-                            self.plain(v, &value)
-                        ));
-                    }
+                for j in 0..asked / 2 {
+                    let key = self.second[start + 2 * j].clone();
+                    let value = self.second[start + 2 * j + 1].clone();
+                    let (key, value) = (self.plain(k, &key), self.plain(v, &value));
+                    pairs.push(format!("{key} := {value}"));
                 }
                 pairs.sort_by(|a, b| natural(a, b));
-                format!("Map({})", some(pairs))
+                format!("Map({}{more})", pairs.join(", "))
             }
         }
     }

@@ -23,7 +23,8 @@ const DETAIL_CHARS: usize = 80;
 pub struct TraceMemo {
     facts: HashMap<Term, u64>,
     last: Option<LastState>,
-    /// The query of the last check that was not proved (for a failure's record).
+    /// The query of the failing check being reported (for its failure record; set by
+    /// `Verifier::check` around the report only).
     pub unproved: Option<Term>,
 }
 
@@ -89,11 +90,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if !self.trace.enabled() {
             return None;
         }
+        let facts: Vec<&Term> = self.decider.path_facts().collect();
         let now = LastState {
             store: st.store.clone(),
             heap: heap.clone(),
-            facts: self.decider.path_facts().count(),
-            last_fact: self.decider.path_facts().last().cloned(),
+            facts: facts.len(),
+            last_fact: facts.last().map(|f| (*f).clone()),
         };
         if self.member.trace.last.as_ref() == Some(&now) {
             return None;
@@ -106,9 +108,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .map(|(v, t)| (self.env.sem.var(*v).name.clone(), t.to_string()))
             .collect();
         let memo = &mut self.member.trace.facts;
-        let path = self
-            .decider
-            .path_facts()
+        let path = facts
+            .into_iter()
             .map(|f| {
                 let next = memo.len() as u64;
                 let mut text = None;

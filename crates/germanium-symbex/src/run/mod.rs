@@ -82,6 +82,7 @@ pub enum MemberEvent {
 pub struct EventError {
     pub id: String,
     pub message: String,
+    pub warning: bool,
     pub file: String,
     pub line: u32,
     pub column: u32,
@@ -156,6 +157,7 @@ impl EventError {
         EventError {
             id: d.id.clone(),
             message: d.message.clone(),
+            warning: !d.is_error(),
             file: sources.get(d.span.file).path.display().to_string(),
             line: start.line,
             column: start.column,
@@ -577,7 +579,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             self.errors.push(Diagnostic::new(
                 ids::UNSUPPORTED,
                 name,
-                "this member was not verified: it needs a construct Germanium's verifier does not support yet",
+                ids::MEMBER_NOT_VERIFIED,
             ));
         }
         self.decider.end_member(depth);
