@@ -76,23 +76,13 @@ impl Session {
         let report = run_file(file, &options);
         writer.finish().map_err(SessionError::Log)?;
         let index = Index::open(&log).map_err(SessionError::Log)?;
-        let place = |span: germanium_syntax::Span| {
-            let (start, end) = (report.sources.start(span), report.sources.end(span));
-            PlaceLine {
-                file: report.sources.get(span.file).path.display().to_string(),
-                line: start.line,
-                column: start.column,
-                end_line: end.line,
-                end_column: end.column,
-            }
-        };
         let diagnostics = report
             .diagnostics
             .iter()
             .map(|d| DiagnosticView {
                 id: d.id.clone(),
                 message: d.message.clone(),
-                place: place(d.span),
+                place: PlaceLine::from(&germanium_driver::EventError::of(&report.sources, d)),
                 counterexample: d.counterexample.as_deref().map(counterexample_value),
             })
             .collect();

@@ -53,6 +53,31 @@ pub struct PlaceLine {
     pub end_column: u32,
 }
 
+impl From<&germanium_symbex::trace::Place> for PlaceLine {
+    fn from(p: &germanium_symbex::trace::Place) -> PlaceLine {
+        PlaceLine {
+            file: p.file.clone(),
+            line: p.line,
+            column: p.column,
+            end_line: p.end_line,
+            end_column: p.end_column,
+        }
+    }
+}
+
+/// An error's place, once resolved (the debugger's diagnostics).
+impl From<&germanium_symbex::EventError> for PlaceLine {
+    fn from(e: &germanium_symbex::EventError) -> PlaceLine {
+        PlaceLine {
+            file: e.file.clone(),
+            line: e.line,
+            column: e.column,
+            end_line: e.end_line,
+            end_column: e.end_column,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RecordLine {
     pub id: u64,

@@ -143,13 +143,7 @@ impl JsonSink {
 }
 
 fn place_line(place: &Option<Place>) -> Option<PlaceLine> {
-    place.as_ref().map(|p| PlaceLine {
-        file: p.file.clone(),
-        line: p.line,
-        column: p.column,
-        end_line: p.end_line,
-        end_column: p.end_column,
-    })
+    place.as_ref().map(PlaceLine::from)
 }
 
 impl Sink for JsonSink {
