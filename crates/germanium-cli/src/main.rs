@@ -42,7 +42,7 @@ fn main() -> ExitCode {
 /// member run (`--member`, `--counterexample`, `--trace`, `--smt-log`).
 fn cache_settings(
     args: &args::RunArgs,
-    (a, b, c): (u32, u32, u32),
+    version: (u32, u32, u32),
 ) -> Option<germanium_driver::CacheSettings> {
     let needs_runs = !args.members.is_empty()
         || args.counterexample
@@ -51,16 +51,8 @@ fn cache_settings(
     if args.no_cache || needs_runs {
         return None;
     }
-    let salt = format!(
-        "germanium {}; z3 {a}.{b}.{c}; timeout {:?}; combinable wands {}",
-        germanium_cache::build_id()?,
-        args.program.timeout,
-        args.combinable_wands,
-    );
-    Some(germanium_driver::CacheSettings {
-        path: germanium_cache::ResultCache::default_path()?,
-        salt,
-    })
+    let timeout = args.program.timeout;
+    germanium_driver::CacheSettings::for_run(version, timeout, args.combinable_wands)
 }
 
 /// `germanium cache clear`.

@@ -27,6 +27,26 @@ pub struct CacheSettings {
     pub salt: String,
 }
 
+impl CacheSettings {
+    /// The cache in the user's cache directory, its keys salted with this build, the Z3
+    /// version and the options that change results (`None`: no cache directory is known, or
+    /// the build cannot be identified).
+    pub fn for_run(
+        (a, b, c): (u32, u32, u32),
+        timeout: Option<std::time::Duration>,
+        combinable_wands: bool,
+    ) -> Option<CacheSettings> {
+        let salt = format!(
+            "germanium {}; z3 {a}.{b}.{c}; timeout {timeout:?}; combinable wands {combinable_wands}",
+            germanium_cache::build_id()?,
+        );
+        Some(CacheSettings {
+            path: ResultCache::default_path()?,
+            salt,
+        })
+    }
+}
+
 /// Verifies `program` as `verify_program` does, through the cache at `settings`.
 pub(crate) fn verify_through_cache(
     program: &Program,
@@ -59,7 +79,9 @@ pub(crate) fn verify_through_cache(
     let within = |k: &MemberKey, d: &Diagnostic| {
         d.span.file == k.span.file && d.span.start >= k.span.start && d.span.end <= k.span.end
     };
-    let attributable = fresh.iter().all(|d| keys.iter().any(|k| within(k, d)));
+    // A cancelled run skipped members without errors: nothing of it is stored.
+    let cancelled = options.cancel.as_ref().is_some_and(|c| c.is_cancelled());
+    let attributable = !cancelled && fresh.iter().all(|d| keys.iter().any(|k| within(k, d)));
     let mut out = Vec::new();
     let mut to_store = Vec::new();
     for k in &keys {

@@ -18,8 +18,8 @@ use germanium_syntax::ast::Program;
 use germanium_syntax::{Diagnostic, SourceMap};
 
 pub use cached::CacheSettings;
-pub use germanium_symbex::{EventError, MemberEvent, MemberEvents, MemberFilter};
-pub use pipeline::run_file;
+pub use germanium_symbex::{Cancel, EventError, MemberEvent, MemberEvents, MemberFilter};
+pub use pipeline::{run_file, run_text};
 
 /// What to do with each file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,6 +63,9 @@ pub struct Options {
     pub solver_problem: Option<String>,
     /// The per-member result cache (`None`: every member is verified).
     pub cache: Option<CacheSettings>,
+    /// Stops verification when set (a language server's stale run); the report then has
+    /// an `internal` error and is not stored in the cache.
+    pub cancel: Option<Cancel>,
 }
 
 /// Big enough for programs nested thousands of levels deep.
@@ -86,6 +89,7 @@ impl Options {
             members: None,
             solver_problem: None,
             cache: None,
+            cancel: None,
         }
     }
 }

@@ -19,6 +19,21 @@ pub fn run_file(path: &Path, options: &Options) -> FileReport {
         report.time = started.elapsed();
         return report;
     }
+    run_guarded(path, None, options, started)
+}
+
+/// [`run_file`] on `text` as the contents of `path` (an editor's buffer, which need not be
+/// saved); the files it imports are read from disk, relative to `path`.
+pub fn run_text(path: &Path, text: String, options: &Options) -> FileReport {
+    run_guarded(path, Some(text), options, Instant::now())
+}
+
+fn run_guarded(
+    path: &Path,
+    text: Option<String>,
+    options: &Options,
+    started: Instant,
+) -> FileReport {
     let owned_path = path.to_path_buf();
     let owned_options = options.clone();
     let spawned = std::thread::Builder::new()
@@ -26,7 +41,7 @@ pub fn run_file(path: &Path, options: &Options) -> FileReport {
         .stack_size(options.stack_size)
         .spawn(move || {
             guarded(&owned_path, |sources| {
-                run_stages(&owned_path, &owned_options, sources)
+                run_stages(&owned_path, text, &owned_options, sources)
             })
         });
     let mut report = match spawned {
@@ -63,8 +78,13 @@ struct StagesDone {
     stage: Stage,
 }
 
-fn run_stages(path: &Path, options: &Options, sources: &mut SourceMap) -> FileReport {
-    let done = front_end_and_verify(path, options, sources);
+fn run_stages(
+    path: &Path,
+    text: Option<String>,
+    options: &Options,
+    sources: &mut SourceMap,
+) -> FileReport {
+    let done = front_end_and_verify(path, text, options, sources);
     let result = outcome_of(&done.diagnostics);
     FileReport {
         path: path.to_path_buf(),
@@ -77,11 +97,19 @@ fn run_stages(path: &Path, options: &Options, sources: &mut SourceMap) -> FileRe
     }
 }
 
-fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap) -> StagesDone {
+fn front_end_and_verify(
+    path: &Path,
+    text: Option<String>,
+    options: &Options,
+    sources: &mut SourceMap,
+) -> StagesDone {
     let mut ids = NodeIdGen::default();
     // Each stage runs only if the ones before found no errors; warnings are kept along.
-    let (mut program, mut diagnostics) =
-        germanium_syntax::load_program(path, &options.import_paths, sources, &mut ids);
+    let imports = &options.import_paths;
+    let (mut program, mut diagnostics) = match text {
+        Some(text) => germanium_syntax::load_program_text(path, text, imports, sources, &mut ids),
+        None => germanium_syntax::load_program(path, imports, sources, &mut ids),
+    };
     if has_errors(&diagnostics) {
         return StagesDone {
             program,
@@ -144,6 +172,7 @@ fn front_end_and_verify(path: &Path, options: &Options, sources: &mut SourceMap)
         events: options.events.clone(),
         members: options.members.clone(),
         failed_functions: Default::default(),
+        cancel: options.cancel.clone(),
     };
     // Counterexamples and the execution log need a run; the cache has neither.
     let cache = options

@@ -45,6 +45,29 @@ pub struct SolverConfig {
     /// whose answer is needed: one round trip per query instead of one per command. A
     /// rejected command is then reported by that later call (with the command's text).
     pub pipeline: bool,
+    /// When set, waiting for an answer stops as soon as it is cancelled: the process is
+    /// killed and the call fails with [`crate::SolverError::Cancelled`] (a language server
+    /// drops a run whose text has changed).
+    pub cancel: Option<Cancel>,
+}
+
+/// A flag shared between a run and whoever may stop it; cloning shares it.
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Cancel {
+    pub fn new() -> Cancel {
+        Cancel::default()
+    }
+
+    /// Stops every solver and run holding this flag (at their next wait or member).
+    pub fn cancel(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 /// The `:reason-unknown` given to a query that ran into [`SolverConfig::memory_limit_mb`].
@@ -65,6 +88,7 @@ impl Default for SolverConfig {
             measure_resources: false,
             memory_limit_mb: None,
             pipeline: false,
+            cancel: None,
         }
     }
 }

@@ -41,6 +41,10 @@ pub enum SolverError {
     #[error("the Z3 process is not running; restart the solver")]
     NotRunning,
 
+    /// The run was cancelled ([`crate::config::Cancel`]); the process has been killed.
+    #[error("cancelled while waiting for Z3's answer to `{command}`")]
+    Cancelled { command: String },
+
     /// The API was used in a way the solver state forbids (e.g. popping below depth zero).
     #[error("invalid solver use: {0}")]
     Usage(String),
@@ -61,6 +65,7 @@ impl SolverError {
             SolverError::Died { .. }
                 | SolverError::Unresponsive { .. }
                 | SolverError::Protocol { .. }
+                | SolverError::Cancelled { .. }
                 | SolverError::NotRunning
         )
     }

@@ -63,7 +63,8 @@ pub mod term;
 
 pub use command::{Command, OptionValue, SmtOption};
 pub use config::{
-    locate_z3, verifier_options, z3_version, SolverConfig, OLDEST_Z3, OUT_OF_MEMORY, Z3_ENV_VAR,
+    locate_z3, verifier_options, z3_version, Cancel, SolverConfig, OLDEST_Z3, OUT_OF_MEMORY,
+    Z3_ENV_VAR,
 };
 pub use error::SolverError;
 pub use literal::{IntLit, RealLit};

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::config::Cancel;
 use crate::error::SolverError;
 use crate::sexpr::Framer;
 
@@ -45,7 +46,12 @@ pub(crate) enum ReceiveError {
     Timeout,
     /// The process closed its output; the detail says why if known.
     Closed(String),
+    /// The run was cancelled while waiting.
+    Cancelled,
 }
+
+/// How often a wait looks at its cancellation flag.
+const CANCEL_POLL: Duration = Duration::from_millis(20);
 
 impl Z3Process {
     /// Starts `path -smt2 -in ARGS`.
@@ -122,17 +128,42 @@ impl Z3Process {
         self.stdin.flush()
     }
 
-    /// Waits for the next complete answer, at most `guard` (forever if `None`).
-    pub(crate) fn receive(&mut self, guard: Option<Duration>) -> Result<String, ReceiveError> {
-        let answer = match guard {
-            Some(limit) => self.answers.recv_timeout(limit).map_err(|e| match e {
-                RecvTimeoutError::Timeout => ReceiveError::Timeout,
-                RecvTimeoutError::Disconnected => ReceiveError::Closed("output closed".into()),
-            })?,
-            None => self
-                .answers
-                .recv()
-                .map_err(|_| ReceiveError::Closed("output closed".into()))?,
+    /// Waits for the next complete answer, at most `guard` (forever if `None`), and only
+    /// until `cancel` is set.
+    pub(crate) fn receive(
+        &mut self,
+        guard: Option<Duration>,
+        cancel: Option<&Cancel>,
+    ) -> Result<String, ReceiveError> {
+        let deadline = guard.map(|limit| Instant::now() + limit);
+        let answer = loop {
+            let slice = match (deadline, cancel) {
+                (Some(deadline), Some(_)) => {
+                    CANCEL_POLL.min(deadline.saturating_duration_since(Instant::now()))
+                }
+                (Some(deadline), None) => deadline.saturating_duration_since(Instant::now()),
+                (None, Some(_)) => CANCEL_POLL,
+                (None, None) => {
+                    break self
+                        .answers
+                        .recv()
+                        .map_err(|_| ReceiveError::Closed("output closed".into()))?
+                }
+            };
+            match self.answers.recv_timeout(slice) {
+                Ok(answer) => break answer,
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(ReceiveError::Closed("output closed".into()))
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if cancel.is_some_and(Cancel::is_cancelled) {
+                        return Err(ReceiveError::Cancelled);
+                    }
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        return Err(ReceiveError::Timeout);
+                    }
+                }
+            }
         };
         match answer {
             Answer::Item(text) => Ok(text),

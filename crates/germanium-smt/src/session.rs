@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::command::{Command, SmtOption};
-use crate::config::{locate_z3, SolverConfig};
+use crate::config::{locate_z3, Cancel, SolverConfig};
 use crate::error::{excerpt, SolverError};
 use crate::log::SmtLog;
 use crate::model::{core_from_sexpr, values_from_sexpr, Model, Value};
@@ -190,6 +190,16 @@ impl Solver {
     }
 
     fn start(&mut self) -> Result<(), SolverError> {
+        if self
+            .config
+            .cancel
+            .as_ref()
+            .is_some_and(Cancel::is_cancelled)
+        {
+            return Err(SolverError::Cancelled {
+                command: "(start)".into(),
+            });
+        }
         self.process = Some(Z3Process::spawn(&self.z3_path, &self.config.args)?);
         self.send_preamble()
     }
@@ -668,7 +678,7 @@ impl Solver {
         guard: Option<Duration>,
     ) -> Result<String, SolverError> {
         let process = self.process.as_mut().ok_or(SolverError::NotRunning)?;
-        match process.receive(guard) {
+        match process.receive(guard, self.config.cancel.as_ref()) {
             Ok(answer) => {
                 if answer != "success" {
                     if let Some(log) = &mut self.log {
@@ -676,6 +686,13 @@ impl Solver {
                     }
                 }
                 Ok(answer)
+            }
+            Err(ReceiveError::Cancelled) => {
+                self.process = None;
+                let _ = self.comment("cancelled, process killed");
+                Err(SolverError::Cancelled {
+                    command: excerpt(text),
+                })
             }
             Err(ReceiveError::Timeout) => {
                 self.process = None;
@@ -742,7 +759,7 @@ impl Solver {
                 return Ok(());
             }
             let process = self.process.as_mut().ok_or(SolverError::NotRunning)?;
-            answer = match process.receive(Some(self.config.command_guard)) {
+            answer = match process.receive(Some(self.config.command_guard), None) {
                 Ok(next) => next,
                 Err(_) => break,
             };

@@ -26,6 +26,7 @@ pub mod state;
 pub mod trace;
 
 pub use errors::VerificationError;
+pub use germanium_smt::Cancel;
 pub use run::{
     verify_program, EventError, MemberEvent, MemberEvents, MemberFilter, TraceSinks, VerifyOptions,
 };

@@ -16,6 +16,6 @@ pub mod macros;
 pub mod parser;
 pub mod token;
 
-pub use loader::load_program;
+pub use loader::{load_program, load_program_text};
 pub use macros::expand_macros;
 pub use parser::parse_file;

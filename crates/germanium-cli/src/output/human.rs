@@ -44,49 +44,13 @@ pub fn write_report(out: &mut dyn WriteColor, report: &FileReport) -> io::Result
             diagnostic
                 .counterexample
                 .iter()
-                .map(|c| counterexample(c))
+                .map(|c| c.to_text())
                 .collect(),
         );
         term::emit(out, &config, &files, &rendered)
             .map_err(|err| io::Error::other(err.to_string()))?;
     }
     writeln!(out, "{}", summary(report))
-}
-
-/// A counterexample under its diagnostic: `counterexample:` then one `name = value` line
-/// per variable, one `o1.f = value` line per field value (`old(o1.f)`, `old[l](o1.f)` in
-/// earlier states), one `acc(P(o1, 3), 1/2)` line per predicate instance held, one
-/// `f(o1) = 5` line per function application the check uses.
-fn counterexample(c: &germanium_syntax::Counterexample) -> String {
-    if let Some(why) = &c.not_found {
-        return format!("no counterexample was found: {why}");
-    }
-    let mut out = String::from(if c.candidate {
-        "counterexample (a candidate: the solver did not confirm it):"
-    } else {
-        "counterexample:"
-    });
-    for (name, value) in &c.variables {
-        out.push_str(&format!("\n  {name} = {value}"));
-    }
-    for (object, field, value) in &c.heap {
-        out.push_str(&format!("\n  {object}.{field} = {value}"));
-    }
-    for (object, field, value) in &c.old_heap {
-        out.push_str(&format!("\n  old({object}.{field}) = {value}"));
-    }
-    for (label, object, field, value) in &c.labelled_heap {
-        out.push_str(&format!("\n  old[{label}]({object}.{field}) = {value}"));
-    }
-    for (name, args, amount) in &c.predicates {
-        let args = args.join(", ");
-        out.push_str(&format!("\n  acc({name}({args}), {amount})"));
-    }
-    for (name, args, result) in &c.functions {
-        let args = args.join(", ");
-        out.push_str(&format!("\n  {name}({args}) = {result}"));
-    }
-    out
 }
 
 /// `path: verified in 3 ms`, `path: checked (not verified) in 3 ms`, `path: failed with 2
@@ -152,30 +116,6 @@ mod tests {
     use codespan_reporting::term::termcolor::NoColor;
     use germanium_driver::Stage;
     use germanium_syntax::{Diagnostic, SourceMap, Span};
-
-    #[test]
-    fn a_counterexample_is_written_line_by_line_or_says_why_there_is_none() {
-        let c = germanium_syntax::Counterexample {
-            variables: vec![("x".into(), "6".into())],
-            heap: vec![("o1".into(), "f".into(), "3".into())],
-            labelled_heap: vec![("l".into(), "o1".into(), "f".into(), "2".into())],
-            predicates: vec![("P".into(), vec!["o1".into()], "1/2".into())],
-            functions: vec![("get".into(), vec!["o1".into()], "3".into())],
-            ..Default::default()
-        };
-        assert_eq!(
-            counterexample(&c),
-            "counterexample:\n  x = 6\n  o1.f = 3\n  old[l](o1.f) = 2\n  acc(P(o1), 1/2)\n  get(o1) = 3"
-        );
-        let none = germanium_syntax::Counterexample {
-            not_found: Some("the solver gave no model".into()),
-            ..Default::default()
-        };
-        assert_eq!(
-            counterexample(&none),
-            "no counterexample was found: the solver gave no model"
-        );
-    }
 
     #[test]
     fn shows_code_line_caret_and_summary() {

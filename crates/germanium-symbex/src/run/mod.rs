@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use germanium_semantics::Semantics;
-use germanium_smt::{Solver, SolverConfig};
+use germanium_smt::{Cancel, Solver, SolverConfig};
 use germanium_syntax::ast::{Function, ItemKind, Method, Program};
 use germanium_syntax::diagnostic::ids;
 use germanium_syntax::{Diagnostic, SourceMap, Span};
@@ -48,6 +48,9 @@ pub struct VerifyOptions {
     /// Functions known not to verify (from the result cache): their postconditions are
     /// never axioms.
     pub failed_functions: HashSet<String>,
+    /// Stops the run when set: no member starts afterwards and a solver waiting for an
+    /// answer gives up; the result then has an `internal` error saying so.
+    pub cancel: Option<Cancel>,
 }
 
 /// Says, by name, whether a member is to be verified (`--member`).
@@ -124,6 +127,7 @@ impl Default for VerifyOptions {
             events: None,
             members: None,
             failed_functions: HashSet::new(),
+            cancel: None,
         }
     }
 }
@@ -270,6 +274,13 @@ pub fn verify_program(
             .collect();
         results.extend(run_members(&env, &todo, &others, options, &verified, None));
     }
+    if options.cancel.as_ref().is_some_and(Cancel::is_cancelled) {
+        let message = "verification was cancelled before it finished";
+        results.push((
+            usize::MAX,
+            vec![Diagnostic::new(ids::INTERNAL, Span::default(), message)],
+        ));
+    }
     results.sort_by_key(|(i, _)| *i);
     let mut out: Vec<Diagnostic> = Vec::new();
     for (_, ds) in results {
@@ -323,6 +334,7 @@ fn run_members<'a>(
                     z3: options.z3.clone(),
                     memory_limit_mb: Some(MEMORY_LIMIT_MB),
                     pipeline: true,
+                    cancel: options.cancel.clone(),
                     ..SolverConfig::default()
                 };
                 config.log = options
@@ -392,7 +404,12 @@ impl<'e, 'a> Worker<'e, 'a> {
                 Member::Function(f) => f.name.span,
                 Member::Predicate(p) => p.name.span,
             };
-            if self.cannot_start {
+            let cancelled = self
+                .config
+                .cancel
+                .as_ref()
+                .is_some_and(Cancel::is_cancelled);
+            if self.cannot_start || cancelled {
                 break;
             }
             if self.verifier.is_none() {

@@ -35,7 +35,20 @@ pub fn load_program(
     sources: &mut SourceMap,
     ids: &mut NodeIdGen,
 ) -> (Program, Vec<Diagnostic>) {
-    load_with(main, import_paths, sources, ids, crate::parse_file)
+    load_with(main, None, import_paths, sources, ids, crate::parse_file)
+}
+
+/// [`load_program`] with `text` as the main file's contents in place of what is on disk
+/// (an editor's unsaved buffer); imports are still read from disk, relative to `main`.
+pub fn load_program_text(
+    main: &Path,
+    text: String,
+    import_paths: &[PathBuf],
+    sources: &mut SourceMap,
+    ids: &mut NodeIdGen,
+) -> (Program, Vec<Diagnostic>) {
+    let bytes = Some(text.into_bytes());
+    load_with(main, bytes, import_paths, sources, ids, crate::parse_file)
 }
 
 /// Reads and parses the standard-library files `names` (e.g. `decreases/int.vpr`) and,
@@ -68,6 +81,7 @@ pub fn load_library_files(
 /// [`load_program`] with the parser as a parameter, so the import logic can be tested on its own.
 fn load_with<P>(
     main: &Path,
+    main_bytes: Option<Vec<u8>>,
     import_paths: &[PathBuf],
     sources: &mut SourceMap,
     ids: &mut NodeIdGen,
@@ -86,7 +100,7 @@ where
         items: Vec::new(),
         diagnostics: Vec::new(),
     };
-    loader.add_main(main);
+    loader.add_main(main, main_bytes);
     loader.run();
     let program = Program {
         items: loader.items,
@@ -124,8 +138,10 @@ impl<P> Loader<'_, P>
 where
     P: FnMut(FileId, &str, &mut NodeIdGen) -> (Vec<Item>, Vec<Diagnostic>),
 {
-    fn add_main(&mut self, main: &Path) {
-        let read = if main == Path::new(STDIN) {
+    fn add_main(&mut self, main: &Path, given: Option<Vec<u8>>) {
+        let read = if let Some(bytes) = given {
+            Ok(bytes)
+        } else if main == Path::new(STDIN) {
             let mut bytes = Vec::new();
             std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes).map(|_| bytes)
         } else {

@@ -48,8 +48,14 @@ fn write(dir: &Path, name: &str, text: &[u8]) -> PathBuf {
 fn load(main: &Path, import_paths: &[PathBuf]) -> (SourceMap, Program, Vec<Diagnostic>) {
     let mut sources = SourceMap::new();
     let mut ids = NodeIdGen::default();
-    let (program, diagnostics) =
-        load_with(main, import_paths, &mut sources, &mut ids, import_lines);
+    let (program, diagnostics) = load_with(
+        main,
+        None,
+        import_paths,
+        &mut sources,
+        &mut ids,
+        import_lines,
+    );
     (sources, program, diagnostics)
 }
 
