@@ -30,6 +30,10 @@ pub enum Command {
     /// heap and path conditions of each, the heap as a graph, and the failed checks with
     /// their counterexamples.
     Debug(DebugArgs),
+    /// Serve the Language Server Protocol on standard input and output, for editors:
+    /// diagnostics as files are opened, edited and saved, hover with counterexamples, a
+    /// code lens per member, document symbols and go to definition.
+    Lsp(LspArgs),
 }
 
 impl Command {
@@ -38,7 +42,7 @@ impl Command {
         match self {
             Command::Verify(args) => Some((Mode::Verify, args)),
             Command::Check(args) => Some((Mode::Check, args)),
-            Command::Debug(_) | Command::Cache { .. } => None,
+            Command::Debug(_) | Command::Cache { .. } | Command::Lsp(_) => None,
         }
     }
 }
@@ -66,6 +70,43 @@ pub struct DebugArgs {
 impl DebugArgs {
     pub fn options(&self) -> Options {
         self.program.options(Mode::Verify)
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct LspArgs {
+    #[command(flatten)]
+    pub program: ProgramArgs,
+
+    /// Milliseconds the text must stay unchanged after an edit before it is verified.
+    #[arg(long = "debounce-ms", value_name = "MS", default_value_t = 300)]
+    pub debounce_ms: u64,
+
+    /// Number of worker threads per file, each with its own solver (default: one per CPU).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+
+    /// Verify every member again instead of taking unchanged members' results from the
+    /// result cache.
+    #[arg(long = "no-cache")]
+    pub no_cache: bool,
+
+    /// Interpret magic wands as combinable wands (as `verify --combinable-wands`).
+    #[arg(long = "combinable-wands")]
+    pub combinable_wands: bool,
+}
+
+impl LspArgs {
+    /// The driver's options for every run: counterexamples on, for hovers.
+    pub fn options(&self) -> Options {
+        let mut options = self.program.options(Mode::Verify);
+        options.counterexamples = true;
+        options.combinable_wands = self.combinable_wands;
+        options.jobs = match self.jobs {
+            Some(jobs) => jobs.into(),
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        options
     }
 }
 

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use germanium_driver::Outcome;
 
-use args::{Cli, Command, DebugArgs};
+use args::{Cli, Command, DebugArgs, LspArgs};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -20,6 +20,7 @@ fn main() -> ExitCode {
         return match &cli.command {
             Command::Debug(args) => debug(args),
             Command::Cache { action } => cache(action),
+            Command::Lsp(args) => lsp(args),
             Command::Verify(_) | Command::Check(_) => unreachable!("they have a mode"),
         };
     };
@@ -39,15 +40,12 @@ fn main() -> ExitCode {
 
 /// Where the result cache is and what its keys are salted with (the build, Z3's version,
 /// the options that change results), unless `--no-cache` or an option that needs every
-/// member run (`--member`, `--counterexample`, `--trace`, `--smt-log`).
+/// member run (`--member`, `--trace`, `--smt-log`).
 fn cache_settings(
     args: &args::RunArgs,
     version: (u32, u32, u32),
 ) -> Option<germanium_driver::CacheSettings> {
-    let needs_runs = !args.members.is_empty()
-        || args.counterexample
-        || args.trace.is_some()
-        || args.smt_log.is_some();
+    let needs_runs = !args.members.is_empty() || args.trace.is_some() || args.smt_log.is_some();
     if args.no_cache || needs_runs {
         return None;
     }
@@ -111,6 +109,32 @@ fn check_solver(explicit: Option<&std::path::Path>) -> Result<(u32, u32, u32), S
             Ok(check.version)
         }
         Err(message) => Err(message),
+    }
+}
+
+/// `germanium lsp`: a Z3 that cannot be used is each run's error, shown in the editor;
+/// only protocol messages go to stdout.
+fn lsp(args: &LspArgs) -> ExitCode {
+    let mut options = args.options();
+    match check_solver(args.program.z3.as_deref()) {
+        Ok(version) if !args.no_cache => {
+            let timeout = options.timeout;
+            options.cache =
+                germanium_driver::CacheSettings::for_run(version, timeout, args.combinable_wands);
+        }
+        Ok(_) => {}
+        Err(problem) => options.solver_problem = Some(problem),
+    }
+    let settings = germanium_lsp::Settings {
+        options,
+        debounce: std::time::Duration::from_millis(args.debounce_ms),
+    };
+    match germanium_lsp::run_stdio(settings) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("germanium: error: the language server stopped: {err}");
+            ExitCode::from(2)
+        }
     }
 }
 

@@ -60,9 +60,12 @@ pub(crate) fn verify_through_cache(
         return germanium_symbex::verify_program(program, semantics, sources, options);
     };
     let keys = germanium_cache::member_keys(program, sources, &settings.salt);
+    // Stored errors have no counterexamples: where they are asked for, a member stored with
+    // errors is verified again.
     let hits: HashMap<String, Vec<CachedError>> = keys
         .iter()
         .filter_map(|k| cache.get(&k.key).map(|errors| (k.name.clone(), errors)))
+        .filter(|(_, errors)| !options.counterexamples || errors.is_empty())
         .collect();
     let mut options = options.clone();
     options.failed_functions.extend(

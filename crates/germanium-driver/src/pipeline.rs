@@ -174,11 +174,8 @@ fn front_end_and_verify(
         failed_functions: Default::default(),
         cancel: options.cancel.clone(),
     };
-    // Counterexamples and the execution log need a run; the cache has neither.
-    let cache = options
-        .cache
-        .as_ref()
-        .filter(|_| !options.counterexamples && options.trace.is_none());
+    // The execution log needs a run; the cache has none.
+    let cache = options.cache.as_ref().filter(|_| options.trace.is_none());
     diagnostics.extend(match cache {
         Some(settings) => crate::cached::verify_through_cache(
             &program,
