@@ -164,3 +164,31 @@ fn a_cache_that_cannot_be_opened_is_no_cache() {
     assert_eq!(errors, run(&path, None).0);
     assert_eq!(verified, ["a", "b", "inc"]);
 }
+
+/// Stored errors have no counterexamples: asked for, a member stored with errors is verified
+/// again (and gets its counterexample), while one stored without errors is not.
+#[test]
+fn with_counterexamples_only_members_stored_without_errors_come_from_the_cache() {
+    let s = Scratch::new();
+    let path = s.program(PROGRAM);
+    run(&path, Some(s.settings()));
+    let verified = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&verified);
+    let mut options = Options::new(Mode::Verify);
+    options.cache = Some(s.settings());
+    options.counterexamples = true;
+    options.events = Some(MemberEvents(Arc::new(move |e| {
+        if let MemberEvent::Finished {
+            member,
+            cached: false,
+            ..
+        } = e
+        {
+            seen.lock().unwrap().push(member);
+        }
+    })));
+    let report = run_file(&path, &options);
+    assert_eq!(*verified.lock().unwrap(), ["a"]);
+    assert_eq!(report.diagnostics.len(), 1);
+    assert!(report.diagnostics[0].counterexample.is_some());
+}
