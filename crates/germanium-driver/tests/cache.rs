@@ -29,10 +29,21 @@ impl Scratch {
 
 /// Errors as (line, id), and which members were verified rather than taken from the cache.
 fn run(path: &Path, cache: Option<CacheSettings>) -> (Vec<(u32, String)>, Vec<String>) {
-    let verified = Arc::new(Mutex::new(Vec::new()));
-    let seen = Arc::clone(&verified);
     let mut options = Options::new(Mode::Verify);
     options.cache = cache;
+    let (report, verified) = run_with(path, options);
+    let errors = report
+        .diagnostics
+        .iter()
+        .map(|d| (report.sources.start(d.span).line, d.id.clone()))
+        .collect();
+    (errors, verified)
+}
+
+/// The report, and which members were verified rather than taken from the cache (sorted).
+fn run_with(path: &Path, mut options: Options) -> (germanium_driver::FileReport, Vec<String>) {
+    let verified = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&verified);
     options.events = Some(MemberEvents(Arc::new(move |e| {
         if let MemberEvent::Finished {
             member,
@@ -44,14 +55,9 @@ fn run(path: &Path, cache: Option<CacheSettings>) -> (Vec<(u32, String)>, Vec<St
         }
     })));
     let report = run_file(path, &options);
-    let errors = report
-        .diagnostics
-        .iter()
-        .map(|d| (report.sources.start(d.span).line, d.id.clone()))
-        .collect();
     let mut verified = verified.lock().unwrap().clone();
     verified.sort();
-    (errors, verified)
+    (report, verified)
 }
 
 const PROGRAM: &str = "field f: Int
@@ -172,23 +178,11 @@ fn with_counterexamples_only_members_stored_without_errors_come_from_the_cache()
     let s = Scratch::new();
     let path = s.program(PROGRAM);
     run(&path, Some(s.settings()));
-    let verified = Arc::new(Mutex::new(Vec::new()));
-    let seen = Arc::clone(&verified);
     let mut options = Options::new(Mode::Verify);
     options.cache = Some(s.settings());
     options.counterexamples = true;
-    options.events = Some(MemberEvents(Arc::new(move |e| {
-        if let MemberEvent::Finished {
-            member,
-            cached: false,
-            ..
-        } = e
-        {
-            seen.lock().unwrap().push(member);
-        }
-    })));
-    let report = run_file(&path, &options);
-    assert_eq!(*verified.lock().unwrap(), ["a"]);
+    let (report, verified) = run_with(&path, options);
+    assert_eq!(verified, ["a"]);
     assert_eq!(report.diagnostics.len(), 1);
     assert!(report.diagnostics[0].counterexample.is_some());
 }

@@ -54,27 +54,13 @@ fn a_run_cancelled_before_it_starts_verifies_nothing_and_says_so() {
     assert_eq!(*started.lock().unwrap(), 0);
 }
 
-/// Twelve pigeons in eleven holes: a query Z3 works on for minutes.
+/// A program whose one assertion Z3 works on for minutes (tests/programs/pigeonhole.vpr).
 fn pigeonhole() -> String {
-    let n = 12;
-    let vars: Vec<String> = (0..n).map(|i| format!("p{i}")).collect();
-    let params: Vec<String> = vars.iter().map(|v| format!("{v}: Int")).collect();
-    let bounds: Vec<String> = vars
-        .iter()
-        .map(|v| format!("0 <= {v} && {v} < {}", n - 1))
-        .collect();
-    let mut distinct = Vec::new();
-    for (i, a) in vars.iter().enumerate() {
-        for b in &vars[i + 1..] {
-            distinct.push(format!("{a} != {b}"));
-        }
-    }
-    format!(
-        "method m({}) requires {} {{ assert !({}) }}\n",
-        params.join(", "),
-        bounds.join(" && "),
-        distinct.join(" && ")
-    )
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/programs/pigeonhole.vpr"
+    );
+    std::fs::read_to_string(path).unwrap()
 }
 
 /// A member whose one query takes Z3 minutes is stopped soon after the run is cancelled.

@@ -216,26 +216,13 @@ fn diagnostics_follow_the_text_and_requests_answer_from_it() {
     client.shutdown();
 }
 
-/// Twelve pigeons in eleven holes: Z3 works on it for minutes.
+/// A program whose one assertion Z3 works on for minutes (tests/programs/pigeonhole.vpr).
 fn pigeonhole() -> String {
-    let vars: Vec<String> = (0..12).map(|i| format!("p{i}")).collect();
-    let params: Vec<String> = vars.iter().map(|v| format!("{v}: Int")).collect();
-    let bounds: Vec<String> = vars
-        .iter()
-        .map(|v| format!("0 <= {v} && {v} < 11"))
-        .collect();
-    let mut distinct = Vec::new();
-    for (i, a) in vars.iter().enumerate() {
-        for b in &vars[i + 1..] {
-            distinct.push(format!("{a} != {b}"));
-        }
-    }
-    format!(
-        "method m({}) requires {} {{ assert !({}) }}\n",
-        params.join(", "),
-        bounds.join(" && "),
-        distinct.join(" && ")
-    )
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/programs/pigeonhole.vpr"
+    );
+    std::fs::read_to_string(path).unwrap()
 }
 
 #[test]
