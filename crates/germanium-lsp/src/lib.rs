@@ -56,5 +56,17 @@ pub fn serve(connection: &Connection, settings: Settings) -> Result<(), String> 
     connection
         .initialize_finish(id, result)
         .map_err(|e| e.to_string())?;
-    server::Server::new(connection, settings, &params.capabilities).run()
+    // Outlines parse on the loop's thread, and parsing recurses: give it the stack the
+    // driver gives its front end, so deeply nested text is a diagnostic, not a crash.
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("germanium-lsp".into())
+            .stack_size(germanium_driver::DEFAULT_STACK_SIZE)
+            .spawn_scoped(scope, || {
+                server::Server::new(connection, settings, &params.capabilities).run()
+            })
+            .map_err(|e| format!("cannot start the server thread: {e}"))?
+            .join()
+            .map_err(|_| "the server thread panicked".to_string())?
+    })
 }

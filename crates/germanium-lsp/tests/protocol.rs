@@ -270,3 +270,26 @@ fn syntax_errors_are_diagnostics_and_closing_clears_them() {
     assert_eq!(cleared["diagnostics"], json!([]));
     client.shutdown();
 }
+
+#[test]
+fn deeply_nested_text_is_a_diagnostic_not_a_crash() {
+    let mut client = Client::start(Duration::from_millis(50));
+    let depth = 50_000;
+    let text = format!(
+        "method m() {{ assert {}true{} }}\n",
+        "(".repeat(depth),
+        ")".repeat(depth)
+    );
+    let uri = client.open("deep.vpr", &text);
+    let symbols = client.request(
+        "textDocument/documentSymbol",
+        json!({ "textDocument": { "uri": uri } }),
+    );
+    assert!(symbols.is_array());
+    let published = client.next_notification("textDocument/publishDiagnostics", &uri);
+    assert_eq!(
+        published["diagnostics"][0]["code"], "parser.error",
+        "{published}"
+    );
+    client.shutdown();
+}
