@@ -102,10 +102,7 @@ impl LspArgs {
         let mut options = self.program.options(Mode::Verify);
         options.counterexamples = true;
         options.combinable_wands = self.combinable_wands;
-        options.jobs = match self.jobs {
-            Some(jobs) => jobs.into(),
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        };
+        options.jobs = jobs_or_cpus(self.jobs);
         options
     }
 }
@@ -263,10 +260,15 @@ impl RunArgs {
 
     /// `--jobs`, or the number of CPUs.
     pub fn worker_count(&self) -> usize {
-        match self.jobs {
-            Some(jobs) => jobs.into(),
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        }
+        jobs_or_cpus(self.jobs)
+    }
+}
+
+/// `--jobs N`, or the number of CPUs.
+fn jobs_or_cpus(jobs: Option<u16>) -> usize {
+    match jobs {
+        Some(jobs) => jobs.into(),
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     }
 }
 

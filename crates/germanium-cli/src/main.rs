@@ -49,8 +49,7 @@ fn cache_settings(
     if args.no_cache || needs_runs {
         return None;
     }
-    let timeout = args.program.timeout;
-    germanium_driver::CacheSettings::for_run(version, timeout, args.combinable_wands)
+    germanium_driver::CacheSettings::for_run(version, &args.options(germanium_driver::Mode::Verify))
 }
 
 /// `germanium cache clear`.
@@ -118,9 +117,7 @@ fn lsp(args: &LspArgs) -> ExitCode {
     let mut options = args.options();
     match check_solver(args.program.z3.as_deref()) {
         Ok(version) if !args.no_cache => {
-            let timeout = options.timeout;
-            options.cache =
-                germanium_driver::CacheSettings::for_run(version, timeout, args.combinable_wands);
+            options.cache = germanium_driver::CacheSettings::for_run(version, &options);
         }
         Ok(_) => {}
         Err(problem) => options.solver_problem = Some(problem),

@@ -29,16 +29,14 @@ pub struct CacheSettings {
 
 impl CacheSettings {
     /// The cache in the user's cache directory, its keys salted with this build, the Z3
-    /// version and the options that change results (`None`: no cache directory is known, or
-    /// the build cannot be identified).
-    pub fn for_run(
-        (a, b, c): (u32, u32, u32),
-        timeout: Option<std::time::Duration>,
-        combinable_wands: bool,
-    ) -> Option<CacheSettings> {
+    /// version and those of `options` that change results (`None`: no cache directory is
+    /// known, or the build cannot be identified).
+    pub fn for_run((a, b, c): (u32, u32, u32), options: &crate::Options) -> Option<CacheSettings> {
         let salt = format!(
-            "germanium {}; z3 {a}.{b}.{c}; timeout {timeout:?}; combinable wands {combinable_wands}",
+            "germanium {}; z3 {a}.{b}.{c}; timeout {:?}; combinable wands {}",
             germanium_cache::build_id()?,
+            options.timeout,
+            options.combinable_wands,
         );
         Some(CacheSettings {
             path: ResultCache::default_path()?,

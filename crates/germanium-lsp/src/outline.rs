@@ -6,7 +6,7 @@
 //! constructor and destructor) one global namespace, so a name says which declaration it
 //! is; parameters and results are looked up in the member around the name first.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use germanium_syntax::ast::{ItemKind, NodeIdGen};
 use germanium_syntax::{FileId, SourceMap, Span};
@@ -75,15 +75,16 @@ pub struct Outline {
 }
 
 impl Outline {
-    /// Parses `text` as the contents of `path` and the files it imports (read from disk).
+    /// Parses `text` as the contents of `path` and the files it imports (read from disk;
+    /// `import <...>` also from `import_paths`).
     /// Parse errors are left to the verification run: the outline has what did parse.
-    pub fn of(path: &Path, text: &str) -> Outline {
+    pub fn of(path: &Path, text: &str, import_paths: &[PathBuf]) -> Outline {
         let mut sources = SourceMap::new();
         let mut ids = NodeIdGen::default();
         let (program, _) = germanium_syntax::load_program_text(
             path,
             text.to_string(),
-            &[],
+            import_paths,
             &mut sources,
             &mut ids,
         );
@@ -247,7 +248,7 @@ mod tests {
 
     fn outline() -> Outline {
         let dir = std::env::temp_dir();
-        Outline::of(&dir.join("germanium-outline-test.vpr"), PROGRAM)
+        Outline::of(&dir.join("germanium-outline-test.vpr"), PROGRAM, &[])
     }
 
     fn offset_of(needle: &str, nth: usize) -> usize {

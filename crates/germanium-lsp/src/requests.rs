@@ -95,14 +95,25 @@ fn hover(document: &mut Document, position: Position) -> Option<Hover> {
     ))
 }
 
-/// The member whose name is at `position`.
-fn member_at(document: &mut Document, position: Position) -> Option<(String, Kind, Range)> {
+/// The document's members (methods, functions, predicates) and the ranges of their names.
+fn members(document: &mut Document) -> Vec<(String, Kind, Range)> {
     let outline = document.outline();
     let index = LineIndex::new(&outline.sources.get(outline.main).text);
-    outline.own().filter(|d| d.kind.is_member()).find_map(|d| {
-        let range = index.range(d.name_span.start as usize, d.name_span.end as usize);
-        contains(&range, position).then(|| (d.name.clone(), d.kind, range))
-    })
+    outline
+        .own()
+        .filter(|d| d.kind.is_member())
+        .map(|d| {
+            let range = index.range(d.name_span.start as usize, d.name_span.end as usize);
+            (d.name.clone(), d.kind, range)
+        })
+        .collect()
+}
+
+/// The member whose name is at `position`.
+fn member_at(document: &mut Document, position: Position) -> Option<(String, Kind, Range)> {
+    members(document)
+        .into_iter()
+        .find(|(_, _, range)| contains(range, position))
 }
 
 /// A member's result in the last run, or that it is being verified.
@@ -120,21 +131,9 @@ fn member_title(document: &Document, name: &str) -> Option<String> {
 
 /// One lens per member, above its name: its result and time.
 fn code_lenses(document: &mut Document) -> Vec<CodeLens> {
-    let members: Vec<(String, Range)> = {
-        let outline = document.outline();
-        let index = LineIndex::new(&outline.sources.get(outline.main).text);
-        outline
-            .own()
-            .filter(|d| d.kind.is_member())
-            .map(|d| {
-                let range = index.range(d.name_span.start as usize, d.name_span.end as usize);
-                (d.name.clone(), range)
-            })
-            .collect()
-    };
-    members
+    members(document)
         .into_iter()
-        .filter_map(|(name, range)| {
+        .filter_map(|(name, _, range)| {
             let title = member_title(document, &name)?;
             Some(CodeLens {
                 range,

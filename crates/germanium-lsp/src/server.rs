@@ -48,6 +48,8 @@ pub fn capabilities() -> ServerCapabilities {
 /// An open document.
 pub struct Document {
     pub path: PathBuf,
+    /// Where `import <...>` is looked for (`--import-path`), for the outline.
+    imports: Vec<PathBuf>,
     pub text: String,
     pub version: i32,
     /// Counts the runs started, so a stale run's messages are recognised.
@@ -69,7 +71,10 @@ impl Document {
             .as_ref()
             .is_none_or(|(v, _)| *v != self.version)
         {
-            self.outline = Some((self.version, Outline::of(&self.path, &self.text)));
+            self.outline = Some((
+                self.version,
+                Outline::of(&self.path, &self.text, &self.imports),
+            ));
         }
         &self.outline.as_ref().expect("just made").1
     }
@@ -96,6 +101,8 @@ pub struct Server<'c> {
     /// The client can be asked to fetch code lenses again.
     lens_refresh: bool,
     next_request: i32,
+    /// Progress tokens made so far.
+    progress_tokens: u64,
 }
 
 impl<'c> Server<'c> {
@@ -123,6 +130,7 @@ impl<'c> Server<'c> {
             progress,
             lens_refresh,
             next_request: 0,
+            progress_tokens: 0,
         }
     }
 
@@ -193,76 +201,84 @@ impl<'c> Server<'c> {
     fn notification(&mut self, notification: Notification) {
         match notification.method.as_str() {
             DidOpenTextDocument::METHOD => {
-                let Ok(params) = notification
-                    .extract::<lsp_types::DidOpenTextDocumentParams>(DidOpenTextDocument::METHOD)
-                else {
-                    return;
-                };
-                let item = params.text_document;
-                let path = path_of(&item.uri);
-                self.documents.insert(
-                    item.uri.clone(),
-                    Document {
-                        path,
-                        text: item.text,
-                        version: item.version,
-                        generation: 0,
-                        due: Some(Instant::now()),
-                        running: None,
-                        verified: None,
-                        published: HashSet::new(),
-                        outline: None,
-                    },
-                );
+                if let Some(p) = params::<DidOpenTextDocument>(notification) {
+                    self.did_open(p.text_document);
+                }
             }
             DidChangeTextDocument::METHOD => {
-                let Ok(params) = notification.extract::<lsp_types::DidChangeTextDocumentParams>(
-                    DidChangeTextDocument::METHOD,
-                ) else {
-                    return;
-                };
-                let uri = params.text_document.uri;
-                // Full synchronisation: the last change is the whole text.
-                let Some(change) = params.content_changes.into_iter().last() else {
-                    return;
-                };
-                self.cancel_run(&uri, "cancelled: the text changed");
-                if let Some(document) = self.documents.get_mut(&uri) {
-                    document.text = change.text;
-                    document.version = params.text_document.version;
-                    document.due = Some(Instant::now() + self.settings.debounce);
+                if let Some(p) = params::<DidChangeTextDocument>(notification) {
+                    self.did_change(p);
                 }
             }
             DidSaveTextDocument::METHOD => {
-                let Ok(params) = notification
-                    .extract::<lsp_types::DidSaveTextDocumentParams>(DidSaveTextDocument::METHOD)
-                else {
-                    return;
-                };
-                let uri = params.text_document.uri;
-                let verified_now = self.documents.get(&uri).is_some_and(|d| {
-                    d.verified.as_ref().is_some_and(|v| v.version == d.version)
-                        || d.running.as_ref().is_some_and(|r| r.version == d.version)
-                });
-                if let (Some(document), false) = (self.documents.get_mut(&uri), verified_now) {
-                    document.due = Some(Instant::now());
+                if let Some(p) = params::<DidSaveTextDocument>(notification) {
+                    self.did_save(&p.text_document.uri);
                 }
             }
             DidCloseTextDocument::METHOD => {
-                let Ok(params) = notification
-                    .extract::<lsp_types::DidCloseTextDocumentParams>(DidCloseTextDocument::METHOD)
-                else {
-                    return;
-                };
-                let uri = params.text_document.uri;
-                self.cancel_run(&uri, "cancelled: the document was closed");
-                if let Some(document) = self.documents.remove(&uri) {
-                    for file in document.published {
-                        self.publish(file, Vec::new(), None);
-                    }
+                if let Some(p) = params::<DidCloseTextDocument>(notification) {
+                    self.did_close(&p.text_document.uri);
                 }
             }
             _ => {}
+        }
+    }
+
+    fn did_open(&mut self, item: lsp_types::TextDocumentItem) {
+        let document = Document {
+            path: path_of(&item.uri),
+            imports: self.settings.options.import_paths.clone(),
+            text: item.text,
+            version: item.version,
+            generation: 0,
+            due: Some(Instant::now()),
+            running: None,
+            verified: None,
+            published: HashSet::new(),
+            outline: None,
+        };
+        self.documents.insert(item.uri, document);
+    }
+
+    fn did_change(&mut self, params: lsp_types::DidChangeTextDocumentParams) {
+        let uri = params.text_document.uri;
+        // Full synchronisation: the last change is the whole text.
+        let Some(change) = params.content_changes.into_iter().last() else {
+            return;
+        };
+        self.cancel_run(&uri, "cancelled: the text changed");
+        if let Some(document) = self.documents.get_mut(&uri) {
+            document.text = change.text;
+            document.version = params.text_document.version;
+            document.due = Some(Instant::now() + self.settings.debounce);
+        }
+    }
+
+    /// Verifies the saved text now, unless this version is verified or being verified.
+    fn did_save(&mut self, uri: &Url) {
+        let Some(document) = self.documents.get_mut(uri) else {
+            return;
+        };
+        let version = document.version;
+        let covered = document
+            .verified
+            .as_ref()
+            .is_some_and(|v| v.version == version)
+            || document
+                .running
+                .as_ref()
+                .is_some_and(|r| r.version == version);
+        if !covered {
+            document.due = Some(Instant::now());
+        }
+    }
+
+    fn did_close(&mut self, uri: &Url) {
+        self.cancel_run(uri, "cancelled: the document was closed");
+        if let Some(document) = self.documents.remove(uri) {
+            for file in document.published {
+                self.publish(file, Vec::new(), None);
+            }
         }
     }
 
@@ -281,14 +297,6 @@ impl<'c> Server<'c> {
 
     fn start_run(&mut self, uri: Url) {
         self.cancel_run(&uri, "cancelled: a newer run started");
-        let token = self
-            .progress
-            .then(|| NumberOrString::String(format!("germanium/{}", self.next_request + 1)));
-        if let Some(token) = &token {
-            self.ask::<WorkDoneProgressCreate>(WorkDoneProgressCreateParams {
-                token: token.clone(),
-            });
-        }
         let Some(document) = self.documents.get_mut(&uri) else {
             return;
         };
@@ -300,29 +308,36 @@ impl<'c> Server<'c> {
             .iter()
             .filter(|d| d.kind.is_member())
             .count();
-        let cancel = verification::start(
+        let Some(cancel) = verification::start(
             uri.clone(),
             document.path.clone(),
             document.text.clone(),
             document.generation,
             &self.settings.options,
             self.runs.0.clone(),
-        );
+        ) else {
+            return;
+        };
         let name = document
             .path
             .file_name()
             .map_or_else(|| uri.to_string(), |n| n.to_string_lossy().into_owned());
-        document.running = Some(Running {
+        let mut running = Running {
             generation: document.generation,
             version: document.version,
             cancel,
-            progress: token.clone(),
+            progress: None,
             total,
             members: HashMap::new(),
-        });
-        if let Some(token) = token {
+        };
+        if self.progress {
+            self.progress_tokens += 1;
+            let token = NumberOrString::String(format!("germanium/{}", self.progress_tokens));
+            self.ask::<WorkDoneProgressCreate>(WorkDoneProgressCreateParams {
+                token: token.clone(),
+            });
             self.progress_step(
-                token,
+                token.clone(),
                 WorkDoneProgress::Begin(WorkDoneProgressBegin {
                     title: format!("Verifying {name}"),
                     cancellable: Some(false),
@@ -330,6 +345,10 @@ impl<'c> Server<'c> {
                     percentage: Some(0),
                 }),
             );
+            running.progress = Some(token);
+        }
+        if let Some(document) = self.documents.get_mut(&uri) {
+            document.running = Some(running);
         }
     }
 
@@ -457,6 +476,11 @@ impl<'c> Server<'c> {
             version,
         });
     }
+}
+
+/// A notification's parameters (`None`: they do not decode; the notification is ignored).
+fn params<N: lsp_types::notification::Notification>(n: Notification) -> Option<N::Params> {
+    n.extract(N::METHOD).ok()
 }
 
 /// The file a document is, or a name for one that is not a file (an unsaved buffer).

@@ -29,7 +29,8 @@ pub enum RunMessage {
 }
 
 /// Starts verifying `text` as the contents of `path`; messages carry `uri` and
-/// `generation` so the loop can tell a stale run's from the current one's.
+/// `generation` so the loop can tell a stale run's from the current one's. `None`: no
+/// thread could be started (the document keeps its last results).
 pub fn start(
     uri: Url,
     path: PathBuf,
@@ -37,7 +38,7 @@ pub fn start(
     generation: u64,
     base: &Options,
     to_loop: Sender<RunMessage>,
-) -> Cancel {
+) -> Option<Cancel> {
     let cancel = Cancel::new();
     let mut options = base.clone();
     options.cancel = Some(cancel.clone());
@@ -49,7 +50,7 @@ pub fn start(
             event,
         });
     })));
-    let spawned = std::thread::Builder::new()
+    std::thread::Builder::new()
         .name("germanium-lsp-run".into())
         .spawn(move || {
             let report = germanium_driver::run_text(&path, text, &options);
@@ -58,12 +59,9 @@ pub fn start(
                 generation,
                 report: Box::new(report),
             });
-        });
-    if spawned.is_err() {
-        // No thread, no run: the document keeps its last results.
-        cancel.cancel();
-    }
-    cancel
+        })
+        .ok()?;
+    Some(cancel)
 }
 
 /// A member's last result.
@@ -135,21 +133,26 @@ impl Verified {
         diagnostics.insert(document.clone(), Vec::new());
         let mut hovers = Vec::new();
         let main = report.sources.find(&report.path);
+        let files: Vec<_> = report.sources.files().map(|(_, f)| f).collect();
+        // One line index per file, made when a diagnostic first needs it.
+        let mut indexes: HashMap<usize, LineIndex> = HashMap::new();
         for d in &report.diagnostics {
             // Errors of no place (a solver that cannot start) are put at the document's start.
-            let known = (d.span.file.0 as usize) < report.sources.files().count();
-            let (uri, range) = if known {
-                let file = report.sources.get(d.span.file);
-                let index = LineIndex::new(&file.text);
-                let range = index.range(d.span.start as usize, d.span.end as usize);
-                let uri = if Some(d.span.file) == main {
-                    Some(document.clone())
-                } else {
-                    Url::from_file_path(&file.path).ok()
-                };
-                (uri.unwrap_or_else(|| document.clone()), range)
-            } else {
-                (document.clone(), Range::default())
+            let file = d.span.file.0 as usize;
+            let (uri, range) = match files.get(file) {
+                Some(source) => {
+                    let index = indexes
+                        .entry(file)
+                        .or_insert_with(|| LineIndex::new(&source.text));
+                    let range = index.range(d.span.start as usize, d.span.end as usize);
+                    let uri = if Some(d.span.file) == main {
+                        Some(document.clone())
+                    } else {
+                        Url::from_file_path(&source.path).ok()
+                    };
+                    (uri.unwrap_or_else(|| document.clone()), range)
+                }
+                None => (document.clone(), Range::default()),
             };
             let severity = if d.is_error() {
                 DiagnosticSeverity::ERROR

@@ -111,6 +111,11 @@ impl Client {
         }
     }
 
+    /// A request whose only parameter is the document (`codeLens`, `documentSymbol`).
+    fn about_document(&mut self, method: &str, uri: &str) -> Value {
+        self.request(method, json!({ "textDocument": { "uri": uri } }))
+    }
+
     fn open(&self, name: &str, text: &str) -> String {
         let uri = self.uri(name);
         let item = json!({ "uri": uri, "languageId": "viper", "version": 1, "text": text });
@@ -173,10 +178,7 @@ fn diagnostics_follow_the_text_and_requests_answer_from_it() {
     assert!(text.contains("x = o1"), "{text}");
     assert!(text.contains("o1.val = "), "{text}");
 
-    let lenses = client.request(
-        "textDocument/codeLens",
-        json!({ "textDocument": { "uri": uri } }),
-    );
+    let lenses = client.about_document("textDocument/codeLens", &uri);
     let titles: Vec<&str> = lenses
         .as_array()
         .unwrap()
@@ -187,10 +189,7 @@ fn diagnostics_follow_the_text_and_requests_answer_from_it() {
     assert!(titles[0].starts_with("✗ 1 error in "), "{titles:?}");
     assert!(titles[1].starts_with("✓ verified in "), "{titles:?}");
 
-    let symbols = client.request(
-        "textDocument/documentSymbol",
-        json!({ "textDocument": { "uri": uri } }),
-    );
+    let symbols = client.about_document("textDocument/documentSymbol", &uri);
     let names: Vec<&str> = symbols
         .as_array()
         .unwrap()
@@ -253,10 +252,7 @@ fn syntax_errors_are_diagnostics_and_closing_clears_them() {
         "{published}"
     );
     // Symbols of what parsed, definitions of nothing: answers, not errors.
-    let symbols = client.request(
-        "textDocument/documentSymbol",
-        json!({ "textDocument": { "uri": uri } }),
-    );
+    let symbols = client.about_document("textDocument/documentSymbol", &uri);
     assert!(symbols.is_array());
     assert_eq!(
         client.request("textDocument/definition", at(0, 1, &uri)),
@@ -281,10 +277,7 @@ fn deeply_nested_text_is_a_diagnostic_not_a_crash() {
         ")".repeat(depth)
     );
     let uri = client.open("deep.vpr", &text);
-    let symbols = client.request(
-        "textDocument/documentSymbol",
-        json!({ "textDocument": { "uri": uri } }),
-    );
+    let symbols = client.about_document("textDocument/documentSymbol", &uri);
     assert!(symbols.is_array());
     let published = client.next_notification("textDocument/publishDiagnostics", &uri);
     assert_eq!(

@@ -66,32 +66,31 @@ impl Counterexample {
     /// earlier states), one `acc(P(o1, 3), 1/2)` line per predicate instance held, one
     /// `f(o1) = 5` line per function application the check uses.
     pub fn to_text(&self) -> String {
-        let c = self;
-        if let Some(why) = &c.not_found {
+        if let Some(why) = &self.not_found {
             return format!("no counterexample was found: {why}");
         }
-        let mut out = String::from(if c.candidate {
+        let mut out = String::from(if self.candidate {
             "counterexample (a candidate: the solver did not confirm it):"
         } else {
             "counterexample:"
         });
-        for (name, value) in &c.variables {
+        for (name, value) in &self.variables {
             out.push_str(&format!("\n  {name} = {value}"));
         }
-        for (object, field, value) in &c.heap {
+        for (object, field, value) in &self.heap {
             out.push_str(&format!("\n  {object}.{field} = {value}"));
         }
-        for (object, field, value) in &c.old_heap {
+        for (object, field, value) in &self.old_heap {
             out.push_str(&format!("\n  old({object}.{field}) = {value}"));
         }
-        for (label, object, field, value) in &c.labelled_heap {
+        for (label, object, field, value) in &self.labelled_heap {
             out.push_str(&format!("\n  old[{label}]({object}.{field}) = {value}"));
         }
-        for (name, args, amount) in &c.predicates {
+        for (name, args, amount) in &self.predicates {
             let args = args.join(", ");
             out.push_str(&format!("\n  acc({name}({args}), {amount})"));
         }
-        for (name, args, result) in &c.functions {
+        for (name, args, result) in &self.functions {
             let args = args.join(", ");
             out.push_str(&format!("\n  {name}({args}) = {result}"));
         }
