@@ -1,14 +1,16 @@
 //! The per-member result cache, used by the driver when `Options::cache` is set
 //! (`germanium-driver`'s `cached` module decides what is looked up and stored).
 //!
-//! A member's result is stored under a [`Key`] made of its own text and everything its
-//! result can depend on (`keys`): the program's text with every method body left out (so
-//! contracts, functions with their bodies, predicates, domains and their axioms, fields,
-//! macros and imports all count), the member's own body, the options that change
-//! verification, and the versions of Germanium and Z3. Editing one method body changes that
-//! method's key only; any other edit changes every key. Errors are stored with offsets
-//! relative to the member's start, so a member that moved keeps its result; a result with an
-//! error outside the member is not stored.
+//! A member's result is stored under a [`Key`] made of what its result can depend on
+//! ([`KeyPlan`]): its own text, the declarations it names, transitively (a callee's
+//! contract, a function's, predicate's, field's or macro's whole text), what the verifier
+//! assumes in every member (every domain and ADT, every function's contract and, but for
+//! functions, which functions failed), the options that change verification, and the
+//! versions of Germanium and Z3. Editing a method body changes that method's key only; a
+//! contract, the keys of its callers too; a predicate, function body or field, the keys of
+//! the members that name it. Errors are stored with offsets relative to the member's start,
+//! so a member that moved keeps its result; a result with an error outside the member is
+//! not stored.
 //!
 //! Architecture invariant: a lookup that fails (no database, a database another process
 //! holds, a damaged entry) is a miss, never an error or a stale hit.
@@ -16,7 +18,7 @@
 mod keys;
 mod store;
 
-pub use keys::{member_keys, Key, MemberKey};
+pub use keys::{Key, KeyPlan, MemberKey};
 pub use store::{CachedError, ResultCache};
 
 /// What identifies this build of Germanium: its version and its executable's size and

@@ -3,19 +3,19 @@
 //! current position, and the others are verified and stored.
 //!
 //! Soundness: a key covers everything a member's result depends on (see
-//! `germanium_cache::member_keys`); a function whose stored result has errors stays out of
-//! the axioms of the members verified now (`VerifyOptions::failed_functions`). Results are
-//! stored only when they are a program's verdict: never with `--member` (members left out
-//! are then assumed correct), never when an error cannot be put down to one member, never
-//! for a member with an `internal` error (a solver failure or an unsupported construct may
-//! not happen again).
+//! `germanium_cache::KeyPlan`). Functions go first; which of them have errors (stored or
+//! found now) is part of the other members' keys and stays out of their axioms
+//! (`VerifyOptions::failed_functions`). Results are stored only when they are a program's
+//! verdict: never with `--member` (members left out are then assumed correct), never for a
+//! cancelled run, never for a member with an error outside its own text or an `internal`
+//! error (a solver failure or an unsupported construct may not happen again).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 
-use germanium_cache::{CachedError, MemberKey, ResultCache};
+use germanium_cache::{CachedError, KeyPlan, MemberKey, ResultCache};
 use germanium_semantics::Semantics;
-use germanium_symbex::{EventError, MemberEvent, MemberFilter, VerifyOptions};
+use germanium_symbex::{EventError, MemberEvent, MemberFilter, ProgramResult, VerifyOptions};
 use germanium_syntax::ast::Program;
 use germanium_syntax::{Diagnostic, Severity, SourceMap, Span};
 
@@ -45,7 +45,9 @@ impl CacheSettings {
     }
 }
 
-/// Verifies `program` as `verify_program` does, through the cache at `settings`.
+/// Verifies `program` as `verify_program` does, through the cache at `settings`: functions
+/// first, then (their results known, since which functions failed is part of the other
+/// members' keys) methods and predicates.
 pub(crate) fn verify_through_cache(
     program: &Program,
     semantics: &Semantics,
@@ -57,78 +59,145 @@ pub(crate) fn verify_through_cache(
     let (Some(cache), None) = (open, &options.members) else {
         return germanium_symbex::verify_program(program, semantics, sources, options);
     };
-    let keys = germanium_cache::member_keys(program, sources, &settings.salt);
-    // Stored errors have no counterexamples: where they are asked for, a member stored with
-    // errors is verified again.
-    let hits: HashMap<String, Vec<CachedError>> = keys
-        .iter()
-        .filter_map(|k| cache.get(&k.key).map(|errors| (k.name.clone(), errors)))
-        .filter(|(_, errors)| !options.counterexamples || errors.is_empty())
-        .collect();
-    let mut options = options.clone();
-    options.failed_functions.extend(
-        keys.iter()
-            .filter(|k| k.kind == "function" && hits.get(&k.name).is_some_and(|e| !e.is_empty()))
-            .map(|k| k.name.clone()),
-    );
-    let stored: HashSet<String> = hits.keys().cloned().collect();
-    options.members = Some(MemberFilter(std::sync::Arc::new(move |name: &str| {
-        !stored.contains(name)
-    })));
-    let fresh = germanium_symbex::verify_program(program, semantics, sources, &options);
-
-    let within = |k: &MemberKey, d: &Diagnostic| {
-        d.span.file == k.span.file && d.span.start >= k.span.start && d.span.end <= k.span.end
+    let plan = KeyPlan::new(program, sources, &settings.salt);
+    let run = Run {
+        program,
+        semantics,
+        sources,
+        cache: &cache,
     };
-    // A cancelled run skipped members without errors: nothing of it is stored.
-    let cancelled = options.cancel.as_ref().is_some_and(|c| c.is_cancelled());
-    let attributable = !cancelled && fresh.iter().all(|d| keys.iter().any(|k| within(k, d)));
-    let mut out = Vec::new();
-    let mut to_store = Vec::new();
-    for k in &keys {
-        match hits.get(&k.name) {
-            Some(errors) => {
-                let placed: Vec<Diagnostic> = errors.iter().map(|e| place(k, e)).collect();
-                if let Some(events) = &options.events {
-                    (events.0)(MemberEvent::Finished {
-                        member: k.name.clone(),
-                        kind: k.kind,
-                        errors: placed.iter().map(|d| EventError::of(sources, d)).collect(),
-                        time: std::time::Duration::ZERO,
-                        cached: true,
-                    });
-                }
-                out.extend(placed);
-            }
-            None => {
-                let mine: Vec<&Diagnostic> = fresh.iter().filter(|d| within(k, d)).collect();
-                let transient = mine.iter().any(|d| d.id.starts_with("internal"));
-                if attributable && !transient {
-                    let errors: Vec<CachedError> = mine.iter().map(|d| relative(k, d)).collect();
-                    to_store.push((k.key, errors));
-                }
-                out.extend(mine.into_iter().cloned());
-            }
-        }
-    }
-    cache.put_all(&to_store);
-    // Errors of no member (a solver that could not start) come last, as they are.
-    for d in fresh {
-        if !keys.iter().any(|k| within(k, &d)) && !out.contains(&d) {
+    let functions = run.phase(&plan.function_keys(), options);
+    let mut options = options.clone();
+    options.failed_functions.extend(functions.with_errors);
+    let failed: BTreeSet<String> = options.failed_functions.iter().cloned().collect();
+    let others = run.phase(&plan.other_keys(&failed), &options);
+    // Errors of no member (a solver that could not start) come last.
+    let all = [
+        functions.diagnostics,
+        others.diagnostics,
+        functions.general,
+        others.general,
+    ];
+    let mut out: Vec<Diagnostic> = Vec::new();
+    for d in all.into_iter().flatten() {
+        if !out.contains(&d) {
             out.push(d);
         }
     }
     out
 }
 
-fn relative(k: &MemberKey, d: &Diagnostic) -> CachedError {
-    CachedError {
+/// What one run through the cache works with.
+struct Run<'a> {
+    program: &'a Program,
+    semantics: &'a Semantics,
+    sources: &'a SourceMap,
+    cache: &'a ResultCache,
+}
+
+/// The outcome of one phase: each member's errors (in `keys`' order), the errors of no
+/// member, and which members have errors or, where there are errors of no member, were not
+/// verified (for functions: those whose postconditions are no axioms afterwards).
+struct Phase {
+    diagnostics: Vec<Diagnostic>,
+    general: Vec<Diagnostic>,
+    with_errors: Vec<String>,
+}
+
+impl Run<'_> {
+    /// The members `keys`: stored results where the cache has them, the others verified
+    /// (and stored when they are a verdict).
+    fn phase(&self, keys: &[MemberKey], options: &VerifyOptions) -> Phase {
+        // Stored errors have no counterexamples: where they are asked for, a member stored
+        // with errors is verified again.
+        let hits: HashMap<&str, Vec<CachedError>> = keys
+            .iter()
+            .filter_map(|k| {
+                self.cache
+                    .get(&k.key)
+                    .map(|errors| (k.name.as_str(), errors))
+            })
+            .filter(|(_, errors)| !options.counterexamples || errors.is_empty())
+            .collect();
+        let to_verify: HashSet<String> = keys
+            .iter()
+            .filter(|k| !hits.contains_key(k.name.as_str()))
+            .map(|k| k.name.clone())
+            .collect();
+        let fresh = if to_verify.is_empty() {
+            ProgramResult::default()
+        } else {
+            let mut options = options.clone();
+            options.members = Some(MemberFilter(std::sync::Arc::new(move |name: &str| {
+                to_verify.contains(name)
+            })));
+            germanium_symbex::verify_members(self.program, self.semantics, self.sources, &options)
+        };
+        // A cancelled run skipped members: nothing of it is stored.
+        let cancelled = options.cancel.as_ref().is_some_and(|c| c.is_cancelled());
+        let mut phase = Phase {
+            diagnostics: Vec::new(),
+            with_errors: Vec::new(),
+            general: fresh.general,
+        };
+        let mut to_store = Vec::new();
+        for k in keys {
+            let errors = match hits.get(k.name.as_str()) {
+                Some(errors) => {
+                    let placed: Vec<Diagnostic> = errors.iter().map(|e| place(k, e)).collect();
+                    if let Some(events) = &options.events {
+                        (events.0)(MemberEvent::Finished {
+                            member: k.name.clone(),
+                            kind: k.kind,
+                            errors: placed
+                                .iter()
+                                .map(|d| EventError::of(self.sources, d))
+                                .collect(),
+                            time: std::time::Duration::ZERO,
+                            cached: true,
+                        });
+                    }
+                    placed
+                }
+                None => {
+                    let Some(found) = fresh.members.iter().find(|m| m.name == k.name) else {
+                        // Not verified (no obligations, or the run stopped early).
+                        if !phase.general.is_empty() {
+                            phase.with_errors.push(k.name.clone());
+                        }
+                        continue;
+                    };
+                    let transient = found.errors.iter().any(|d| d.id.starts_with("internal"));
+                    let stored: Option<Vec<CachedError>> =
+                        found.errors.iter().map(|d| relative(k, d)).collect();
+                    if let (false, false, Some(stored)) = (cancelled, transient, stored) {
+                        to_store.push((k.key, stored));
+                    }
+                    found.errors.clone()
+                }
+            };
+            if !errors.is_empty() {
+                phase.with_errors.push(k.name.clone());
+            }
+            phase.diagnostics.extend(errors);
+        }
+        self.cache.put_all(&to_store);
+        phase
+    }
+}
+
+/// `d` relative to the member's start; `None` when it lies outside the member (it could not
+/// be put back after an edit elsewhere).
+fn relative(k: &MemberKey, d: &Diagnostic) -> Option<CachedError> {
+    let inside =
+        d.span.file == k.span.file && d.span.start >= k.span.start && d.span.end <= k.span.end;
+    inside.then(|| CachedError {
         id: d.id.clone(),
         message: d.message.clone(),
         warning: d.severity == Severity::Warning,
         start: d.span.start - k.span.start,
         end: d.span.end - k.span.start,
-    }
+    })
 }
 
 fn place(k: &MemberKey, e: &CachedError) -> Diagnostic {

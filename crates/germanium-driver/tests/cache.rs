@@ -110,7 +110,7 @@ fn editing_one_method_body_verifies_that_method_only_and_moves_the_others_errors
 }
 
 #[test]
-fn a_function_body_change_is_seen_by_every_member() {
+fn a_function_that_stops_verifying_is_seen_by_every_member() {
     let s = Scratch::new();
     let path = s.program(PROGRAM);
     run(&path, Some(s.settings()));
@@ -132,8 +132,9 @@ fn a_function_body_change_is_seen_by_every_member() {
 }
 
 #[test]
-fn predicates_axioms_and_field_types_are_dependencies_too() {
+fn predicates_axioms_and_field_types_are_dependencies_of_those_that_use_them() {
     let base = "field f: Int
+field h: Seq[Int]
 domain D { function c(): Int  axiom { c() == 1 } }
 predicate P(x: Ref) { acc(x.f) && x.f > 0 }
 method m(x: Ref)
@@ -142,19 +143,109 @@ method m(x: Ref)
   unfold P(x)
   assert x.f > 0 && c() == 1
 }
+method n(x: Ref)
+  requires acc(x.h)
+{
+  assert |x.h| >= 0
+}
 ";
-    for (from, to) in [
-        ("x.f > 0 }", "x.f > -1 }"),
-        ("axiom { c() == 1 }", "axiom { c() == 2 }"),
-        ("field f: Int", "field f: Int\nfield g: Int"),
+    // (edit, members verified again): a predicate's users, everything for an axiom (axioms
+    // hold in every member), a field's users, nobody for a new field.
+    for (from, to, again) in [
+        ("x.f > 0 }", "x.f > -1 }", &["P", "m"][..]),
+        ("axiom { c() == 1 }", "axiom { c() == 2 }", &["P", "m", "n"]),
+        ("field h: Seq[Int]", "field h: Set[Int]", &["n"]),
+        ("field f: Int", "field f: Int\nfield g: Int", &[]),
     ] {
         let s = Scratch::new();
         let path = s.program(base);
         assert_eq!(run(&path, Some(s.settings())).0, []);
         let path = s.program(&base.replace(from, to));
         let (errors, verified) = run(&path, Some(s.settings()));
-        assert_eq!(verified, ["P", "m"], "{to}");
+        assert_eq!(verified, again, "{to}");
         assert_eq!(errors, run(&path, None).0, "{to}");
+    }
+}
+
+/// A method's contract is a dependency of its callers, not its body; a function's body is
+/// one of the members that apply it only, unless whether it verifies changes.
+#[test]
+fn callers_see_contracts_and_users_see_function_bodies() {
+    let base = "field f: Int
+function twice(n: Int): Int
+  requires n >= 0
+  ensures result >= n
+{ n + n }
+function other(n: Int): Int { n }
+method callee(x: Ref)
+  requires acc(x.f)
+  ensures acc(x.f) && x.f > 0
+{
+  x.f := 1
+}
+method caller(x: Ref)
+  requires acc(x.f)
+{
+  callee(x)
+  assert x.f > 0
+}
+method user(n: Int)
+  requires n >= 0
+{
+  assert twice(n) >= n
+}
+";
+    for (from, to, again) in [
+        ("  x.f := 1\n", "  x.f := 2\n", &["callee"][..]),
+        (
+            "ensures acc(x.f) && x.f > 0",
+            "ensures acc(x.f) && x.f > -1",
+            &["callee", "caller"],
+        ),
+        ("{ n + n }", "{ n + n + 0 }", &["twice", "user"]),
+        ("{ n }", "{ n + 0 }", &["other"]),
+        // `twice` no longer verifies: its postcondition is no axiom in any member now.
+        (
+            "{ n + n }",
+            "{ n - 1 }",
+            &["callee", "caller", "twice", "user"],
+        ),
+    ] {
+        let s = Scratch::new();
+        let path = s.program(base);
+        assert_eq!(run(&path, Some(s.settings())).0, []);
+        let path = s.program(&base.replace(from, to));
+        let (errors, verified) = run(&path, Some(s.settings()));
+        assert_eq!(verified, again, "{to}");
+        assert_eq!(errors, run(&path, None).0, "{to}");
+    }
+}
+
+/// A function no member applies still counts where its postcondition is an axiom: one that
+/// says `false` (a function that never terminates proves it) makes every member verify, so
+/// its contract, and whether it verifies, are part of every key.
+#[test]
+fn a_function_whose_postcondition_is_false_is_a_dependency_of_every_member() {
+    let base = "function bad(n: Int): Int
+  ensures result + 1 == result
+{ bad(n) }
+method m()
+{
+  assert false
+}
+";
+    for (from, to) in [
+        ("result + 1 == result", "result + 1 > result"),
+        ("{ bad(n) }", "{ 0 }"),
+    ] {
+        let s = Scratch::new();
+        let path = s.program(base);
+        assert_eq!(run(&path, Some(s.settings())).0, []);
+        let path = s.program(&base.replace(from, to));
+        let (errors, verified) = run(&path, Some(s.settings()));
+        assert_eq!(verified, ["bad", "m"], "{to}");
+        assert_eq!(errors, run(&path, None).0, "{to}");
+        assert!(errors.contains(&(6, "assert.failed:assertion.false".to_string())));
     }
 }
 

@@ -28,5 +28,6 @@ pub mod trace;
 pub use errors::VerificationError;
 pub use germanium_smt::Cancel;
 pub use run::{
-    verify_program, EventError, MemberEvent, MemberEvents, MemberFilter, TraceSinks, VerifyOptions,
+    verify_members, verify_program, EventError, MemberEvent, MemberEvents, MemberFilter,
+    MemberResult, ProgramResult, TraceSinks, VerifyOptions,
 };

@@ -220,6 +220,47 @@ pub fn verify_program(
     sources: &SourceMap,
     options: &VerifyOptions,
 ) -> Vec<Diagnostic> {
+    verify_members(program, sem, sources, options).diagnostics()
+}
+
+/// One verified member's errors (those its verification found, wherever they point).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemberResult {
+    pub name: String,
+    pub kind: &'static str,
+    pub errors: Vec<Diagnostic>,
+}
+
+/// What [`verify_members`] found: each verified member's errors, in program order, and the
+/// errors of no member (a solver that could not start, a cancelled run).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProgramResult {
+    pub members: Vec<MemberResult>,
+    pub general: Vec<Diagnostic>,
+}
+
+impl ProgramResult {
+    /// Every error once, members' first (in program order).
+    pub fn diagnostics(self) -> Vec<Diagnostic> {
+        let mut out: Vec<Diagnostic> = Vec::new();
+        let all = self.members.into_iter().flat_map(|m| m.errors);
+        for d in all.chain(self.general) {
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+        out
+    }
+}
+
+/// Verifies the members of a well-typed program that `options.members` selects, and says
+/// which errors each member's verification found.
+pub fn verify_members(
+    program: &Program,
+    sem: &Semantics,
+    sources: &SourceMap,
+    options: &VerifyOptions,
+) -> ProgramResult {
     let mut env = Env::new(program, sem, sources);
     if let Some(limit) = options.max_branches {
         env.max_branches = limit;
@@ -228,7 +269,7 @@ pub fn verify_program(
     env.counterexamples = options.counterexamples;
     let todo = members(program);
     if todo.is_empty() {
-        return Vec::new();
+        return ProgramResult::default();
     }
     // Functions first: a function with a body has its postcondition as an axiom afterwards
     // only if the body was verified against it (an unverified one could be false).
@@ -282,12 +323,18 @@ pub fn verify_program(
         ));
     }
     results.sort_by_key(|(i, _)| *i);
-    let mut out: Vec<Diagnostic> = Vec::new();
-    for (_, ds) in results {
-        for d in ds {
-            if !out.contains(&d) {
-                out.push(d);
+    let mut out = ProgramResult::default();
+    for (i, errors) in results {
+        match todo.get(i) {
+            Some(member) => {
+                let (name, kind) = member.name_and_kind();
+                out.members.push(MemberResult {
+                    name: name.to_string(),
+                    kind,
+                    errors,
+                });
             }
+            None => out.general.extend(errors),
         }
     }
     out
