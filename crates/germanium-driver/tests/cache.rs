@@ -131,6 +131,20 @@ fn a_function_that_stops_verifying_is_seen_by_every_member() {
     assert_eq!(errors, run(&path, None).0);
 }
 
+/// Verifies `base` (without errors) into a fresh cache, then `base` with `from` replaced by
+/// `to`: checks that exactly the members `again` are verified again and that the errors
+/// are those of a run without the cache; returns them.
+fn edited_once(base: &str, from: &str, to: &str, again: &[&str]) -> Vec<(u32, String)> {
+    let s = Scratch::new();
+    let path = s.program(base);
+    assert_eq!(run(&path, Some(s.settings())).0, []);
+    let path = s.program(&base.replace(from, to));
+    let (errors, verified) = run(&path, Some(s.settings()));
+    assert_eq!(verified, again, "{to}");
+    assert_eq!(errors, run(&path, None).0, "{to}");
+    errors
+}
+
 #[test]
 fn predicates_axioms_and_field_types_are_dependencies_of_those_that_use_them() {
     let base = "field f: Int
@@ -157,13 +171,7 @@ method n(x: Ref)
         ("field h: Seq[Int]", "field h: Set[Int]", &["n"]),
         ("field f: Int", "field f: Int\nfield g: Int", &[]),
     ] {
-        let s = Scratch::new();
-        let path = s.program(base);
-        assert_eq!(run(&path, Some(s.settings())).0, []);
-        let path = s.program(&base.replace(from, to));
-        let (errors, verified) = run(&path, Some(s.settings()));
-        assert_eq!(verified, again, "{to}");
-        assert_eq!(errors, run(&path, None).0, "{to}");
+        edited_once(base, from, to, again);
     }
 }
 
@@ -211,13 +219,7 @@ method user(n: Int)
             &["callee", "caller", "twice", "user"],
         ),
     ] {
-        let s = Scratch::new();
-        let path = s.program(base);
-        assert_eq!(run(&path, Some(s.settings())).0, []);
-        let path = s.program(&base.replace(from, to));
-        let (errors, verified) = run(&path, Some(s.settings()));
-        assert_eq!(verified, again, "{to}");
-        assert_eq!(errors, run(&path, None).0, "{to}");
+        edited_once(base, from, to, again);
     }
 }
 
@@ -238,13 +240,7 @@ method m()
         ("result + 1 == result", "result + 1 > result"),
         ("{ bad(n) }", "{ 0 }"),
     ] {
-        let s = Scratch::new();
-        let path = s.program(base);
-        assert_eq!(run(&path, Some(s.settings())).0, []);
-        let path = s.program(&base.replace(from, to));
-        let (errors, verified) = run(&path, Some(s.settings()));
-        assert_eq!(verified, ["bad", "m"], "{to}");
-        assert_eq!(errors, run(&path, None).0, "{to}");
+        let errors = edited_once(base, from, to, &["bad", "m"]);
         assert!(errors.contains(&(6, "assert.failed:assertion.false".to_string())));
     }
 }
