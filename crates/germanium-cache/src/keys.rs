@@ -32,6 +32,8 @@ pub struct MemberKey {
     pub kind: &'static str,
     /// The whole declaration (errors are stored relative to its start).
     pub span: Span,
+    /// Its place among the program's members (in the program's order).
+    pub order: usize,
     pub key: Key,
 }
 
@@ -174,7 +176,12 @@ impl KeyPlan {
         failed: Option<&BTreeSet<String>>,
     ) -> Vec<MemberKey> {
         let mut out = Vec::new();
-        for m in self.members.iter().filter(|m| which(m.kind)) {
+        for (order, m) in self
+            .members
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| which(m.kind))
+        {
             let mut h = Sha256::new();
             for part in [
                 self.salt.as_bytes(),
@@ -198,6 +205,7 @@ impl KeyPlan {
                 name: m.name.clone(),
                 kind: m.kind,
                 span: m.span,
+                order,
                 key: Key(h.finalize().into()),
             });
         }

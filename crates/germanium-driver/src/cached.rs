@@ -71,15 +71,14 @@ pub(crate) fn verify_through_cache(
     options.failed_functions.extend(functions.with_errors);
     let failed: BTreeSet<String> = options.failed_functions.iter().cloned().collect();
     let others = run.phase(&plan.other_keys(&failed), &options);
-    // Errors of no member (a solver that could not start) come last.
-    let all = [
-        functions.diagnostics,
-        others.diagnostics,
-        functions.general,
-        others.general,
-    ];
+    // Members' errors in the program's order (as without the cache), then the errors of no
+    // member (a solver that could not start).
+    let mut members = functions.members;
+    members.extend(others.members);
+    members.sort_by_key(|(order, _)| *order);
+    let general = functions.general.into_iter().chain(others.general);
     let mut out: Vec<Diagnostic> = Vec::new();
-    for d in all.into_iter().flatten() {
+    for d in members.into_iter().flat_map(|(_, ds)| ds).chain(general) {
         if !out.contains(&d) {
             out.push(d);
         }
@@ -95,11 +94,12 @@ struct Run<'a> {
     cache: &'a ResultCache,
 }
 
-/// The outcome of one phase: each member's errors (in `keys`' order), the errors of no
-/// member, and which members have errors or, where there are errors of no member, were not
-/// verified (for functions: those whose postconditions are no axioms afterwards).
+/// The outcome of one phase: each member's errors (with its place in the program), the
+/// errors of no member, and which members have errors or, where there are errors of no
+/// member, were not verified (for functions: those whose postconditions are no axioms
+/// afterwards).
 struct Phase {
-    diagnostics: Vec<Diagnostic>,
+    members: Vec<(usize, Vec<Diagnostic>)>,
     general: Vec<Diagnostic>,
     with_errors: Vec<String>,
 }
@@ -136,7 +136,7 @@ impl Run<'_> {
         // A cancelled run skipped members: nothing of it is stored.
         let cancelled = options.cancel.as_ref().is_some_and(|c| c.is_cancelled());
         let mut phase = Phase {
-            diagnostics: Vec::new(),
+            members: Vec::new(),
             with_errors: Vec::new(),
             general: fresh.general,
         };
@@ -179,7 +179,7 @@ impl Run<'_> {
             if !errors.is_empty() {
                 phase.with_errors.push(k.name.clone());
             }
-            phase.diagnostics.extend(errors);
+            phase.members.push((k.order, errors));
         }
         self.cache.put_all(&to_store);
         phase

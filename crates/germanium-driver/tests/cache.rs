@@ -273,3 +273,25 @@ fn with_counterexamples_only_members_stored_without_errors_come_from_the_cache()
     assert_eq!(report.diagnostics.len(), 1);
     assert!(report.diagnostics[0].counterexample.is_some());
 }
+
+/// Functions are verified first through the cache, yet errors come in the program's order,
+/// as without it.
+#[test]
+fn errors_come_in_the_programs_order() {
+    let s = Scratch::new();
+    let path = s.program(
+        "method m()
+{
+  assert false
+}
+function f(n: Int): Int
+  ensures result > n
+{ n }
+",
+    );
+    let expected = run(&path, None).0;
+    assert_eq!(expected.len(), 2);
+    assert_eq!(expected[0].0, 3);
+    assert_eq!(run(&path, Some(s.settings())).0, expected);
+    assert_eq!(run(&path, Some(s.settings())).0, expected);
+}
