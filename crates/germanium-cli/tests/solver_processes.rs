@@ -2,6 +2,7 @@
 //! a long query, Germanium leaves no solver running (Linux: reads `/proc`).
 #![cfg(target_os = "linux")]
 
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -64,13 +65,22 @@ fn alive(pid: u32) -> bool {
 }
 
 fn start_busy_germanium(program: &PathBuf) -> (Child, u32) {
-    let mut germanium = Command::new(env!("CARGO_BIN_EXE_germanium"))
-        .args(["verify", "--timeout", "600", "--jobs", "1"])
+    let mut command = Command::new(env!("CARGO_BIN_EXE_germanium"));
+    command
+        .args(["verify", "--no-cache", "--timeout", "600", "--jobs", "1"])
         .arg(program)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the germanium binary runs");
+        .stderr(Stdio::null());
+    // A test run in a shell's background job inherits SIGINT ignored; a user's Ctrl-C reaches
+    // a Germanium in the foreground, with the default action, which is what is tested.
+    // SAFETY: `signal` is async-signal-safe, as `pre_exec` requires.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut germanium = command.spawn().expect("the germanium binary runs");
     // Wait until Z3 has been working for a while: it is inside the long query.
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
