@@ -58,6 +58,7 @@ fn germanium(dir: &Path, args: &[&str]) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_germanium"))
         .args(args)
         .current_dir(dir)
+        .env("GERMANIUM_CACHE_DIR", dir.join("cache"))
         .stdout(Stdio::from(File::create(&stdout_path).unwrap()))
         .stderr(Stdio::from(File::create(&stderr_path).unwrap()))
         .spawn()

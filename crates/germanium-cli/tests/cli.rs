@@ -3,10 +3,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// Runs `germanium ARGS` in the workspace with a result cache of its own (a run never sees
+/// results an earlier run, of this test or of another, stored).
 fn germanium(args: &[&str]) -> Output {
+    let cache = tempfile::tempdir().unwrap();
     Command::new(env!("CARGO_BIN_EXE_germanium"))
         .args(args)
         .current_dir(workspace())
+        .env("GERMANIUM_CACHE_DIR", cache.path())
         .output()
         .expect("the germanium binary runs")
 }
@@ -257,7 +261,7 @@ fn directories_standard_input_and_dev_stdin_are_read() {
     let text = std::fs::read(workspace().join("examples/hello.vpr")).unwrap();
     for name in ["-", "/dev/stdin"] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_germanium"))
-            .args(["verify", "--format", "json", name])
+            .args(["verify", "--no-cache", "--format", "json", name])
             .current_dir(workspace())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -443,7 +447,7 @@ fn a_terminal_sees_progress_while_members_run() {
         return;
     }
     let command = format!(
-        "{} verify -j1 examples/hello.vpr",
+        "{} verify --no-cache -j1 examples/hello.vpr",
         env!("CARGO_BIN_EXE_germanium")
     );
     // Redrawn at every event, so what is seen does not depend on how fast the run is.
