@@ -54,14 +54,8 @@ fn a_run_cancelled_before_it_starts_verifies_nothing_and_says_so() {
     assert_eq!(*started.lock().unwrap(), 0);
 }
 
-/// A program whose one assertion Z3 works on for minutes (tests/programs/pigeonhole.vpr).
-fn pigeonhole() -> String {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/programs/pigeonhole.vpr"
-    );
-    std::fs::read_to_string(path).unwrap()
-}
+/// A program whose one assertion Z3 works on for minutes.
+const PIGEONHOLE: &str = include_str!("../../../tests/programs/pigeonhole.vpr");
 
 /// A member whose one query takes Z3 minutes is stopped soon after the run is cancelled.
 #[test]
@@ -76,7 +70,7 @@ fn a_run_cancelled_while_the_solver_works_stops_soon() {
         std::thread::sleep(Duration::from_millis(500));
         cancel.cancel();
     });
-    let report = run_text(&path, pigeonhole(), &options);
+    let report = run_text(&path, PIGEONHOLE.to_string(), &options);
     canceller.join().unwrap();
     assert_eq!(report.result, Outcome::Error, "{:?}", report.diagnostics);
     assert!(report

@@ -215,19 +215,13 @@ fn diagnostics_follow_the_text_and_requests_answer_from_it() {
     client.shutdown();
 }
 
-/// A program whose one assertion Z3 works on for minutes (tests/programs/pigeonhole.vpr).
-fn pigeonhole() -> String {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/programs/pigeonhole.vpr"
-    );
-    std::fs::read_to_string(path).unwrap()
-}
+/// A program whose one assertion Z3 works on for minutes.
+const PIGEONHOLE: &str = include_str!("../../../tests/programs/pigeonhole.vpr");
 
 #[test]
 fn an_edit_cancels_the_stale_run_and_only_the_new_text_is_published() {
     let mut client = Client::start(Duration::from_millis(50));
-    let uri = client.open("slow.vpr", &pigeonhole());
+    let uri = client.open("slow.vpr", PIGEONHOLE);
     let begin = client.next_notification("$/progress", "");
     assert_eq!(begin["value"]["kind"], "begin");
     client.change(&uri, 2, "method m() { assert 1 == 2 }\n");
