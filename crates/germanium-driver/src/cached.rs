@@ -15,7 +15,9 @@ use std::path::PathBuf;
 
 use germanium_cache::{CachedError, KeyPlan, MemberKey, ResultCache};
 use germanium_semantics::Semantics;
-use germanium_symbex::{EventError, MemberEvent, MemberFilter, ProgramResult, VerifyOptions};
+use germanium_symbex::{
+    EventError, MemberEvent, MemberFilter, MemberResult, ProgramResult, VerifyOptions,
+};
 use germanium_syntax::ast::Program;
 use germanium_syntax::{Diagnostic, Severity, SourceMap, Span};
 
@@ -68,22 +70,19 @@ pub(crate) fn verify_through_cache(
     };
     let functions = run.phase(&plan.function_keys(), options);
     let mut options = options.clone();
-    options.failed_functions.extend(functions.with_errors);
+    options.failed_functions.extend(functions.failed);
     let failed: BTreeSet<String> = options.failed_functions.iter().cloned().collect();
     let others = run.phase(&plan.other_keys(&failed), &options);
-    // Members' errors in the program's order (as without the cache), then the errors of no
-    // member (a solver that could not start).
+    // Members' errors in the program's order, as without the cache.
     let mut members = functions.members;
     members.extend(others.members);
     members.sort_by_key(|(order, _)| *order);
-    let general = functions.general.into_iter().chain(others.general);
-    let mut out: Vec<Diagnostic> = Vec::new();
-    for d in members.into_iter().flat_map(|(_, ds)| ds).chain(general) {
-        if !out.contains(&d) {
-            out.push(d);
-        }
+    ProgramResult {
+        members: members.into_iter().map(|(_, m)| m).collect(),
+        general: [functions.general, others.general].concat(),
+        failed_functions: HashSet::new(),
     }
-    out
+    .diagnostics()
 }
 
 /// What one run through the cache works with.
@@ -94,14 +93,13 @@ struct Run<'a> {
     cache: &'a ResultCache,
 }
 
-/// The outcome of one phase: each member's errors (with its place in the program), the
-/// errors of no member, and which members have errors or, where there are errors of no
-/// member, were not verified (for functions: those whose postconditions are no axioms
-/// afterwards).
+/// The outcome of one phase: each member's result (with its place in the program), the
+/// errors of no member, and the functions that failed (stored with errors, or as
+/// `ProgramResult::failed_functions` says for those verified now).
 struct Phase {
-    members: Vec<(usize, Vec<Diagnostic>)>,
+    members: Vec<(usize, MemberResult)>,
     general: Vec<Diagnostic>,
-    with_errors: Vec<String>,
+    failed: Vec<String>,
 }
 
 impl Run<'_> {
@@ -137,8 +135,8 @@ impl Run<'_> {
         let cancelled = options.cancel.as_ref().is_some_and(|c| c.is_cancelled());
         let mut phase = Phase {
             members: Vec::new(),
-            with_errors: Vec::new(),
             general: fresh.general,
+            failed: fresh.failed_functions.into_iter().collect(),
         };
         let mut to_store = Vec::new();
         for k in keys {
@@ -157,14 +155,14 @@ impl Run<'_> {
                             cached: true,
                         });
                     }
+                    if !placed.is_empty() {
+                        phase.failed.push(k.name.clone());
+                    }
                     placed
                 }
                 None => {
+                    // Not verified: no obligations, or the run stopped early.
                     let Some(found) = fresh.members.iter().find(|m| m.name == k.name) else {
-                        // Not verified (no obligations, or the run stopped early).
-                        if !phase.general.is_empty() {
-                            phase.with_errors.push(k.name.clone());
-                        }
                         continue;
                     };
                     let transient = found.errors.iter().any(|d| d.id.starts_with("internal"));
@@ -176,10 +174,12 @@ impl Run<'_> {
                     found.errors.clone()
                 }
             };
-            if !errors.is_empty() {
-                phase.with_errors.push(k.name.clone());
-            }
-            phase.members.push((k.order, errors));
+            let member = MemberResult {
+                name: k.name.clone(),
+                kind: k.kind,
+                errors,
+            };
+            phase.members.push((k.order, member));
         }
         self.cache.put_all(&to_store);
         phase

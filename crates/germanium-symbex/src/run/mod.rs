@@ -237,6 +237,10 @@ pub struct MemberResult {
 pub struct ProgramResult {
     pub members: Vec<MemberResult>,
     pub general: Vec<Diagnostic>,
+    /// The functions whose postconditions were no axioms for the other members: those of
+    /// `VerifyOptions::failed_functions`, those verified now with errors, and every function
+    /// when a worker verifying functions could not start.
+    pub failed_functions: HashSet<String>,
 }
 
 impl ProgramResult {
@@ -269,7 +273,10 @@ pub fn verify_members(
     env.counterexamples = options.counterexamples;
     let todo = members(program);
     if todo.is_empty() {
-        return ProgramResult::default();
+        return ProgramResult {
+            failed_functions: options.failed_functions.clone(),
+            ..ProgramResult::default()
+        };
     }
     // Functions first: a function with a body has its postcondition as an axiom afterwards
     // only if the body was verified against it (an unverified one could be false).
@@ -323,7 +330,10 @@ pub fn verify_members(
         ));
     }
     results.sort_by_key(|(i, _)| *i);
-    let mut out = ProgramResult::default();
+    let mut out = ProgramResult {
+        failed_functions: failed,
+        ..ProgramResult::default()
+    };
     for (i, errors) in results {
         match todo.get(i) {
             Some(member) => {
