@@ -12,12 +12,17 @@
 //! so a member that moved keeps its result; a result with an error outside the member is
 //! not stored.
 //!
+//! Its second table keeps answers to solver queries ([`StoredAnswers`]), so that a member
+//! verified again asks Z3 only the queries its edit changed.
+//!
 //! Architecture invariant: a lookup that fails (no database, a database another process
 //! holds, a damaged entry) is a miss, never an error or a stale hit.
 
+mod answers;
 mod keys;
 mod store;
 
+pub use answers::{StoredAnswers, MAX_ANSWERS};
 pub use keys::{Key, KeyPlan, MemberKey};
 pub use store::{CachedError, ResultCache};
 

@@ -1,10 +1,12 @@
 //! The store: one embedded database file (redb), key → the member's errors.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use redb::{Database, ReadableDatabase, TableDefinition};
 use serde::{Deserialize, Serialize};
 
+use crate::answers::StoredAnswers;
 use crate::keys::Key;
 
 const RESULTS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("member-results");
@@ -22,7 +24,7 @@ pub struct CachedError {
 
 /// An open cache.
 pub struct ResultCache {
-    db: Database,
+    db: Arc<Database>,
 }
 
 impl ResultCache {
@@ -40,7 +42,14 @@ impl ResultCache {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).ok()?;
         }
-        Database::create(path).ok().map(|db| ResultCache { db })
+        Database::create(path)
+            .ok()
+            .map(|db| ResultCache { db: Arc::new(db) })
+    }
+
+    /// The stored answers to solver queries, their keys salted with `salt`.
+    pub fn answers(&self, salt: &str) -> Arc<StoredAnswers> {
+        Arc::new(StoredAnswers::new(self.db.clone(), salt))
     }
 
     /// The errors stored under `key`, if any (a damaged entry is a miss).

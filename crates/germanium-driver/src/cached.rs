@@ -62,6 +62,10 @@ pub(crate) fn verify_through_cache(
         return germanium_symbex::verify_program(program, semantics, sources, options);
     };
     let plan = KeyPlan::new(program, sources, &settings.salt);
+    let answers = cache.answers(&settings.salt);
+    let mut options = options.clone();
+    options.answers = Some(answers.clone());
+    let options = &options;
     let run = Run {
         program,
         semantics,
@@ -69,10 +73,14 @@ pub(crate) fn verify_through_cache(
         cache: &cache,
     };
     let functions = run.phase(&plan.function_keys(), options);
+    // The second phase may ask what the first asked (a function's body in a method).
+    answers.flush();
     let mut options = options.clone();
     options.failed_functions.extend(functions.failed);
     let failed: BTreeSet<String> = options.failed_functions.iter().cloned().collect();
     let others = run.phase(&plan.other_keys(&failed), &options);
+    // Even from a cancelled run: each is what Z3 answered (a cancelled query has none).
+    answers.flush();
     // Members' errors in the program's order, as without the cache.
     let mut members = functions.members;
     members.extend(others.members);

@@ -173,6 +173,7 @@ fn front_end_and_verify(
         members: options.members.clone(),
         failed_functions: Default::default(),
         cancel: options.cancel.clone(),
+        answers: None,
     };
     // The execution log needs a run; the cache has none.
     let cache = options.cache.as_ref().filter(|_| options.trace.is_none());

@@ -49,6 +49,9 @@ pub struct SolverConfig {
     /// killed and the call fails with [`crate::SolverError::Cancelled`] (a language server
     /// drops a run whose text has changed).
     pub cancel: Option<Cancel>,
+    /// Answers kept between runs (see [`crate::answers`]): after the checkpoint, a query
+    /// found there is answered without asking Z3, and Z3's answers are recorded there.
+    pub answers: Option<std::sync::Arc<dyn crate::answers::AnswerStore>>,
 }
 
 /// A flag shared between a run and whoever may stop it; cloning shares it.
@@ -89,6 +92,7 @@ impl Default for SolverConfig {
             memory_limit_mb: None,
             pipeline: false,
             cancel: None,
+            answers: None,
         }
     }
 }

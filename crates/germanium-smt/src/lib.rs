@@ -8,7 +8,8 @@
 //! - [`sexpr`], [`model`]: reading the solver's answers back;
 //! - [`config`]: finding Z3 and choosing its options; `process` and `log` (private): the
 //!   child process and the replayable SMT log; [`session`]: [`Solver`], the scope stack,
-//!   queries, errors, restart and replay.
+//!   queries, errors, restart and replay; [`answers`]: keys under which answers are kept
+//!   between runs.
 //!
 //! Architecture invariants:
 //! - **Only this crate spawns solver processes**, and every process it spawns is killed when
@@ -45,6 +46,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod answers;
 pub mod build;
 pub mod command;
 pub mod config;
@@ -61,6 +63,7 @@ mod substitute;
 pub mod symbol;
 pub mod term;
 
+pub use answers::{AnswerStore, QueryKey};
 pub use command::{Command, OptionValue, SmtOption};
 pub use config::{
     locate_z3, verifier_options, z3_version, Cancel, SolverConfig, OLDEST_Z3, OUT_OF_MEMORY,

@@ -17,6 +17,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::answers::{worth_keeping, KeyTracker};
 use crate::command::{Command, SmtOption};
 use crate::config::{locate_z3, Cancel, SolverConfig};
 use crate::error::{excerpt, SolverError};
@@ -101,6 +102,8 @@ pub struct SolverStats {
     /// Z3 resource units (the unit of `:rlimit`) the last query used; counted only when
     /// [`SolverConfig::measure_resources`] is on or a log is written.
     pub last_query_resources: Option<u64>,
+    /// Queries answered from [`SolverConfig::answers`] without asking Z3 (not in `queries`).
+    pub stored_answers: u64,
 }
 
 /// One Z3 process with a tracked scope stack. Not shared between threads; run one per
@@ -128,6 +131,11 @@ pub struct Solver {
     pending: Vec<Command>,
     sync_counter: u64,
     stats: SolverStats,
+    /// Keys for [`SolverConfig::answers`], from the checkpoint on.
+    keys: Option<KeyTracker>,
+    /// The last query, when it was answered from the store: Z3 has not seen it, so it is
+    /// asked for real before a model, values or a core of it are read.
+    unasked: Option<(Command, QueryLimits)>,
 }
 
 impl Solver {
@@ -148,6 +156,8 @@ impl Solver {
             pending: Vec::new(),
             sync_counter: 0,
             stats: SolverStats::default(),
+            keys: None,
+            unasked: None,
         };
         solver.start()?;
         Ok(solver)
@@ -158,6 +168,7 @@ impl Solver {
     pub fn fork(&self) -> Result<Solver, SolverError> {
         let config = SolverConfig {
             log: None,
+            answers: None,
             ..self.config.clone()
         };
         let mut other = Solver::new(config)?;
@@ -272,6 +283,20 @@ impl Solver {
             )));
         }
         self.checkpoint = Some(self.frames[0].len());
+        if self.config.answers.is_some() {
+            let preamble: Vec<String> = self.frames[0].iter().map(Command::to_string).collect();
+            let options = format!(
+                "{:?} {:?} {:?} {}",
+                self.config.args,
+                self.config.options,
+                self.config.memory_limit_mb,
+                self.config.unsat_cores
+            );
+            self.keys = Some(KeyTracker::new(
+                &options,
+                preamble.iter().map(String::as_str),
+            ));
+        }
         Ok(())
     }
 
@@ -285,6 +310,10 @@ impl Solver {
         };
         self.frames.truncate(1);
         self.frames[0].truncate(level0);
+        self.unasked = None;
+        if let Some(keys) = &mut self.keys {
+            keys.rewind();
+        }
         if self.process.is_none() {
             return self.restart();
         }
@@ -298,6 +327,8 @@ impl Solver {
         self.run(&Command::Reset)?;
         self.frames = vec![Vec::new()];
         self.checkpoint = None;
+        self.keys = None;
+        self.unasked = None;
         // `(reset)` also resets options.
         self.send_preamble()
     }
@@ -371,13 +402,29 @@ impl Solver {
     }
 
     fn run_global(&mut self, command: Command) -> Result<(), SolverError> {
-        self.run(&command)?;
+        let text = command.to_string();
+        self.run_printed(&command, &text)?;
+        self.unasked = None;
+        if let Some(keys) = &mut self.keys {
+            match &command {
+                Command::DeclareFun(decl) => keys.declared(decl.name().as_str(), &text),
+                Command::DeclareSort(name) | Command::DefineFun { name, .. } => {
+                    keys.declared(name.as_str(), &text)
+                }
+                _ => keys.lose_track(),
+            }
+        }
         self.frames[0].push(command);
         Ok(())
     }
 
     fn run_scoped(&mut self, command: Command) -> Result<(), SolverError> {
-        self.run(&command)?;
+        let text = command.to_string();
+        self.run_printed(&command, &text)?;
+        self.unasked = None;
+        if let Some(keys) = &mut self.keys {
+            keys.scoped(&text);
+        }
         if let Some(frame) = self.frames.last_mut() {
             frame.push(command);
         }
@@ -386,6 +433,10 @@ impl Solver {
 
     pub fn push(&mut self) -> Result<(), SolverError> {
         self.run(&Command::Push(1))?;
+        self.unasked = None;
+        if let Some(keys) = &mut self.keys {
+            keys.push();
+        }
         self.frames.push(Vec::new());
         Ok(())
     }
@@ -404,6 +455,10 @@ impl Solver {
             return Ok(());
         }
         self.run(&Command::Pop(n))?;
+        self.unasked = None;
+        if let Some(keys) = &mut self.keys {
+            keys.pop(n_scopes);
+        }
         self.frames.truncate(self.frames.len() - n_scopes);
         Ok(())
     }
@@ -424,6 +479,48 @@ impl Solver {
     }
 
     fn query(&mut self, command: Command, limits: QueryLimits) -> Result<SatResult, SolverError> {
+        self.unasked = None;
+        let Some(store) = self.config.answers.clone() else {
+            return self.ask(command, limits);
+        };
+        let key = self.keys.as_mut().and_then(|keys| {
+            let limits_text = format!(
+                "{:?} {:?} {:?} {:?}",
+                limits,
+                self.config.default_timeout,
+                self.config.guard_grace,
+                self.config.untimed_query_guard
+            );
+            keys.key(&command.to_string(), &limits_text)
+        });
+        let Some(key) = key else {
+            return self.ask(command, limits);
+        };
+        if let Some(answer) = store.answer(&key) {
+            self.stats.stored_answers += 1;
+            self.stats.last_query_resources = Some(0);
+            let said = match &answer {
+                SatResult::Sat => "sat".to_string(),
+                SatResult::Unsat => "unsat".to_string(),
+                SatResult::Unknown(why) => format!("unknown ({why})"),
+            };
+            self.comment(&format!(
+                "{command} answered {said} from the result cache, not sent"
+            ))?;
+            self.unasked = Some((command, limits));
+            return Ok(answer);
+        }
+        let answer = self.ask(command, limits)?;
+        let deterministic = limits.wall_clock.is_some()
+            || (limits.timeout.is_none() && self.config.default_timeout.is_none());
+        if worth_keeping(&answer, deterministic) {
+            store.record(key, &answer);
+        }
+        Ok(answer)
+    }
+
+    /// Asks Z3 (see [`Solver::query`]).
+    fn ask(&mut self, command: Command, limits: QueryLimits) -> Result<SatResult, SolverError> {
         let timeout = match limits.wall_clock {
             Some(_) => None,
             None => limits.timeout.or(self.config.default_timeout),
@@ -531,6 +628,7 @@ impl Solver {
 
     /// The model of the last `sat` (or `unknown`) answer.
     pub fn get_model(&mut self) -> Result<Model, SolverError> {
+        self.ask_unasked()?;
         let command = Command::GetModel;
         let expr = self.exchange_expr(&command)?;
         Model::from_sexpr(&expr).map_err(|why| self.protocol(&command, &why))
@@ -541,6 +639,7 @@ impl Solver {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
+        self.ask_unasked()?;
         let command = Command::GetValue(terms.to_vec());
         let expr = self.exchange_expr(&command)?;
         values_from_sexpr(&expr, terms.len()).map_err(|why| self.protocol(&command, &why))
@@ -548,17 +647,32 @@ impl Solver {
 
     /// Names of the named assertions in the unsat core of the last `unsat` answer.
     pub fn get_unsat_core(&mut self) -> Result<Vec<Symbol>, SolverError> {
+        self.ask_unasked()?;
         let command = Command::GetUnsatCore;
         let expr = self.exchange_expr(&command)?;
         core_from_sexpr(&expr).map_err(|why| self.protocol(&command, &why))
+    }
+
+    /// Asks Z3 the last query if it was answered from the store, so that what is read
+    /// next belongs to it.
+    fn ask_unasked(&mut self) -> Result<(), SolverError> {
+        match self.unasked.take() {
+            Some((command, limits)) => self.ask(command, limits).map(|_| ()),
+            None => Ok(()),
+        }
     }
 
     // ----- the conversation --------------------------------------------------------------------
 
     /// Sends a command that answers `success`.
     fn run(&mut self, command: &Command) -> Result<(), SolverError> {
+        self.run_printed(command, &command.to_string())
+    }
+
+    /// [`Solver::run`] for a command already printed as `text`.
+    fn run_printed(&mut self, command: &Command, text: &str) -> Result<(), SolverError> {
         if self.config.pipeline {
-            self.send_text(&command.to_string(), false)?;
+            self.send_text(text, false)?;
             self.pending.push(command.clone());
             if self.pending.len() >= MAX_PENDING {
                 self.drain()?;

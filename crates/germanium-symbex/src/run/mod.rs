@@ -51,6 +51,9 @@ pub struct VerifyOptions {
     /// Stops the run when set: no member starts afterwards and a solver waiting for an
     /// answer gives up; the result then has an `internal` error saying so.
     pub cancel: Option<Cancel>,
+    /// Answers to solver queries kept between runs (the result cache's; see
+    /// `germanium_smt::answers`): a query found there is not asked again.
+    pub answers: Option<std::sync::Arc<dyn germanium_smt::AnswerStore>>,
 }
 
 /// Says, by name, whether a member is to be verified (`--member`).
@@ -128,6 +131,7 @@ impl Default for VerifyOptions {
             members: None,
             failed_functions: HashSet::new(),
             cancel: None,
+            answers: None,
         }
     }
 }
@@ -392,6 +396,7 @@ fn run_members<'a>(
                     memory_limit_mb: Some(MEMORY_LIMIT_MB),
                     pipeline: true,
                     cancel: options.cancel.clone(),
+                    answers: options.answers.clone(),
                     ..SolverConfig::default()
                 };
                 config.log = options
