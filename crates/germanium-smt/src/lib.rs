@@ -4,7 +4,8 @@
 //! Map of the crate, in the order data flows:
 //! - [`symbol`]: symbols, mangling of user names, fresh names, `|...|` quoting;
 //! - [`sort`], [`literal`], [`term`]: the data; [`build`]: term constructors that simplify;
-//! - [`command`]: SMT-LIB commands; [`printer`]: the one place that prints SMT-LIB text;
+//! - [`command`]: SMT-LIB commands; [`printer`]: the one place that prints SMT-LIB text
+//!   (`sharing`: which big repeated subterms of an assertion it binds by `let`);
 //! - [`sexpr`], [`model`]: reading the solver's answers back;
 //! - [`config`]: finding Z3 and choosing its options; `process` and `log` (private): the
 //!   child process and the replayable SMT log; [`session`]: [`Solver`], the scope stack,
@@ -58,6 +59,7 @@ pub mod printer;
 mod process;
 pub mod session;
 pub mod sexpr;
+mod sharing;
 pub mod sort;
 mod substitute;
 pub mod symbol;

@@ -5,12 +5,15 @@
 //! rely on that: responses are matched to commands one by one).
 //!
 //! Terms are printed with an explicit work stack, so depth is not limited by the thread's
-//! stack; shared subterms are printed once per occurrence (no `let` introduction).
+//! stack. A term prints once per occurrence of each subterm, but in an assertion big ground
+//! subterms that occur more than once are bound by `let` first ([`crate::sharing`]), so an
+//! assertion's text stays about as large as its term graph.
 
 use std::fmt::{self, Display, Formatter, Write};
 
 use crate::command::{Command, OptionValue, SmtOption};
 use crate::literal::{IntLit, RealLit};
+use crate::sharing::{sharing, Sharing};
 use crate::sort::Sort;
 use crate::symbol::Symbol;
 use crate::term::{Quantifier, QuantifierKind, Term, TermKind};
@@ -30,22 +33,60 @@ impl Display for Sort {
 
 impl Display for Term {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        // An explicit work stack instead of recursion: deep terms cannot overflow the stack.
-        let mut work = vec![Piece::Term(self)];
-        while let Some(piece) = work.pop() {
-            match piece {
-                Piece::Text(text) => f.write_str(text)?,
-                Piece::Owned(text) => f.write_str(&text)?,
-                Piece::Symbol(symbol) => write!(f, "{symbol}")?,
-                Piece::Term(term) => {
-                    let mut pieces = Vec::new();
-                    expand(term, &mut pieces);
-                    work.extend(pieces.into_iter().rev());
+        write_term(f, self, None)
+    }
+}
+
+/// Prints `root`, writing the names of `shared`'s bound subterms in their place (but for
+/// `root` itself).
+fn write_term(f: &mut Formatter<'_>, root: &Term, shared: Option<&Sharing>) -> fmt::Result {
+    // An explicit work stack instead of recursion: deep terms cannot overflow the stack.
+    let mut work = Vec::new();
+    expand(root, &mut work);
+    work.reverse();
+    while let Some(piece) = work.pop() {
+        match piece {
+            Piece::Text(text) => f.write_str(text)?,
+            Piece::Owned(text) => f.write_str(&text)?,
+            Piece::Symbol(symbol) => write!(f, "{symbol}")?,
+            Piece::Term(term) => {
+                if let Some(name) = shared.and_then(|s| s.name(term)) {
+                    f.write_str(&name)?;
+                    continue;
                 }
+                let mut pieces = Vec::new();
+                expand(term, &mut pieces);
+                work.extend(pieces.into_iter().rev());
             }
         }
-        Ok(())
     }
+    Ok(())
+}
+
+/// Prints an assertion's term with its big shared subterms bound by `let` first (see
+/// [`crate::sharing`]): `(let ((%s1 t1) ...) (let (...) term))`, a level per `let`.
+fn write_shared_term(f: &mut Formatter<'_>, term: &Term) -> fmt::Result {
+    let Some(shared) = sharing(term) else {
+        return write_term(f, term, None);
+    };
+    for level in &shared.levels {
+        f.write_str("(let (")?;
+        for (i, bound) in level.iter().enumerate() {
+            if i > 0 {
+                f.write_char(' ')?;
+            }
+            let name = shared.name(bound).unwrap_or_default();
+            write!(f, "({name} ")?;
+            write_term(f, bound, Some(&shared))?;
+            f.write_char(')')?;
+        }
+        f.write_str(") ")?;
+    }
+    write_term(f, term, Some(&shared))?;
+    for _ in &shared.levels {
+        f.write_char(')')?;
+    }
+    Ok(())
 }
 
 /// Pending output of the term printer.
@@ -239,12 +280,18 @@ impl Display for Command {
                 }
                 write!(f, ") {result} {body})")
             }
-            Command::Assert { term, name: None } => write!(f, "(assert {term})"),
+            Command::Assert { term, name: None } => {
+                f.write_str("(assert ")?;
+                write_shared_term(f, term)?;
+                f.write_char(')')
+            }
             Command::Assert {
                 term,
                 name: Some(name),
             } => {
-                write!(f, "(assert (! {term} :named {name}))")
+                f.write_str("(assert (! ")?;
+                write_shared_term(f, term)?;
+                write!(f, " :named {name}))")
             }
             Command::Push(n) => write!(f, "(push {n})"),
             Command::Pop(n) => write!(f, "(pop {n})"),

@@ -196,6 +196,11 @@ impl Term {
         &self.0.sort
     }
 
+    /// The identity of this handle's node (equal for handles to the same node).
+    pub(crate) fn node_id(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+
     /// Whether both handles point to the same node (a sufficient test for equality).
     pub fn same_node(&self, other: &Term) -> bool {
         Arc::ptr_eq(&self.0, &other.0)

@@ -341,3 +341,41 @@ fn the_version_is_reported_and_types_can_cross_threads() {
     let version = solver.version().unwrap();
     assert!(version.starts_with("4."), "{version}");
 }
+
+/// An assertion whose term holds big equal subterms is printed with `let` bindings (see
+/// `sharing`): Z3 must read it as the same formula. `c(k+1) = c(k) - min(c(k), q)`, from
+/// `p = 10` and `q = 3`, is 0 after four links and stays 0.
+#[test]
+fn assertions_printed_with_shared_subterms_mean_the_same() {
+    let mut solver = Solver::new(config()).unwrap();
+    let (p_decl, p) = int_const("p");
+    let (q_decl, q) = int_const("q");
+    solver.declare_fun(&p_decl).unwrap();
+    solver.declare_fun(&q_decl).unwrap();
+    solver.assert(&Term::eq(p.clone(), Term::int(10))).unwrap();
+    solver.assert(&Term::eq(q.clone(), Term::int(3))).unwrap();
+    let mut c = p;
+    let mut amounts = Vec::new();
+    for _ in 0..30 {
+        c = Term::sub(
+            c.clone(),
+            Term::ite(Term::le(c.clone(), q.clone()), c, q.clone()),
+        );
+        amounts.push(c.clone());
+    }
+    for (links, expected) in [(3, 1), (4, 0), (30, 0)] {
+        let amount = amounts[links - 1].clone();
+        solver.push().unwrap();
+        solver
+            .assert(&Term::not(Term::eq(amount.clone(), Term::int(expected))))
+            .unwrap();
+        assert_eq!(solver.check_sat(no_limits()).unwrap(), SatResult::Unsat);
+        solver.pop(1).unwrap();
+        solver.push().unwrap();
+        solver
+            .assert(&Term::eq(amount, Term::int(expected)))
+            .unwrap();
+        assert_eq!(solver.check_sat(no_limits()).unwrap(), SatResult::Sat);
+        solver.pop(1).unwrap();
+    }
+}
