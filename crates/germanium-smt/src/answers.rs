@@ -12,9 +12,10 @@
 //! are the same up to a one-to-one renaming of such names, with the same sorts, which
 //! changes nothing about their satisfiability.
 //!
-//! What is renamed: a symbol that does not occur in the preamble and was declared after the
-//! checkpoint, or contains `@` (a fresh name: a bound variable). Every other symbol (built-ins,
-//! user names, anything the preamble mentions) is kept verbatim, which is always safe.
+//! What is renamed: a symbol declared after the checkpoint (with its declaration), or one that
+//! contains `@` (a fresh name: a bound variable) and does not occur in the preamble. Every
+//! other symbol (built-ins, user names, what the preamble declares) is kept verbatim, which
+//! is always safe.
 //! Tracking stops (no key) until the next rewind when something happens that this does not
 //! follow: an option set after the checkpoint, or a declaration sent as raw text.
 
@@ -191,19 +192,16 @@ impl KeyTracker {
     }
 
     fn feed_symbol(&mut self, h: &mut Sha256, s: &str, depth: usize) {
-        if self.preamble_symbols.contains(s) {
-            h.update([b's']);
-            h.update(s.as_bytes());
-            h.update([0]);
-            return;
-        }
         if let Some(&n) = self.renaming.get(s) {
             h.update([b'#']);
             h.update(n.to_le_bytes());
             return;
         }
+        // A name declared after the checkpoint goes with its declaration even if the preamble
+        // mentions it (there it can only have been a bound variable).
         let declaration = self.declarations.get(s).cloned();
-        if declaration.is_none() && !s.contains('@') {
+        let fresh = declaration.is_none() && s.contains('@') && !self.preamble_symbols.contains(s);
+        if declaration.is_none() && !fresh {
             h.update([b's']);
             h.update(s.as_bytes());
             h.update([0]);
@@ -422,6 +420,25 @@ mod tests {
         assert_ne!(
             key_of(&mut c, &[], &["(assert (and true false))"]),
             key_of(&mut d, &[], &["(assert (or true false))"])
+        );
+    }
+
+    #[test]
+    fn a_declaration_counts_even_for_a_name_the_preamble_binds() {
+        let preamble = ["(assert (forall ((v Int)) (> (f v) 0)))"];
+        let mut a = KeyTracker::new("", preamble.into_iter());
+        let mut b = KeyTracker::new("", preamble.into_iter());
+        assert_ne!(
+            key_of(
+                &mut a,
+                &[("v", "(declare-fun v () Int)")],
+                &["(assert (= v v))"]
+            ),
+            key_of(
+                &mut b,
+                &[("v", "(declare-fun v () Bool)")],
+                &["(assert (= v v))"]
+            )
         );
     }
 
