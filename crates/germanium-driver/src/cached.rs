@@ -8,7 +8,9 @@
 //! (`VerifyOptions::failed_functions`). Results are stored only when they are a program's
 //! verdict: never with `--member` (members left out are then assumed correct), never for a
 //! cancelled run, never for a member with an error outside its own text or an `internal`
-//! error (a solver failure or an unsupported construct may not happen again).
+//! error (a solver failure or an unsupported construct may not happen again). The solver's
+//! answers (`germanium_cache::StoredAnswers`) are taken and kept in every run through here,
+//! `--member` included: an answer's key holds everything the solver was told.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
@@ -57,15 +59,21 @@ pub(crate) fn verify_through_cache(
     options: &VerifyOptions,
     settings: &CacheSettings,
 ) -> Vec<Diagnostic> {
-    let open = ResultCache::open(&settings.path);
-    let (Some(cache), None) = (open, &options.members) else {
+    let Some(cache) = ResultCache::open(&settings.path) else {
         return germanium_symbex::verify_program(program, semantics, sources, options);
     };
-    let plan = KeyPlan::new(program, sources, &settings.salt);
     let answers = cache.answers(&settings.salt);
     let mut options = options.clone();
     options.answers = Some(answers.clone());
     let options = &options;
+    if options.members.is_some() {
+        // Members left out are assumed correct: no member result is a verdict here. Answers
+        // hold whatever is verified (what is assumed is in their keys, with the preamble).
+        let found = germanium_symbex::verify_program(program, semantics, sources, options);
+        answers.flush();
+        return found;
+    }
+    let plan = KeyPlan::new(program, sources, &settings.salt);
     let run = Run {
         program,
         semantics,

@@ -295,3 +295,25 @@ function f(n: Int): Int
     assert_eq!(run(&path, Some(s.settings())).0, expected);
     assert_eq!(run(&path, Some(s.settings())).0, expected);
 }
+
+#[test]
+fn a_member_run_keeps_the_solvers_answers_but_no_member_results() {
+    let scratch = Scratch::new();
+    let path = scratch.program(PROGRAM);
+    let mut options = Options::new(Mode::Verify);
+    options.cache = Some(scratch.settings());
+    options.members = Some(germanium_driver::MemberFilter(Arc::new(|name: &str| {
+        name == "a"
+    })));
+    let (_, verified) = run_with(&path, options);
+    assert_eq!(verified, vec!["a".to_string()]);
+    let stored = {
+        let cache = germanium_cache::ResultCache::open(&scratch.settings().path).unwrap();
+        cache.answers("test").len()
+    };
+    assert!(stored > 0, "no answers kept");
+    // No member result was stored: a full run verifies every member.
+    let (errors, verified) = run(&path, Some(scratch.settings()));
+    assert_eq!(verified, vec!["a", "b", "inc"]);
+    assert_eq!(errors, run(&path, None).0);
+}
