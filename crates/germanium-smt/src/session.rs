@@ -478,6 +478,8 @@ impl Solver {
         self.query(Command::CheckSatAssuming(assumptions.to_vec()), limits)
     }
 
+    /// Answers a query: from [`SolverConfig::answers`] when it holds the query's key (Z3 is
+    /// then not asked), else from Z3, recording the answer when it is worth keeping.
     fn query(&mut self, command: Command, limits: QueryLimits) -> Result<SatResult, SolverError> {
         self.unasked = None;
         let Some(store) = self.config.answers.clone() else {
