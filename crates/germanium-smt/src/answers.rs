@@ -37,19 +37,12 @@ pub trait AnswerStore: Send + Sync + std::fmt::Debug {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct QueryKey(pub [u8; 32]);
 
-/// Whether an answer is worth keeping: `sat`, `unsat`, and `unknown` unless a limit that
-/// depends on the machine ran out (time, memory: an accident of one run). `deterministic`:
-/// the query had no time limit in the solver, so running out of resources (`canceled`)
-/// means its `:rlimit`, which counts work, not time: Z3 gives that answer again.
-pub fn worth_keeping(answer: &SatResult, deterministic: bool) -> bool {
-    let SatResult::Unknown(reason) = answer else {
-        return true;
-    };
-    let reason = reason.to_ascii_lowercase();
-    if reason.contains("timeout") || reason.contains("memory") {
-        return false;
-    }
-    deterministic || !answer.is_resource_out()
+/// Whether an answer is worth keeping: `sat`, `unsat`, `unknown` for incompleteness, and
+/// `unknown` for running out of resources when `only_rlimit` (Z3 had no `:timeout`, so the
+/// limit was `:rlimit`, which counts work: Z3 gives that answer again). Never an answer of
+/// time or memory, which depend on the machine.
+pub fn worth_keeping(answer: &SatResult, only_rlimit: bool) -> bool {
+    !answer.is_resource_out() || (only_rlimit && !answer.is_machine_limit())
 }
 
 /// Follows the solver's commands since the checkpoint and makes [`QueryKey`]s.
@@ -338,6 +331,8 @@ mod tests {
         assert!(!worth_keeping(&unknown("canceled"), false));
         assert!(!worth_keeping(&unknown("timeout (wall clock)"), true));
         assert!(!worth_keeping(&unknown(crate::config::OUT_OF_MEMORY), true));
+        assert!(!worth_keeping(&unknown("memout"), true));
+        assert!(!worth_keeping(&unknown("max. memory exceeded"), true));
     }
 
     #[test]

@@ -54,14 +54,22 @@ impl SatResult {
         *self == SatResult::Unsat
     }
 
-    /// Whether the solver gave up because of a time or resource limit.
+    /// Whether the solver gave up because of a limit: time, memory or resources.
     pub fn is_resource_out(&self) -> bool {
+        self.reason_mentions(&["canceled", "resource"]) || self.is_machine_limit()
+    }
+
+    /// Whether the solver gave up because of a limit that depends on the machine (time or
+    /// memory), unlike `:rlimit`, which counts work and is reached again by the same query.
+    pub fn is_machine_limit(&self) -> bool {
+        self.reason_mentions(&["timeout", "memout", "memory"])
+    }
+
+    fn reason_mentions(&self, words: &[&str]) -> bool {
         match self {
             SatResult::Unknown(reason) => {
                 let reason = reason.to_ascii_lowercase();
-                ["timeout", "canceled", "resource", "memout", "max. memory"]
-                    .iter()
-                    .any(|w| reason.contains(w))
+                words.iter().any(|w| reason.contains(w))
             }
             _ => false,
         }
@@ -310,7 +318,6 @@ impl Solver {
         };
         self.frames.truncate(1);
         self.frames[0].truncate(level0);
-        self.unasked = None;
         if let Some(keys) = &mut self.keys {
             keys.rewind();
         }
@@ -328,7 +335,6 @@ impl Solver {
         self.frames = vec![Vec::new()];
         self.checkpoint = None;
         self.keys = None;
-        self.unasked = None;
         // `(reset)` also resets options.
         self.send_preamble()
     }
@@ -404,7 +410,6 @@ impl Solver {
     fn run_global(&mut self, command: Command) -> Result<(), SolverError> {
         let text = command.to_string();
         self.run_printed(&command, &text)?;
-        self.unasked = None;
         if let Some(keys) = &mut self.keys {
             match &command {
                 Command::DeclareFun(decl) => keys.declared(decl.name().as_str(), &text),
@@ -421,7 +426,6 @@ impl Solver {
     fn run_scoped(&mut self, command: Command) -> Result<(), SolverError> {
         let text = command.to_string();
         self.run_printed(&command, &text)?;
-        self.unasked = None;
         if let Some(keys) = &mut self.keys {
             keys.scoped(&text);
         }
@@ -433,7 +437,6 @@ impl Solver {
 
     pub fn push(&mut self) -> Result<(), SolverError> {
         self.run(&Command::Push(1))?;
-        self.unasked = None;
         if let Some(keys) = &mut self.keys {
             keys.push();
         }
@@ -455,7 +458,6 @@ impl Solver {
             return Ok(());
         }
         self.run(&Command::Pop(n))?;
-        self.unasked = None;
         if let Some(keys) = &mut self.keys {
             keys.pop(n_scopes);
         }
@@ -481,20 +483,14 @@ impl Solver {
     /// Answers a query: from [`SolverConfig::answers`] when it holds the query's key (Z3 is
     /// then not asked), else from Z3, recording the answer when it is worth keeping.
     fn query(&mut self, command: Command, limits: QueryLimits) -> Result<SatResult, SolverError> {
-        self.unasked = None;
         let Some(store) = self.config.answers.clone() else {
             return self.ask(command, limits);
         };
-        let key = self.keys.as_mut().and_then(|keys| {
-            let limits_text = format!(
-                "{:?} {:?} {:?} {:?}",
-                limits,
-                self.config.default_timeout,
-                self.config.guard_grace,
-                self.config.untimed_query_guard
-            );
-            keys.key(&command.to_string(), &limits_text)
-        });
+        let timeout = self.solver_timeout(&limits);
+        let key = self
+            .keys
+            .as_mut()
+            .and_then(|keys| keys.key(&command.to_string(), &format!("{limits:?} {timeout:?}")));
         let Some(key) = key else {
             return self.ask(command, limits);
         };
@@ -513,9 +509,8 @@ impl Solver {
             return Ok(answer);
         }
         let answer = self.ask(command, limits)?;
-        let deterministic = limits.wall_clock.is_some()
-            || (limits.timeout.is_none() && self.config.default_timeout.is_none());
-        if worth_keeping(&answer, deterministic) {
+        // Without the solver's own timeout, only `:rlimit` (counting work) can stop Z3.
+        if worth_keeping(&answer, timeout.is_none()) {
             store.record(key, &answer);
         }
         Ok(answer)
@@ -523,10 +518,8 @@ impl Solver {
 
     /// Asks Z3 (see [`Solver::query`]).
     fn ask(&mut self, command: Command, limits: QueryLimits) -> Result<SatResult, SolverError> {
-        let timeout = match limits.wall_clock {
-            Some(_) => None,
-            None => limits.timeout.or(self.config.default_timeout),
-        };
+        self.unasked = None;
+        let timeout = self.solver_timeout(&limits);
         let timeout_ms = timeout.map_or(NO_TIMEOUT_MS, |t| {
             (t.as_millis() as u64).clamp(1, NO_TIMEOUT_MS)
         });
@@ -655,6 +648,15 @@ impl Solver {
         core_from_sexpr(&expr).map_err(|why| self.protocol(&command, &why))
     }
 
+    /// The timeout Z3 itself gets for a query (`:timeout`): none with a wall clock kept on
+    /// our side.
+    fn solver_timeout(&self, limits: &QueryLimits) -> Option<Duration> {
+        match limits.wall_clock {
+            Some(_) => None,
+            None => limits.timeout.or(self.config.default_timeout),
+        }
+    }
+
     /// Asks Z3 the last query if it was answered from the store, so that what is read
     /// next belongs to it.
     fn ask_unasked(&mut self) -> Result<(), SolverError> {
@@ -671,8 +673,10 @@ impl Solver {
         self.run_printed(command, &command.to_string())
     }
 
-    /// [`Solver::run`] for a command already printed as `text`.
+    /// [`Solver::run`] for a command already printed as `text`. Any such command changes
+    /// the state a stored answer was for: what is read afterwards is not about it.
     fn run_printed(&mut self, command: &Command, text: &str) -> Result<(), SolverError> {
+        self.unasked = None;
         if self.config.pipeline {
             self.send_text(text, false)?;
             self.pending.push(command.clone());
@@ -681,7 +685,7 @@ impl Solver {
             }
             return Ok(());
         }
-        let answer = self.exchange(command, Some(self.config.command_guard))?;
+        let answer = self.exchange_printed(text, Some(self.config.command_guard))?;
         if answer == "success" {
             Ok(())
         } else {
@@ -742,10 +746,18 @@ impl Solver {
         command: &Command,
         guard: Option<Duration>,
     ) -> Result<String, SolverError> {
+        self.exchange_printed(&command.to_string(), guard)
+    }
+
+    /// [`Solver::exchange`] for a command already printed as `text`.
+    fn exchange_printed(
+        &mut self,
+        text: &str,
+        guard: Option<Duration>,
+    ) -> Result<String, SolverError> {
         self.drain()?;
-        let text = command.to_string();
-        self.send_text(&text, true)?;
-        self.receive_answer(&text, guard)
+        self.send_text(text, true)?;
+        self.receive_answer(text, guard)
     }
 
     /// Logs and sends one command (`flush`: now; otherwise with the next flush).
