@@ -23,8 +23,8 @@ const MIN_SHARED_SIZE: u64 = 64;
 pub(crate) struct Sharing<'a> {
     /// Node id → its structural class (equal subterms built apart share a class).
     class_of: HashMap<usize, u32>,
-    /// Class → the binding's number and level.
-    names: HashMap<u32, (usize, usize)>,
+    /// Class → the binding's number.
+    names: HashMap<u32, usize>,
     /// The bound subterms by level: those of level `k` mention only names of levels before.
     pub(crate) levels: Vec<Vec<&'a Term>>,
 }
@@ -33,7 +33,7 @@ impl Sharing<'_> {
     /// The name of `term` if it is bound.
     pub(crate) fn name(&self, term: &Term) -> Option<String> {
         let class = self.class_of.get(&term.node_id())?;
-        self.names.get(class).map(|(n, _)| format!("%s{n}"))
+        self.names.get(class).map(|n| format!("%s{n}"))
     }
 }
 
@@ -70,8 +70,10 @@ struct Facts<'a> {
     size: u64,
     /// How many times it is a child of a node of another class (each class counted once).
     uses: u32,
-    /// The highest level of bound subterms below it (0: none).
-    below: usize,
+    /// The classes of its children.
+    children: Vec<u32>,
+    /// Its level if it is bound, else the highest level of bound subterms in it (0: none).
+    height: usize,
 }
 
 /// The subterms of `term` worth binding, or `None` when there are none.
@@ -80,7 +82,7 @@ pub(crate) fn sharing(term: &Term) -> Option<Sharing<'_>> {
     let mut class_of: HashMap<usize, u32> = HashMap::new();
     let mut classes: HashMap<(Shape, &Sort, Vec<u32>), u32> = HashMap::new();
     let mut facts: Vec<Facts> = Vec::new();
-    let mut names: HashMap<u32, (usize, usize)> = HashMap::new();
+    let mut names: HashMap<u32, usize> = HashMap::new();
     let mut levels: Vec<Vec<&Term>> = Vec::new();
     let mut stack: Vec<(&Term, bool)> = vec![(term, false)];
     while let Some((t, children_done)) = stack.pop() {
@@ -121,7 +123,8 @@ pub(crate) fn sharing(term: &Term) -> Option<Sharing<'_>> {
             ground,
             size,
             uses: 0,
-            below: 0,
+            children: key.2.clone(),
+            height: 0,
         });
         classes.insert(key, class);
         class_of.insert(t.node_id(), class);
@@ -129,27 +132,19 @@ pub(crate) fn sharing(term: &Term) -> Option<Sharing<'_>> {
     // Decide bottom-up (classes are numbered children first): a class's level needs its
     // children's decisions.
     for class in 0..facts.len() {
-        let below = children(facts[class].term)
-            .iter()
-            .map(|c| {
-                let child = class_of[&c.node_id()];
-                match names.get(&child) {
-                    Some(&(_, level)) => level,
-                    None => facts[child as usize].below,
-                }
-            })
-            .max()
-            .unwrap_or(0);
-        facts[class].below = below;
         let f = &facts[class];
-        if f.ground && f.uses >= 2 && f.size >= MIN_SHARED_SIZE {
-            let level = below + 1;
-            if levels.len() < level {
-                levels.resize_with(level, Vec::new);
+        let below = f.children.iter().map(|&c| facts[c as usize].height).max();
+        let below = below.unwrap_or(0);
+        let bound = f.ground && f.uses >= 2 && f.size >= MIN_SHARED_SIZE;
+        let height = if bound { below + 1 } else { below };
+        if bound {
+            if levels.len() < height {
+                levels.resize_with(height, Vec::new);
             }
-            levels[level - 1].push(f.term);
-            names.insert(class as u32, (names.len() + 1, level));
+            levels[height - 1].push(f.term);
+            names.insert(class as u32, names.len() + 1);
         }
+        facts[class].height = height;
     }
     if names.is_empty() {
         return None;
