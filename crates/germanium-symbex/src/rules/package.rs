@@ -165,19 +165,22 @@ impl<'e, 'a> Verifier<'e, 'a> {
         };
         let result = self.package_in_scope(witness, lhs, rhs, proof, &ctx);
         let mut outer_facts = Vec::new();
+        let mut outer_names = HashSet::new();
         let mut inverses = Vec::new();
         let mut made = HashSet::new();
         if let Some(frame) = self.member.packages.pop() {
             made = frame.witness_values(&self.decider);
             st.heap = frame.outer;
             outer_facts = frame.outer_facts;
+            outer_names = frame.outer_names;
             inverses = frame.inverses;
         }
         let facts = self.decider.assumptions_above(depth);
         self.pop(s.span)?;
-        for fact in outer_facts {
-            self.assume(fact, s.span)?;
+        for fact in &outer_facts {
+            self.assume(fact.clone(), s.span)?;
         }
+        self.promote_outer_names(&outer_names, &outer_facts);
         for inverse in inverses {
             self.reestablish_inverse(inverse, &made, s.span)?;
         }
@@ -193,6 +196,36 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
         }
         self.produce_resource(st, &resource, args, Permission::write(), Some(w), wand.span)
+    }
+
+    /// After a package inside another's proof script: the amounts it took (`names`, defined
+    /// among `facts`) whose definitions are free of the enclosing package's witnesses' values
+    /// are terms of the state around that package too, so they are no witness values there
+    /// and their definitions outlive its scope (an amount the enclosing package takes next
+    /// may then speak of them and stay one term for all its witnesses).
+    fn promote_outer_names(&mut self, names: &HashSet<Term>, facts: &[Term]) {
+        let Some(enclosing) = self.member.packages.last() else {
+            return;
+        };
+        let mut witness = enclosing.witness_values(&self.decider);
+        let mut promoted = Vec::new();
+        for fact in facts {
+            let Some((Op::Eq, [a, b])) = fact.as_op() else {
+                continue;
+            };
+            let (name, definition) = if names.contains(a) { (a, b) } else { (b, a) };
+            if !names.contains(name) || definition.mentions_any(&witness) {
+                continue;
+            }
+            witness.remove(name);
+            promoted.push((name.clone(), fact.clone()));
+        }
+        if let Some(enclosing) = self.member.packages.last_mut() {
+            for (name, fact) in promoted {
+                enclosing.outer_names.insert(name);
+                enclosing.outer_facts.push(fact);
+            }
+        }
     }
 
     /// Records, inside a package, the inverse functions of a quantified consumption (whose
