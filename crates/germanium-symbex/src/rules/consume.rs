@@ -144,7 +144,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         ctx: &ErrorContext,
     ) -> R<()> {
         let (field, rcv) = self.field_location(loc)?;
-        let r = self.eval_consuming(st, eval_heap, rcv, ctx)?;
+        let r = self.as_receiver(|v| v.eval_consuming(st, eval_heap, rcv, ctx))?;
         let born = self.member.reads.born.len();
         let wildcard = self.modes.positive_only
             || amount.is_some_and(crate::rules::read_permissions::is_wildcard);

@@ -59,7 +59,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             ExprKind::FieldAccess(rcv, field) => match self.env.sem.field_access(e.id).cloned() {
                 Some(FieldTarget::Field(f)) => {
-                    let r = self.eval(st, heap, rcv, ctx)?;
+                    let r = self.as_receiver(|v| v.eval(st, heap, rcv, ctx))?;
                     self.read_field(heap, &f, r, e, ctx)
                 }
                 Some(FieldTarget::AdtDestructor {
@@ -404,8 +404,40 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             return self.read_value(heap, &resource, &args, e.span);
         }
+        if self.modes.reading_receiver {
+            if let Some(lhs) = self.modes.receivers_framed_by.clone() {
+                // A receiver inside a wand's right-hand side, framed by its left-hand side.
+                return self.with_modes(
+                    |m| m.receivers_framed_by = None,
+                    |v| v.read_field(&lhs, field, args[0].clone(), e, ctx),
+                );
+            }
+        }
         self.report(ctx, Reason::InsufficientPermission, e);
         Err(Abort::Failed)
+    }
+
+    /// `f`, evaluating a receiver (of a field read or an accessibility predicate): inside a
+    /// wand's right-hand side, what it reads may be held by the left-hand side's state only
+    /// (see `Modes::receivers_framed_by`).
+    pub(crate) fn as_receiver<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        if self.modes.receivers_framed_by.is_none() {
+            return f(self);
+        }
+        self.with_modes(|m| m.reading_receiver = true, f)
+    }
+
+    /// `f` with the receivers of a wand's right-hand side framed by `lhs` too (the state of
+    /// its left-hand side), and no other reads.
+    pub(crate) fn in_wand_rhs<T>(&mut self, lhs: &Heap, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        let lhs = std::sync::Arc::new(lhs.clone());
+        self.with_modes(
+            |m| {
+                m.receivers_framed_by = Some(lhs);
+                m.reading_receiver = false;
+            },
+            f,
+        )
     }
 
     /// `perm(loc)`: in the heap set for `perm` during consumption, else in `heap`.

@@ -298,14 +298,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if let Some(block) = proof {
             self.run_proof_script(&mut witness, &block.stmts)?;
         }
-        self.dry_run(&mut witness, |v, dry| {
-            let heap = dry.heap.clone();
-            v.consume(dry, &heap, rhs, ctx)
-        })?;
-        let heap = witness.heap.clone();
-        let r = self.assertion_snapshot(&witness, &heap, rhs)?;
-        self.consume(&mut witness, &heap, rhs, ctx)?;
-        Ok((s_lhs, r))
+        let lhs_state = witness
+            .old_heaps
+            .get(LHS_STATE)
+            .cloned()
+            .unwrap_or_default();
+        self.in_wand_rhs(&lhs_state, |v| {
+            v.dry_run(&mut witness, |v, dry| {
+                let heap = dry.heap.clone();
+                v.consume(dry, &heap, rhs, ctx)
+            })?;
+            let heap = witness.heap.clone();
+            let r = v.assertion_snapshot(&witness, &heap, rhs)?;
+            v.consume(&mut witness, &heap, rhs, ctx)?;
+            Ok((s_lhs, r))
+        })
     }
 
     /// The statements of a proof script, against the witness state: each step after a dry

@@ -231,7 +231,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     ) -> R<()> {
         let (field, rcv) = self.field_location(loc)?;
         let heap = st.heap.clone();
-        let r = self.eval(st, &heap, rcv, ctx)?;
+        let r = self.as_receiver(|v| v.eval(st, &heap, rcv, ctx))?;
         let p = match amount {
             None => Permission::write(),
             Some(x) => {

@@ -200,8 +200,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// Checks that the right-hand side of `wand` is self-framing (`wand.not.wellformed`):
     /// it is produced into an empty heap, in a scope of its own, with the left-hand side's
-    /// state as `old[lhs]` (as in Viper, the left-hand side's permissions do not frame it;
-    /// the left-hand side is checked where it is produced). Not while nothing is checked.
+    /// state as `old[lhs]` (as in Viper, the left-hand side's permissions do not frame it,
+    /// except for the reads of its receivers: `in_wand_rhs`; the left-hand side is checked
+    /// where it is produced). Not while nothing is checked.
     /// Returns whether it is well-formed; an ill-formed wand is reported, and the path goes
     /// on (as in Viper).
     pub fn check_wand_wellformed(&mut self, st: &State, wand: &Expr) -> R<bool> {
@@ -224,11 +225,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
             };
             self.with_modes(|m| m.checking = false, |v| v.produce(&mut side, lhs, &ctx))?;
             let lhs_state = std::mem::take(&mut side.heap);
-            side.old_heaps.insert(LHS_STATE.to_string(), lhs_state);
-            self.with_modes(
-                |m| m.wand_rhs_check = true,
-                |v| v.produce(&mut side, rhs, &ctx),
-            )
+            side.old_heaps
+                .insert(LHS_STATE.to_string(), lhs_state.clone());
+            self.in_wand_rhs(&lhs_state, |v| {
+                v.with_modes(
+                    |m| m.wand_rhs_check = true,
+                    |v| v.produce(&mut side, rhs, &ctx),
+                )
+            })
         })();
         self.pop(wand.span)?;
         match r {
@@ -306,8 +310,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .collect();
         let s = s.unwrap_or_else(|| self.env.snap.unit());
         let snap = self.wand_apply(w, s, wand.span)?;
-        let saved = st.old_heaps.insert(LHS_STATE.to_string(), lhs_state);
-        let r = self.produce_from(st, rhs, Some(snap), ctx);
+        let saved = st
+            .old_heaps
+            .insert(LHS_STATE.to_string(), lhs_state.clone());
+        let r = self.in_wand_rhs(&lhs_state, |v| v.produce_from(st, rhs, Some(snap), ctx));
         match saved {
             Some(h) => st.old_heaps.insert(LHS_STATE.to_string(), h),
             None => st.old_heaps.remove(LHS_STATE),
