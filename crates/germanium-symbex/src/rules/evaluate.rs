@@ -60,7 +60,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
             ExprKind::FieldAccess(rcv, field) => match self.env.sem.field_access(e.id).cloned() {
                 Some(FieldTarget::Field(f)) => {
                     let r = self.as_receiver(|v| v.eval(st, heap, rcv, ctx))?;
-                    self.read_field(heap, &f, r, e, ctx)
+                    // A receiver inside a wand's right-hand side may be framed by its
+                    // left-hand side.
+                    let lhs = (self.modes.wand_rhs && self.modes.reading_receiver)
+                        .then(|| st.old_heaps.get(LHS_STATE))
+                        .flatten();
+                    self.read_field(heap, lhs, &f, r, e, ctx)
                 }
                 Some(FieldTarget::AdtDestructor {
                     adt,
@@ -360,9 +365,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
         result.map_err(|why| self.unsupported(e.span, why))
     }
 
+    /// `receiver.field` in `heap`; where `heap` cannot give it, in `lhs` if given.
     fn read_field(
         &mut self,
         heap: &Heap,
+        lhs: Option<&Heap>,
         field: &str,
         receiver: Term,
         e: &Expr,
@@ -404,14 +411,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
             }
             return self.read_value(heap, &resource, &args, e.span);
         }
-        if self.modes.reading_receiver {
-            if let Some(lhs) = self.modes.receivers_framed_by.clone() {
-                // A receiver inside a wand's right-hand side, framed by its left-hand side.
-                return self.with_modes(
-                    |m| m.receivers_framed_by = None,
-                    |v| v.read_field(&lhs, field, args[0].clone(), e, ctx),
-                );
-            }
+        if let Some(lhs) = lhs {
+            return self.read_field(lhs, None, field, args[0].clone(), e, ctx);
         }
         self.report(ctx, Reason::InsufficientPermission, e);
         Err(Abort::Failed)
@@ -419,21 +420,20 @@ impl<'e, 'a> Verifier<'e, 'a> {
 
     /// `f`, evaluating a receiver (of a field read or an accessibility predicate): inside a
     /// wand's right-hand side, what it reads may be held by the left-hand side's state only
-    /// (see `Modes::receivers_framed_by`).
+    /// (see `Modes::wand_rhs`).
     pub(crate) fn as_receiver<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
-        if self.modes.receivers_framed_by.is_none() {
+        if !self.modes.wand_rhs {
             return f(self);
         }
         self.with_modes(|m| m.reading_receiver = true, f)
     }
 
-    /// `f` with the receivers of a wand's right-hand side framed by `lhs` too (the state of
-    /// its left-hand side), and no other reads.
-    pub(crate) fn in_wand_rhs<T>(&mut self, lhs: &Heap, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
-        let lhs = std::sync::Arc::new(lhs.clone());
+    /// `f` evaluating a wand's right-hand side: its receivers may be framed by the
+    /// left-hand side's state (`old[lhs]` of the state evaluated), no other reads.
+    pub(crate) fn in_wand_rhs<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
         self.with_modes(
             |m| {
-                m.receivers_framed_by = Some(lhs);
+                m.wand_rhs = true;
                 m.reading_receiver = false;
             },
             f,

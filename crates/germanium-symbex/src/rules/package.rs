@@ -298,12 +298,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if let Some(block) = proof {
             self.run_proof_script(&mut witness, &block.stmts)?;
         }
-        let lhs_state = witness
-            .old_heaps
-            .get(LHS_STATE)
-            .cloned()
-            .unwrap_or_default();
-        self.in_wand_rhs(&lhs_state, |v| {
+        self.in_wand_rhs(|v| {
             v.dry_run(&mut witness, |v, dry| {
                 let heap = dry.heap.clone();
                 v.consume(dry, &heap, rhs, ctx)

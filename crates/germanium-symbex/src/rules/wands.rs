@@ -225,9 +225,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
             };
             self.with_modes(|m| m.checking = false, |v| v.produce(&mut side, lhs, &ctx))?;
             let lhs_state = std::mem::take(&mut side.heap);
-            side.old_heaps
-                .insert(LHS_STATE.to_string(), lhs_state.clone());
-            self.in_wand_rhs(&lhs_state, |v| {
+            side.old_heaps.insert(LHS_STATE.to_string(), lhs_state);
+            self.in_wand_rhs(|v| {
                 v.with_modes(
                     |m| m.wand_rhs_check = true,
                     |v| v.produce(&mut side, rhs, &ctx),
@@ -310,10 +309,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .collect();
         let s = s.unwrap_or_else(|| self.env.snap.unit());
         let snap = self.wand_apply(w, s, wand.span)?;
-        let saved = st
-            .old_heaps
-            .insert(LHS_STATE.to_string(), lhs_state.clone());
-        let r = self.in_wand_rhs(&lhs_state, |v| v.produce_from(st, rhs, Some(snap), ctx));
+        let saved = st.old_heaps.insert(LHS_STATE.to_string(), lhs_state);
+        let r = self.in_wand_rhs(|v| v.produce_from(st, rhs, Some(snap), ctx));
         match saved {
             Some(h) => st.old_heaps.insert(LHS_STATE.to_string(), h),
             None => st.old_heaps.remove(LHS_STATE),

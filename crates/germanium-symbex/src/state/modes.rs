@@ -3,11 +3,8 @@
 //! set modes for a scope with `Verifier::with_modes`, which restores them when the scope
 //! ends however it ends, so no early return can leave a mode on.
 
-use std::sync::Arc;
-
 use germanium_smt::Term;
 
-use super::heap::Heap;
 use super::permission::Permission;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -54,10 +51,10 @@ pub struct Modes {
     /// applied, and the read is checked there).
     pub wand_rhs_check: bool,
     /// A wand's right-hand side is evaluated (checked, consumed by a package, produced by an
-    /// apply): its left-hand side's state, which may frame the receivers of the locations
-    /// it names (`acc(x.f.g)` with `x.f` held by the left-hand side only). Its facts about
-    /// values (`x.f == 0`, amounts) must still be framed by the right-hand side itself.
-    pub receivers_framed_by: Option<Arc<Heap>>,
+    /// apply): the left-hand side's state (`old[lhs]`) may frame the receivers of the
+    /// locations it names (`acc(x.f.g)` with `x.f` held by the left-hand side only). Its
+    /// facts about values (`x.f == 0`, amounts) must still be framed by the right-hand side.
+    pub wand_rhs: bool,
     /// A receiver (of a field read or an accessibility predicate) is being evaluated.
     pub reading_receiver: bool,
     /// A trigger's terms are being made: a read held through quantified chunks is the value
@@ -90,7 +87,7 @@ impl Default for Modes {
             result: None,
             extracting: false,
             wand_rhs_check: false,
-            receivers_framed_by: None,
+            wand_rhs: false,
             reading_receiver: false,
             trigger_choice: None,
             read_amount: None,
