@@ -198,6 +198,12 @@ pub fn holds_quantified(heap: &Heap, resource: Option<&Resource>) -> bool {
         .any(|c| c.is_quantified() && resource.is_none_or(|r| c.resource == *r))
 }
 
+/// Whether the chunk at `index` is the only chunk of its resource in `heap` (so no other
+/// chunk may hold its location).
+pub fn alone_of_its_resource(heap: &Heap, index: usize) -> bool {
+    heap.of(&heap.chunks[index].resource).count() == 1
+}
+
 /// The index of the one chunk of `resource`, if there is exactly one and it is quantified.
 pub fn sole_quantified(heap: &Heap, resource: &Resource) -> Option<usize> {
     let mut of = heap.of(resource);
@@ -265,7 +271,13 @@ pub fn take_quantified(
                 Permission::none().0,
             )));
             remaining = name_map(decider, vars, &rest)?;
-            heap.chunks[i].perm = chunk.perm.sub(&taken);
+            // What is left is dropped where it is proved none: a chunk kept with an
+            // amount that is none in fact only lengthens every later term of the location.
+            let left = chunk.perm.sub(&taken);
+            let exhausted = !taken.is_literally_none()
+                && !left.is_literally_none()
+                && decider.refutes(&left.is_positive())?;
+            heap.chunks[i].perm = if exhausted { Permission::none() } else { left };
         }
     }
     heap.drop_empty();

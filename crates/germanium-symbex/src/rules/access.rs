@@ -119,6 +119,51 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Ok(resources::value_of(heap, resource, args, otherwise))
     }
 
+    /// The value of `resource(args)` read through the chunk at `index` that [`Self::find`]
+    /// gave. A chunk's snapshot is the location's value only where the chunk holds some of
+    /// it: a chunk may stay in the heap with an amount that is none in fact (what a
+    /// quantified take or a conditional amount left, never proved empty) while another
+    /// chunk holds the location with another value. So the snapshot is read alone where
+    /// its amount is known or proved positive, or where no other chunk may hold the
+    /// location (then any value of an unheld location will do); elsewhere the read is
+    /// guarded by that amount and falls back on whatever holds the location
+    /// ([`Self::read_value`]). In a definitional axiom, whose heap is made from one
+    /// snapshot and whose facts may mention nothing of a path, the snapshot as before.
+    pub fn value_through(
+        &mut self,
+        heap: &Heap,
+        index: usize,
+        resource: &Resource,
+        args: &[Term],
+        span: Span,
+    ) -> R<Term> {
+        let snapshot = resources::snapshot_at(heap, index).clone();
+        let amount = resources::amount_at(heap, index).clone();
+        if self.modes.in_axiom
+            || self.known_positive(&amount)
+            || resources::alone_of_its_resource(heap, index)
+            || self.prove(amount.is_positive(), span)?
+        {
+            return Ok(snapshot);
+        }
+        let otherwise = self.read_value(heap, resource, args, span)?;
+        Ok(Term::ite(amount.is_positive(), snapshot, otherwise))
+    }
+
+    /// Whether `amount` is positive on this path as far as what is known without a query
+    /// says: a positive literal or read amount, or a fact the path assumes literally.
+    pub(crate) fn known_positive(&self, amount: &Permission) -> bool {
+        self.positive_read_amount(amount) || self.known(&amount.is_positive())
+    }
+
+    /// Whether `fact` holds on this path without a query: literally true, assumed
+    /// literally, or decided by the literal path conditions.
+    pub(crate) fn known(&self, fact: &Term) -> bool {
+        fact.as_bool() == Some(true)
+            || self.decider.assumes_literally(fact)
+            || self.decider.decides(fact) == Some(true)
+    }
+
     /// Some positive amount, less than `below`, where `when` holds: what a `wildcard` takes
     /// from a chunk holding `below`. (Every such amount is made here.)
     pub fn some_of(&mut self, below: &Permission, when: &Term, span: Span) -> R<Permission> {
@@ -260,17 +305,25 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.extract_missing(heap, resource, args, amount.as_ref(), span)?;
         let guard = self.guard();
         let found = self.find(heap, resource, args, span)?;
+        // Where nothing is checked, the chunk found is taken from alone only if it is the
+        // only chunk of its resource or holds the amount: its snapshot is the location's
+        // value only where it holds some (see `value_through`); else the amount is spread.
         let enough = match (found, &amount) {
             (Some(i), Some(p)) => {
                 // Read amounts may be chosen small against this chunk first (see
                 // `bound_read_amounts`), and against all that may be the location below.
-                let amount = resources::amount_at(heap, i).clone();
-                self.bound_read_amounts(&amount, p, span)?;
-                !self.modes.checking || self.prove(amount.at_least(p), span)?
+                let held = resources::amount_at(heap, i).clone();
+                self.bound_read_amounts(&held, p, span)?;
+                let covers = held.at_least(p);
+                (!self.modes.checking
+                    && (self.known(&covers) || resources::alone_of_its_resource(heap, i)))
+                    || self.prove(covers, span)?
             }
             (Some(i), None) => {
-                let held = resources::amount_at(heap, i).is_positive();
-                !self.modes.checking || self.prove(held, span)?
+                let held = resources::amount_at(heap, i).clone();
+                (!self.modes.checking
+                    && (self.known_positive(&held) || resources::alone_of_its_resource(heap, i)))
+                    || self.prove(held.is_positive(), span)?
             }
             (None, _) => false,
         };
@@ -289,7 +342,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if let Some(p) = &amount {
             self.bound_read_amounts(&total, p, span)?;
         }
-        if self.prove(total.covers(amount.as_ref()), span)? {
+        if !self.modes.checking || self.prove(total.covers(amount.as_ref()), span)? {
             let otherwise = self.fresh_value(resource, span)?;
             let snap = match amount {
                 Some(p) => resources::take_greedily_with_snapshot(

@@ -281,9 +281,17 @@ impl<'e, 'a> Verifier<'e, 'a> {
         };
         let mut both = Vec::new();
         if resource.values_agree() {
-            both.push(Term::eq(
-                resources::snapshot_at(heap, i).clone(),
-                resources::snapshot_at(other, j).clone(),
+            // A chunk's snapshot is the location's value only where it holds some.
+            let held = Term::and([
+                resources::amount_at(heap, i).is_positive(),
+                resources::amount_at(other, j).is_positive(),
+            ]);
+            both.push(Term::implies(
+                held,
+                Term::eq(
+                    resources::snapshot_at(heap, i).clone(),
+                    resources::snapshot_at(other, j).clone(),
+                ),
             ));
         }
         if let Some(max) = resource.max_amount() {

@@ -96,7 +96,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let (args, amount) = self.eval_predicate_access(st, heap, &pa, ctx)?;
             let resource = Resource::Predicate(pa.name.clone());
             let snap = match self.find(heap, &resource, &args, a.span)? {
-                Some(i) => resources::snapshot_at(heap, i).clone(),
+                Some(i) => self.value_through(heap, i, &resource, &args, a.span)?,
                 None if resources::holds_quantified(heap, Some(&resource)) => {
                     self.read_value(heap, &resource, &args, a.span)?
                 }
@@ -157,7 +157,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             ExprKind::Binary(BinaryOp::Wand, ..) => {
                 let (resource, args) = self.wand_location(st, heap, a, ctx)?;
                 match self.find(heap, &resource, &args, a.span)? {
-                    Some(i) => Ok(Some(resources::snapshot_at(heap, i).clone())),
+                    Some(i) => Ok(Some(self.value_through(heap, i, &resource, &args, a.span)?)),
                     None => Err(Abort::Failed),
                 }
             }
@@ -174,7 +174,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 let resource = Resource::Field(field.clone());
                 let args = [r];
                 let value = match self.find(heap, &resource, &args, loc.span)? {
-                    Some(i) => resources::snapshot_at(heap, i).clone(),
+                    Some(i) => self.value_through(heap, i, &resource, &args, loc.span)?,
                     None => self.read_value(heap, &resource, &args, loc.span)?,
                 };
                 let wrapped = self.wrap(value, loc.span)?;
