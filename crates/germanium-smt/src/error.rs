@@ -41,6 +41,12 @@ pub enum SolverError {
     #[error("the Z3 process is not running; restart the solver")]
     NotRunning,
 
+    /// A query was stopped by a limit that depends on the machine (the last-resort wall
+    /// clock): its answer would depend on load, so it is no verdict. The solver process
+    /// has been replaced and is usable.
+    #[error("{0}: the query has no answer a quieter machine would also give, so no verdict")]
+    MachineLimit(String),
+
     /// The run was cancelled ([`crate::config::Cancel`]); the process has been killed.
     #[error("cancelled while waiting for Z3's answer to `{command}`")]
     Cancelled { command: String },

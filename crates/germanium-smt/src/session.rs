@@ -59,6 +59,12 @@ impl SatResult {
         self.reason_mentions(&["canceled", "resource"]) || self.is_machine_limit()
     }
 
+    /// Whether the solver was stopped by a clock (Z3's `:timeout` or our wall clock), whose
+    /// answer depends on how busy the machine was.
+    pub fn is_clock_limit(&self) -> bool {
+        self.reason_mentions(&["timeout"])
+    }
+
     /// Whether the solver gave up because of a limit that depends on the machine (time or
     /// memory), unlike `:rlimit`, which counts work and is reached again by the same query.
     pub fn is_machine_limit(&self) -> bool {

@@ -287,7 +287,7 @@ impl Decider {
             Ok(_) => self.solver.get_value(wanted).ok(),
         };
         let popped = self.solver.pop(1);
-        let result = result?;
+        let result = self.within_budget(result?)?;
         popped?;
         self.gave_up = match &result {
             SatResult::Unknown(reason) => Some(reason.clone()),
@@ -368,9 +368,26 @@ impl Decider {
             .assert(extra)
             .and_then(|_| self.solver.check_sat(self.budget.limits()));
         let popped = self.solver.pop(1);
-        let result = result?;
+        let result = self.within_budget(result?)?;
         popped?;
         Ok(result)
+    }
+
+    /// `answer`, unless a clock stopped the query: then no answer at all. A verdict may
+    /// rest only on the deterministic budget (Z3's resource units): a query the clock
+    /// stopped would be answered on a quieter machine, so it becomes an error of the
+    /// machine's limit (an `internal` error of the member), never a failed check.
+    fn within_budget(&self, answer: SatResult) -> Result<SatResult, SolverError> {
+        match &answer {
+            SatResult::Unknown(reason) if answer.is_clock_limit() => {
+                let what = self
+                    .budget
+                    .exhausted(reason)
+                    .unwrap_or_else(|| format!("the solver stopped at a clock limit ({reason})"));
+                Err(SolverError::MachineLimit(what))
+            }
+            _ => Ok(answer),
+        }
     }
 
     /// `value` as a snapshot.
@@ -463,3 +480,6 @@ impl Decider {
         self.solver.restart()
     }
 }
+
+#[cfg(test)]
+mod tests;
