@@ -11,8 +11,8 @@
 //!   enclosing block, or the method's entry) verified too, so it is unreachable for the same
 //!   reason (not used in methods with `goto`, where a label may be reached from anywhere);
 //! - the syntax says it is dead code: it follows `inhale false`, `assume false`, an
-//!   `assert false` the method verifies with, a `goto`, or a `while (true)` loop, with no
-//!   label in between; or
+//!   `assert false` the method verifies with, a `goto`, a `while (true)` loop, or an `if`
+//!   both of whose branches end so, with no label in between; or
 //! - `tests/corpus/probes-unreachable.txt` lists it with a reason checked by hand.
 
 use std::collections::BTreeMap;
@@ -126,9 +126,14 @@ impl Walker<'_> {
                 StmtKind::If {
                     then, otherwise, ..
                 } => {
-                    self.block(method, then, dominators.clone(), uses_goto, dead);
+                    let (_, then_dead) =
+                        self.block(method, then, dominators.clone(), uses_goto, dead);
                     if let Some(b) = otherwise {
-                        self.block(method, b, dominators.clone(), uses_goto, dead);
+                        let (_, else_dead) =
+                            self.block(method, b, dominators.clone(), uses_goto, dead);
+                        if then_dead.is_some() && else_dead.is_some() {
+                            dead = dead.or(Some("after an if both of whose branches end dead"));
+                        }
                     }
                 }
                 StmtKind::Block(b) => {

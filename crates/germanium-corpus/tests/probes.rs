@@ -49,9 +49,9 @@ fn targets() -> Vec<Target> {
             name,
         })
         .collect();
-    for dir in ["../germanium-symbex/tests/programs", "../../tests/programs"] {
-        let dir = crate_dir.join(dir);
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+    for dir in ["crates/germanium-symbex/tests/programs", "tests/programs"] {
+        let full = crate_dir.join("../..").join(dir);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&full)
             .unwrap()
             .flatten()
             .map(|e| e.path())
@@ -59,14 +59,7 @@ fn targets() -> Vec<Target> {
             .collect();
         files.sort();
         for path in files {
-            let name = format!(
-                "{}/{}",
-                dir.strip_prefix(crate_dir.join("../.."))
-                    .unwrap_or(&dir)
-                    .display(),
-                path.file_name().unwrap().to_string_lossy()
-            );
-            let name = name.trim_start_matches("../").replace("/../", "/");
+            let name = format!("{dir}/{}", path.file_name().unwrap().to_string_lossy());
             out.push(Target { name, path });
         }
     }
