@@ -122,7 +122,7 @@ pub struct ProgramArgs {
     /// Budget per solver query, in seconds of solver work (default 5; fractions allowed). It
     /// maps to Z3's deterministic resource limit, 10 million units per second, so a verdict
     /// does not depend on machine load. A query that runs out of it counts as not proved, and
-    /// its error says so. 10 times the value is a last-resort wall-clock limit: a query it
+    /// its error says so. 30 times the value is a last-resort wall-clock limit: a query it
     /// stops gives no verdict (the member's `internal` error names the limit).
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     pub timeout: Option<std::time::Duration>,
