@@ -178,6 +178,26 @@ fn run(one_in: u64) {
     for line in &failures {
         println!("UNEXPLAINED {line}");
     }
+    // With every probe run, a listed place that excused nothing is stale.
+    let used: std::collections::BTreeSet<(String, u32, String)> = per_file
+        .iter()
+        .flat_map(|(_, results, excuses)| results.iter().zip(excuses))
+        .filter(|(r, e)| r.outcome == Outcome::Verified && matches!(e, Some(Excuse::Listed(_))))
+        .map(|(r, _)| (r.file.clone(), r.probe.line, r.probe.after.to_string()))
+        .collect();
+    let stale: Vec<String> = listed
+        .keys()
+        .filter(|key| one_in == 1 && !used.contains(*key))
+        .map(|(file, line, after)| format!("{file}:{line} {after}"))
+        .collect();
+    for line in &stale {
+        println!("STALE {line} is listed but excuses no verified probe");
+    }
+    assert!(
+        stale.is_empty(),
+        "{} entries of tests/corpus/probes-unreachable.txt excuse nothing (STALE lines above)",
+        stale.len()
+    );
     assert!(
         failures.is_empty(),
         "{} probes verified at points nothing explains as unreachable (UNEXPLAINED lines \
