@@ -8,7 +8,9 @@
 //! predicate bodies `globalRd` (the front end rewrites them).
 //!
 //! The decision, before an amount is taken from what is held: the linear form of
-//! `held - amount` is made (see `state::read_levels`). Where its smallest read amount `v`
+//! `held - amount` is made (see `state::read_levels`), less its positive read amounts of
+//! levels below its smallest negative one (a smaller amount of the same highest level:
+//! `1/4 - rd + rdc(1)` is above `1/4 - rd`). Where its smallest read amount `v`
 //! has a negative coefficient and everything else in it is of levels that may bound `v`
 //! (the seed's table: anything larger for ε, fresh and `rdw` amounts; only `globalRd` and
 //! constants for the method's `rd` and tokens; only constants for `globalRd`) and is
@@ -218,6 +220,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if !left.add(reads, &held.0, &one) || !left.add(reads, &needed.0, &one.negated()) {
             return Ok(());
         }
+        let left = left.without_positive_below_negative(reads);
         let Some((v, coefficient, mut level)) = left.smallest(reads) else {
             return Ok(());
         };

@@ -266,6 +266,27 @@ impl LinearAmount {
             && (!atoms.is_empty() || constant.is_some())
     }
 
+    /// The form without its positive read amounts of levels below its smallest negative
+    /// one: a smaller amount (every read amount is positive) with the same highest level,
+    /// so a bound that makes it positive makes the form positive too (`1/4 - rd + rdc(1)`
+    /// is above `1/4 - rd`).
+    pub fn without_positive_below_negative(&self, amounts: &ReadAmounts) -> LinearAmount {
+        let lowest_negative = self
+            .atoms
+            .iter()
+            .filter(|(_, c)| c.is_negative())
+            .filter_map(|(a, _)| amounts.level(a))
+            .min();
+        let Some(bar) = lowest_negative else {
+            return self.clone();
+        };
+        let mut out = self.clone();
+        out.atoms.retain(|(a, c)| {
+            c.is_negative() || c.is_zero() || amounts.level(a).is_none_or(|l| l >= bar)
+        });
+        out
+    }
+
     /// The symbol of the smallest level with a non-zero coefficient, and its coefficient.
     pub fn smallest(&self, amounts: &ReadAmounts) -> Option<(Term, RealLit, ReadLevel)> {
         self.atoms
@@ -334,6 +355,27 @@ mod tests {
         assert!(amounts.level(&b) < amounts.level(&a));
         let e = Term::constant(&epsilon_decl());
         assert!(amounts.level(&e) < amounts.level(&b));
+    }
+
+    #[test]
+    fn positive_amounts_below_the_smallest_negative_one_are_dropped() {
+        let mut amounts = ReadAmounts::default();
+        let rd = constant("rd");
+        amounts.add_chosen(rd.clone(), ReadClass::Fresh);
+        let e = Term::constant(&epsilon_decl());
+        // 1/4 - rd + ε: ε is below rd, so the form to bound is 1/4 - rd.
+        let t = Term::add(vec![Term::sub(Term::real(1, 4), rd.clone()), e.clone()]);
+        let mut form = LinearAmount::default();
+        assert!(form.add(&amounts, &t, &one()));
+        let reduced = form.without_positive_below_negative(&amounts);
+        let (v, c, _) = reduced.smallest(&amounts).expect("an atom");
+        assert_eq!((v, c.is_negative()), (rd.clone(), true));
+        assert_eq!(reduced.constant, form.constant);
+        // rd - ε: nothing positive lies below ε, the form stays as it is.
+        let mut other = LinearAmount::default();
+        assert!(other.add(&amounts, &Term::sub(rd.clone(), e.clone()), &one()));
+        let same = other.without_positive_below_negative(&amounts);
+        assert_eq!(same.atoms.len(), 2);
     }
 
     #[test]
