@@ -10,7 +10,10 @@
 //! The decision, before an amount is taken from what is held: the linear form of
 //! `held - amount` is made (see `state::read_levels`), less its positive read amounts of
 //! levels below its smallest negative one (a smaller amount of the same highest level:
-//! `1/4 - rd + rdc(1)` is above `1/4 - rd`). Where its smallest read amount `v`
+//! `1/4 - rd + rdc(1)` is above `1/4 - rd`). Where the form has read amounts and literals
+//! only and is positive by orders of magnitude (its highest-level term positive, and able
+//! to bound every negative amount by the table below), `held - amount > 0` is assumed.
+//! Else, where its smallest read amount `v`
 //! has a negative coefficient and everything else in it is of levels that may bound `v`
 //! (the seed's table: anything larger for ε, fresh and `rdw` amounts; only `globalRd` and
 //! constants for the method's `rd` and tokens; only constants for `globalRd`) and is
@@ -221,6 +224,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Ok(());
         }
         let left = left.without_positive_below_negative(reads);
+        // In shapes the take checks and leaves (`held >= needed`, `held - needed`), so
+        // those checks find it literally.
+        let fits = Term::and([held.at_least(needed), held.sub(needed).is_positive()]);
+        if !everywhere && decided_by_the_highest_level(reads, &left, &self.modes.fresh_tokens) {
+            return self.assume_guarded(fits, span);
+        }
         let Some((v, coefficient, mut level)) = left.smallest(reads) else {
             return Ok(());
         };
@@ -235,13 +244,69 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Ok(());
         }
         if left.positive_without(&v) || self.prove(Permission(rest).is_positive(), span)? {
-            // In the shapes the take checks and leaves (`held >= needed`, `held - needed`),
-            // so those checks find it literally.
-            let fits = Term::and([held.at_least(needed), held.sub(needed).is_positive()]);
             self.assume_guarded(fits, span)?;
         }
         Ok(())
     }
+}
+
+/// Whether `form` is positive by orders of magnitude, its sign being that of its term of
+/// the highest level (constants above every read amount), and every read amount with a
+/// negative coefficient is one that term may bound (the seed's table, as in [`may_bound`]):
+/// `1/2 - rd - rdc(2)` is, `rdc(1) - rd` is not. Only forms of read amounts and literals:
+/// another value may be anything positive, even a caller's read amount. Where it holds,
+/// assuming the form positive bounds each negative amount by a larger level, which the
+/// infinitesimal orders always allow together.
+fn decided_by_the_highest_level(
+    reads: &ReadAmounts,
+    form: &crate::state::read_levels::LinearAmount,
+    fresh_tokens: &[Term],
+) -> bool {
+    if !form.rest.is_empty() {
+        return false;
+    }
+    let level_of = |a: &Term| {
+        reads.level(a).map(|mut l| {
+            if fresh_tokens.contains(a) {
+                l.class = ReadClass::Fresh;
+            }
+            l
+        })
+    };
+    let mut atoms = Vec::new();
+    for (a, c) in form.atoms.iter().filter(|(_, c)| !c.is_zero()) {
+        match level_of(a) {
+            Some(l) => atoms.push((l, c)),
+            None => return false,
+        }
+    }
+    let constant = form.constant.as_ref().filter(|c| !c.is_zero());
+    // The highest term: the constant if there is one (`None` stands for its level).
+    let top: (Option<ReadLevel>, bool) = match constant {
+        Some(c) => (None, !c.is_negative()),
+        None => match atoms.iter().max_by_key(|(l, _)| *l) {
+            Some((l, c)) => (Some(*l), !c.is_negative()),
+            None => return false,
+        },
+    };
+    if !top.1 {
+        return false;
+    }
+    atoms
+        .iter()
+        .filter(|(_, c)| c.is_negative())
+        .all(|(l, _)| match top.0 {
+            // Constants may bound every read amount.
+            None => true,
+            Some(t) => {
+                t > *l
+                    && match l.class {
+                        ReadClass::Epsilon | ReadClass::Fresh | ReadClass::Wildcard => true,
+                        ReadClass::Token | ReadClass::Context => t.class >= ReadClass::Global,
+                        ReadClass::Global => false,
+                    }
+            }
+        })
 }
 
 /// Whether `rest` (the part of an amount left besides the smallest read amount, of level
