@@ -235,6 +235,8 @@ pub enum Outcome {
     /// Germanium did not finish the method (an internal error), or the probe made the
     /// program ill-formed: it says nothing either way.
     Inconclusive(String),
+    /// Not run: outside the sample, or in a method that does not verify as it is.
+    NotRun,
 }
 
 /// Why a verified probe is not a failure.
@@ -333,7 +335,8 @@ pub fn read_listed(path: &Path) -> BTreeMap<(String, u32, String), String> {
     out
 }
 
-/// Why each verified probe of one file's `results` is excused, `None` for a failure.
+/// Why each verified probe of one file's `results` is excused; `None` for a failure and
+/// for every probe that did not verify.
 pub fn excuses(
     results: &[ProbeResult],
     listed: &BTreeMap<(String, u32, String), String>,
@@ -343,7 +346,9 @@ pub fn excuses(
         .iter()
         .map(|r| {
             let key = (r.file.clone(), r.probe.line, r.probe.after.to_string());
-            if let Some(why) = r.probe.dead_code {
+            if r.outcome != Outcome::Verified {
+                None
+            } else if let Some(why) = r.probe.dead_code {
                 Some(Excuse::DeadCode(why))
             } else if r.probe.dominators.iter().any(|&d| verified(d)) {
                 Some(Excuse::Dominated)

@@ -121,10 +121,7 @@ fn run(one_in: u64) {
                 .map(|i| ProbeResult {
                     file: target.name.clone(),
                     probe: points[i].clone(),
-                    outcome: outcomes
-                        .get(&i)
-                        .cloned()
-                        .unwrap_or(Outcome::Inconclusive("not run".into())),
+                    outcome: outcomes.get(&i).cloned().unwrap_or(Outcome::NotRun),
                 })
                 .collect();
             let excuses = probes::excuses(&results, &listed);
@@ -143,7 +140,7 @@ fn run(one_in: u64) {
             }
             let kind = match (&r.outcome, &excuses[i]) {
                 (Outcome::Reported, _) => "reported",
-                (Outcome::Inconclusive(why), _) if why == "not run" => "method not verified",
+                (Outcome::NotRun, _) => "method not verified",
                 (Outcome::Inconclusive(why), _) => {
                     inconclusive.push(format!("{} {}", place(r), why));
                     "inconclusive"
@@ -182,7 +179,7 @@ fn run(one_in: u64) {
     let used: std::collections::BTreeSet<(String, u32, String)> = per_file
         .iter()
         .flat_map(|(_, results, excuses)| results.iter().zip(excuses))
-        .filter(|(r, e)| r.outcome == Outcome::Verified && matches!(e, Some(Excuse::Listed(_))))
+        .filter(|(_, e)| matches!(e, Some(Excuse::Listed(_))))
         .map(|(r, _)| (r.file.clone(), r.probe.line, r.probe.after.to_string()))
         .collect();
     let stale: Vec<String> = listed

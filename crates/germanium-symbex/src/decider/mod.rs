@@ -227,6 +227,14 @@ impl Decider {
         self.pcs.decides(fact)
     }
 
+    /// Whether `fact` holds on this path without a query: literally true, assumed as it
+    /// is, or implied by the literal integer bounds.
+    pub fn knows(&self, fact: &Term) -> bool {
+        fact.as_bool() == Some(true)
+            || self.assumes_literally(fact)
+            || self.decides(fact) == Some(true)
+    }
+
     /// Records that a joined `if` tested the integer bound `fact` on this path.
     pub fn note_tested(&mut self, fact: &Term) {
         self.pcs.note_tested(fact)
@@ -380,11 +388,10 @@ impl Decider {
     fn within_budget(&self, answer: SatResult) -> Result<SatResult, SolverError> {
         match &answer {
             SatResult::Unknown(reason) if answer.is_clock_limit() => {
-                let what = self
-                    .budget
-                    .exhausted(reason)
-                    .unwrap_or_else(|| format!("the solver stopped at a clock limit ({reason})"));
-                Err(SolverError::MachineLimit(what))
+                let what = self.budget.exhausted(reason);
+                Err(SolverError::MachineLimit(
+                    what.unwrap_or_else(|| reason.clone()),
+                ))
             }
             _ => Ok(answer),
         }

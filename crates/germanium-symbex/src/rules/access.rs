@@ -150,18 +150,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Ok(Term::ite(amount.is_positive(), snapshot, otherwise))
     }
 
-    /// Whether `amount` is positive on this path as far as what is known without a query
-    /// says: a positive literal or read amount, or a fact the path assumes literally.
+    /// Whether `amount` is positive on this path without a query: a positive read amount,
+    /// or what the path conditions say literally (`Decider::knows`).
     pub(crate) fn known_positive(&self, amount: &Permission) -> bool {
-        self.positive_read_amount(amount) || self.known(&amount.is_positive())
-    }
-
-    /// Whether `fact` holds on this path without a query: literally true, assumed
-    /// literally, or decided by the literal path conditions.
-    pub(crate) fn known(&self, fact: &Term) -> bool {
-        fact.as_bool() == Some(true)
-            || self.decider.assumes_literally(fact)
-            || self.decider.decides(fact) == Some(true)
+        self.positive_read_amount(amount) || self.decider.knows(&amount.is_positive())
     }
 
     /// Some positive amount, less than `below`, where `when` holds: what a `wildcard` takes
@@ -308,24 +300,20 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // Where nothing is checked, the chunk found is taken from alone only if it is the
         // only chunk of its resource or holds the amount: its snapshot is the location's
         // value only where it holds some (see `value_through`); else the amount is spread.
-        let enough = match (found, &amount) {
-            (Some(i), Some(p)) => {
+        let enough = match found {
+            Some(i) => {
                 // Read amounts may be chosen small against this chunk first (see
                 // `bound_read_amounts`), and against all that may be the location below.
                 let held = resources::amount_at(heap, i).clone();
-                self.bound_read_amounts(&held, p, span)?;
-                let covers = held.at_least(p);
-                (!self.modes.checking
-                    && (self.known(&covers) || resources::alone_of_its_resource(heap, i)))
+                if let Some(p) = &amount {
+                    self.bound_read_amounts(&held, p, span)?;
+                }
+                let covers = held.covers(amount.as_ref());
+                let alone = resources::alone_of_its_resource(heap, i);
+                (!self.modes.checking && (alone || self.decider.knows(&covers)))
                     || self.prove(covers, span)?
             }
-            (Some(i), None) => {
-                let held = resources::amount_at(heap, i).clone();
-                (!self.modes.checking
-                    && (self.known_positive(&held) || resources::alone_of_its_resource(heap, i)))
-                    || self.prove(held.is_positive(), span)?
-            }
-            (None, _) => false,
+            None => false,
         };
         if let (Some(i), true) = (found, enough) {
             let taken = match amount {

@@ -384,14 +384,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let heap = view.as_ref().unwrap_or(heap);
         let found = self.find(heap, &resource, &args, e.span)?;
         if let Some(i) = found {
-            let amount = resources::amount_at(heap, i).clone();
-            if self.known_positive(&amount)
-                || (self.modes.checking && self.prove(amount.is_positive(), e.span)?)
-            {
-                return Ok(resources::snapshot_at(heap, i).clone());
-            }
             if !self.modes.checking {
                 return self.value_through(heap, i, &resource, &args, e.span);
+            }
+            let amount = resources::amount_at(heap, i);
+            if self.positive_read_amount(amount) || self.prove(amount.is_positive(), e.span)? {
+                return Ok(resources::snapshot_at(heap, i).clone());
             }
         }
         let positive = Permission::is_positive;

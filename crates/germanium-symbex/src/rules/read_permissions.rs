@@ -230,15 +230,15 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if !everywhere && decided_by_the_highest_level(reads, &left, &self.modes.fresh_tokens) {
             return self.assume_guarded(fits, span);
         }
-        let Some((v, coefficient, mut level)) = left.smallest(reads) else {
+        let Some((v, coefficient, _)) = left.smallest(reads) else {
             return Ok(());
         };
         if !coefficient.is_negative() {
             return Ok(());
         }
-        if self.modes.fresh_tokens.contains(&v) {
-            level.class = ReadClass::Fresh;
-        }
+        let Some(level) = level_of(reads, &v, &self.modes.fresh_tokens) else {
+            return Ok(());
+        };
         let rest = left.term_without(&v);
         if !may_bound(reads, level, &left.rest, &rest, everywhere) {
             return Ok(());
@@ -259,54 +259,52 @@ impl<'e, 'a> Verifier<'e, 'a> {
 /// infinitesimal orders always allow together.
 fn decided_by_the_highest_level(
     reads: &ReadAmounts,
-    form: &crate::state::read_levels::LinearAmount,
+    form: &LinearAmount,
     fresh_tokens: &[Term],
 ) -> bool {
     if !form.rest.is_empty() {
         return false;
     }
-    let level_of = |a: &Term| {
-        reads.level(a).map(|mut l| {
-            if fresh_tokens.contains(a) {
-                l.class = ReadClass::Fresh;
-            }
-            l
-        })
-    };
     let mut atoms = Vec::new();
     for (a, c) in form.atoms.iter().filter(|(_, c)| !c.is_zero()) {
-        match level_of(a) {
+        match level_of(reads, a, fresh_tokens) {
             Some(l) => atoms.push((l, c)),
             None => return false,
         }
     }
-    let constant = form.constant.as_ref().filter(|c| !c.is_zero());
-    // The highest term: the constant if there is one (`None` stands for its level).
-    let top: (Option<ReadLevel>, bool) = match constant {
-        Some(c) => (None, !c.is_negative()),
+    let negative = || atoms.iter().filter(|(_, c)| c.is_negative());
+    match form.constant.as_ref().filter(|c| !c.is_zero()) {
+        // A constant is the highest term, and may bound every read amount.
+        Some(c) => !c.is_negative(),
         None => match atoms.iter().max_by_key(|(l, _)| *l) {
-            Some((l, c)) => (Some(*l), !c.is_negative()),
-            None => return false,
+            Some((top, c)) => !c.is_negative() && negative().all(|(l, _)| may_be_bounded(*l, *top)),
+            None => false,
         },
-    };
-    if !top.1 {
-        return false;
     }
-    atoms
-        .iter()
-        .filter(|(_, c)| c.is_negative())
-        .all(|(l, _)| match top.0 {
-            // Constants may bound every read amount.
-            None => true,
-            Some(t) => {
-                t > *l
-                    && match l.class {
-                        ReadClass::Epsilon | ReadClass::Fresh | ReadClass::Wildcard => true,
-                        ReadClass::Token | ReadClass::Context => t.class >= ReadClass::Global,
-                        ReadClass::Global => false,
-                    }
-            }
-        })
+}
+
+/// The level of the read amount `a`, a token born fresh (`Modes::fresh_tokens`) counting
+/// as a fresh amount.
+fn level_of(reads: &ReadAmounts, a: &Term, fresh_tokens: &[Term]) -> Option<ReadLevel> {
+    reads.level(a).map(|mut l| {
+        if fresh_tokens.contains(a) {
+            l.class = ReadClass::Fresh;
+        }
+        l
+    })
+}
+
+/// Whether a read amount of level `by` may bound one of `level` from above (the seed's
+/// "checked above" column): anything larger for ε, fresh and `rdw` amounts; only
+/// `globalRd` for the method's `rd` and tokens; nothing for `globalRd` (constants, which
+/// bound everything, are not read amounts).
+fn may_be_bounded(level: ReadLevel, by: ReadLevel) -> bool {
+    by > level
+        && match level.class {
+            ReadClass::Epsilon | ReadClass::Fresh | ReadClass::Wildcard => true,
+            ReadClass::Token | ReadClass::Context => by.class >= ReadClass::Global,
+            ReadClass::Global => false,
+        }
 }
 
 /// Whether `rest` (the part of an amount left besides the smallest read amount, of level
@@ -318,18 +316,11 @@ fn may_bound(
     rest: &Term,
     everywhere: bool,
 ) -> bool {
-    // Which read amounts may bound one of `level` (the seed's "checked above" column).
-    let may = |l: ReadLevel| {
-        l > level
-            && match level.class {
-                ReadClass::Epsilon | ReadClass::Fresh | ReadClass::Wildcard => true,
-                ReadClass::Token | ReadClass::Context => l.class >= ReadClass::Global,
-                ReadClass::Global => false,
-            }
-    };
     let mut inside = Vec::new();
     reads.atoms_in(rest, &mut inside);
-    let atoms_fit = inside.iter().all(|a| reads.level(a).is_some_and(may));
+    let atoms_fit = inside
+        .iter()
+        .all(|a| reads.level(a).is_some_and(|l| may_be_bounded(level, l)));
     // A value that is not a read amount may be anything positive, even a read amount of
     // the caller's: only an amount chosen just now may be bounded by it.
     let chosen_now = !everywhere && matches!(level.class, ReadClass::Fresh | ReadClass::Wildcard);
