@@ -228,6 +228,27 @@ impl<'a> Consistency<'a> {
         self.decreases(&m.contract.decreases);
         if let Some(b) = &m.body {
             self.block(b, &labels, None);
+            self.control_flow(b);
+        }
+    }
+
+    /// A body with `goto`s must have a reducible control-flow graph (every cycle entered
+    /// through one head, whose label carries the loop's invariant), as Viper's loop detection
+    /// requires of every method it verifies.
+    fn control_flow(&mut self, body: &Block) {
+        let mut jumps = false;
+        visit::walk_stmts(body, &mut |s| jumps |= matches!(s.kind, StmtKind::Goto(_)));
+        if !jumps {
+            return;
+        }
+        for problem in germanium_cfg::BodyCfg::of(body).problems() {
+            if let germanium_cfg::Problem::Irreducible { at } = problem {
+                self.error(
+                    *at,
+                    "the control flow of this method is not reducible: this jump enters a loop \
+                     other than at its head, the one place an invariant could be checked",
+                );
+            }
         }
     }
 

@@ -168,3 +168,14 @@ fn inhale_exhale_in_measures_unless_simplified_away() {
                function h(b: Bool): Bool\n decreases true ? b : [b, b]\n{ b }\n";
     assert_eq!(check(src).0, vec![cons(5)]);
 }
+
+#[test]
+fn a_cycle_of_jumps_entered_at_two_places_is_a_consistency_error() {
+    let irreducible =
+        "method m(b: Bool) {\n if (b) {\n goto x\n }\n label y\n assert true\n label x\n goto y\n}";
+    assert_eq!(check(irreducible).0, vec![cons(3)]);
+    // The same cycle entered at one place (`y` first, then `x` inside it) is a loop.
+    let reducible =
+        "method m(b: Bool) {\n label y\n if (b) {\n goto x\n }\n assert true\n label x\n goto y\n}";
+    assert!(check(reducible).0.is_empty());
+}

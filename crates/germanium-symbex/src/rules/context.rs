@@ -56,9 +56,7 @@ pub struct MemberState<'a> {
     pub method: Option<&'a germanium_syntax::ast::Method>,
     /// The heaps framed around the loops whose bodies are being verified, innermost last
     /// (a `goto` out of a loop takes its frame back).
-    pub loop_frames: Vec<crate::state::Heap>,
-    /// `goto`s followed on the current path.
-    pub gotos_on_path: usize,
+    pub loop_frames: Vec<crate::rules::jumps::WhileFrame>,
     /// `if` statements on which the current member's paths split, both sides feasible (see
     /// [`crate::env::MAX_BRANCHES_PER_MEMBER`]).
     pub paths_split: usize,
@@ -68,11 +66,8 @@ pub struct MemberState<'a> {
     pub method_measures: Vec<crate::rules::termination::Measure>,
     /// During consumption: the heap `perm(..)` is evaluated in.
     pub perm_heap: Option<crate::state::Heap>,
-    /// Labels that are loop heads (targets of jumps back), with the index of the last
-    /// statement of their loop in the label's statement list.
-    pub loop_heads: HashMap<String, germanium_syntax::ast::NodeId>,
-    /// The loops made of labels whose bodies are being executed, innermost last.
-    pub label_loops: Vec<crate::rules::label_loops::LabelLoop<'a>>,
+    /// The loops made of labels of the method's control-flow graph.
+    pub loops: crate::rules::jumps::MethodLoops,
     /// `refute` statements whose assertion was not provable on some path (the others are
     /// reported when the member is done, reached or not, as in Viper).
     pub refuted: HashSet<germanium_syntax::ast::NodeId>,

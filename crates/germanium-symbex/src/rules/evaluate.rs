@@ -306,6 +306,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     store: st.store.clone(),
                     heap: heap.clone(),
                     old_heaps: st.old_heaps.clone(),
+                    label_loops: Vec::new(),
                 };
                 self.consume(&mut scratch, heap, a, ctx)?;
                 self.eval(st, heap, x, ctx)

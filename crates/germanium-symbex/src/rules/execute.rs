@@ -11,11 +11,9 @@ use germanium_syntax::ast::{Expr, ExprKind, NewFields, Stmt, StmtKind};
 use crate::errors::{ErrorContext, Reason};
 use crate::resources;
 use crate::rules::context::{Abort, Verifier, R};
+use crate::rules::jumps::WhileFrame;
 use crate::state::{Heap, Permission, State, PRE_STATE};
 use crate::trace::Step;
-
-/// Bound on the `goto`s followed on one path (beyond it, the program loops through labels).
-const MAX_GOTOS_PER_PATH: usize = 32;
 
 pub type Cont<'k, 'e, 'a> = dyn FnMut(&mut Verifier<'e, 'a>, State) -> R<()> + 'k;
 
@@ -32,17 +30,20 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // Straight-line statements run in a loop; only branching ones nest continuations.
         let mut rest = stmts;
         while let Some((first, tail)) = rest.split_first() {
+            if !st.label_loops.is_empty() {
+                self.move_on(&mut st, Some(first.id), first.span)?;
+            }
             if let StmtKind::Label(name, _) = &first.kind {
-                if let Some(&end_id) = self.member.loop_heads.get(&name.name) {
-                    let index = stmts.len() - rest.len();
-                    let Some(end) = stmts
-                        .iter()
-                        .position(|x| x.id == end_id)
-                        .filter(|e| *e >= index)
-                    else {
-                        return Err(self.unsupported(first.span, "this loop made of labels"));
-                    };
-                    return self.exec_label_loop(st, stmts, index, end, k);
+                match self.loop_headed_by(&st, &name.name) {
+                    Some(true) => return self.back_to_loop_head(st, &name.name),
+                    Some(false) => {
+                        return self.enter_label_loop(
+                            st,
+                            first,
+                            &mut |v: &mut Verifier<'e, 'a>, s| v.exec_seq(s, tail, k),
+                        )
+                    }
+                    None => {}
                 }
             }
             if matches!(
@@ -113,9 +114,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
             StmtKind::Goto(label) => {
                 if !self.feasible(Term::tt(), s.span)? {
                     return Ok(());
-                }
-                if self.member.label_loops.iter().any(|l| l.name == label.name) {
-                    return self.goto_loop_head(st, &label.name);
                 }
                 self.goto(st, s, &label.name)
             }
@@ -461,121 +459,6 @@ impl<'e, 'a> Verifier<'e, 'a> {
         }
     }
 
-    /// `goto label` where the label comes later in this or an enclosing statement list:
-    /// execution resumes at the label (taking back the frames of the loops it leaves).
-    fn goto(&mut self, mut st: State, s: &Stmt, label: &str) -> R<()> {
-        let Some(body) = self.member.method.and_then(|m| m.body.as_ref()) else {
-            return Err(self.unsupported(s.span, "`goto` here"));
-        };
-        let mut to_goto = Vec::new();
-        let mut to_label = Vec::new();
-        path_to(&body.stmts, &|x: &Stmt| x.id == s.id, &mut to_goto);
-        path_to(
-            &body.stmts,
-            &|x: &Stmt| matches!(&x.kind, StmtKind::Label(l, _) if l.name == label),
-            &mut to_label,
-        );
-        let Some(k) = to_label.len().checked_sub(1) else {
-            return Err(self.unsupported(s.span, "`goto` to this label"));
-        };
-        let same_level =
-            |a: &(&[Stmt], usize), b: &(&[Stmt], usize)| std::ptr::eq(a.0, b.0) && a.1 == b.1;
-        let forward_out = to_goto.len() > k
-            && to_label[..k]
-                .iter()
-                .zip(&to_goto[..k])
-                .all(|(a, b)| same_level(a, b))
-            && std::ptr::eq(to_label[k].0, to_goto[k].0)
-            && to_label[k].1 > to_goto[k].1
-            && !to_label[..k]
-                .iter()
-                .any(|(list, i)| matches!(list[*i].kind, StmtKind::While { .. }));
-        if !forward_out {
-            // Jumps back would make loops without invariants, which Viper verifies as loops.
-            return Err(self.unsupported(s.span, "`goto` backwards or into a nested block or loop"));
-        }
-        if self.member.gotos_on_path >= MAX_GOTOS_PER_PATH {
-            return Err(self.unsupported(s.span, "loops made of labels and `goto`"));
-        }
-        let exited = to_goto[k..to_goto.len() - 1]
-            .iter()
-            .filter(|(list, i)| matches!(list[*i].kind, StmtKind::While { .. }))
-            .count();
-        if exited > self.member.loop_frames.len() {
-            return Err(self.unsupported(s.span, "this `goto`"));
-        }
-        let kept = self.member.loop_frames.len() - exited;
-        let frames: Vec<Heap> = self.member.loop_frames.drain(kept..).collect();
-        // Loops made of labels whose bodies the target lies outside of are left too.
-        let inside = self
-            .member
-            .label_loops
-            .iter()
-            .take_while(|l| l.contains(&to_label))
-            .count();
-        let left_label_loops = self.member.label_loops.split_off(inside);
-        for lp in left_label_loops.iter().rev() {
-            self.readd_frame(&mut st, &lp.frame, s.span)?;
-        }
-        for frame in &frames {
-            self.readd_frame(&mut st, frame, s.span)?;
-        }
-        let (last_list, last_index) = to_label[k];
-        let outer = to_label[..k].to_vec();
-        self.member.gotos_on_path += 1;
-        let r = self.run_from(st, last_list, last_index, &outer);
-        self.member.gotos_on_path -= 1;
-        self.member.loop_frames.extend(frames);
-        self.member.label_loops.extend(left_label_loops);
-        r
-    }
-
-    /// Continues after the statement at each level of `chain`, innermost first, then ends
-    /// the method.
-    fn resume(&mut self, st: State, chain: &[(&[Stmt], usize)]) -> R<()> {
-        match chain.split_last() {
-            None => self.method_end(st),
-            Some(((list, index), outer)) => self.run_from(st, list, index + 1, outer),
-        }
-    }
-
-    /// Runs `list[from..]`, then the rest of `outer`. If that starts inside the body of a
-    /// loop made of labels, running past the body's end leaves the loop (its frame comes
-    /// back) as it does on the ordinary path.
-    fn run_from(
-        &mut self,
-        st: State,
-        list: &[Stmt],
-        from: usize,
-        outer: &[(&[Stmt], usize)],
-    ) -> R<()> {
-        let inside = list.get(from).and_then(|first| {
-            self.member
-                .label_loops
-                .iter()
-                .rposition(|l| l.body.contains(&first.id))
-        });
-        let end = inside.and_then(|pos| {
-            list.iter()
-                .position(|x| x.id == self.member.label_loops[pos].last)
-        });
-        if let (Some(pos), Some(end)) = (inside, end) {
-            let lp = self.member.label_loops[pos].clone();
-            let body = &list[from..=end.max(from)];
-            return self.exec_seq(st, body, &mut |v: &mut Verifier<'e, 'a>, mut out: State| {
-                let left = v.member.label_loops.split_off(pos);
-                v.readd_frame(&mut out, &lp.frame, list[end].span)?;
-                let r = v.run_from(out, list, end + 1, outer);
-                v.member.label_loops.extend(left);
-                r
-            });
-        }
-        let rest = &list[from.min(list.len())..];
-        self.exec_seq(st, rest, &mut |v: &mut Verifier<'e, 'a>, st2| {
-            v.resume(st2, outer)
-        })
-    }
-
     fn exec_while(&mut self, st: State, s: &Stmt, k: &mut Cont<'_, 'e, 'a>) -> R<()> {
         let StmtKind::While {
             cond,
@@ -615,13 +498,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let while_ctx = ErrorContext::at("while.failed", cond.span, "While statement might fail.");
         // The body, from an arbitrary state satisfying the invariant and the condition.
         let mut inner = State {
-            store: st.store.clone(),
             heap: Heap::new(),
-            old_heaps: st.old_heaps.clone(),
+            ..st.clone()
         };
         self.havoc(&mut inner, &modified, s)?;
         self.push(s.span)?;
-        self.member.loop_frames.push(frame.heap.clone());
+        self.member.loop_frames.push(WhileFrame {
+            id: s.id,
+            frame: frame.heap.clone(),
+            start: Vec::new(),
+        });
         let body_result = (|| -> R<()> {
             for inv in invariants {
                 self.produce(&mut inner, inv, &wellformed.for_clause(inv))?;
@@ -634,29 +520,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
             } else {
                 Vec::new()
             };
-            let preserved = ErrorContext::at_conjunct(
-                "invariant.not.preserved",
-                "Loop invariant might not be preserved.",
-            );
-            self.exec_seq(
-                inner,
-                body,
-                &mut |v: &mut Verifier<'e, 'a>, mut end: State| {
-                    if !start.is_empty() {
-                        v.loop_measures_at_end(&end, decreases, cond, &start)?;
-                    }
-                    let heap = end.heap.clone();
-                    v.with_modes(
-                        |m| m.lenient_reads = true,
-                        |v| -> R<()> {
-                            for inv in invariants {
-                                v.consume(&mut end, &heap, inv, &preserved.for_clause(inv))?;
-                            }
-                            Ok(())
-                        },
-                    )
-                },
-            )
+            if let Some(w) = self.member.loop_frames.last_mut() {
+                w.start = start.clone();
+            }
+            self.exec_seq(inner, body, &mut |v: &mut Verifier<'e, 'a>, end: State| {
+                v.end_of_while_body(end, s, &start)
+            })
         })();
         self.member.loop_frames.pop();
         self.pop(s.span)?;
@@ -670,6 +539,43 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let c = self.eval(&frame, &heap, cond, &while_ctx)?;
         self.assume(Term::not(c), s.span)?;
         Ok(frame)
+    }
+
+    /// The end of an iteration of the `while` loop `w` that began with measures `start`:
+    /// the measures must have decreased and the invariant must hold again.
+    pub(crate) fn end_of_while_body(
+        &mut self,
+        mut end: State,
+        w: &Stmt,
+        start: &[crate::rules::termination::Measure],
+    ) -> R<()> {
+        let StmtKind::While {
+            cond,
+            invariants,
+            decreases,
+            ..
+        } = &w.kind
+        else {
+            return Err(self.unsupported(w.span, "this loop"));
+        };
+        self.move_on(&mut end, Some(w.id), w.span)?;
+        if !start.is_empty() {
+            self.loop_measures_at_end(&end, decreases, cond, start)?;
+        }
+        let preserved = ErrorContext::at_conjunct(
+            "invariant.not.preserved",
+            "Loop invariant might not be preserved.",
+        );
+        let heap = end.heap.clone();
+        self.with_modes(
+            |m| m.lenient_reads = true,
+            |v| -> R<()> {
+                for inv in invariants {
+                    v.consume(&mut end, &heap, inv, &preserved.for_clause(inv))?;
+                }
+                Ok(())
+            },
+        )
     }
 
     pub(crate) fn havoc(&mut self, st: &mut State, vars: &HashSet<VarId>, s: &Stmt) -> R<()> {

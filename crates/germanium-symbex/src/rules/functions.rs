@@ -182,6 +182,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 store: st.store.clone(),
                 heap: heap.clone(),
                 old_heaps: st.old_heaps.clone(),
+                label_loops: Vec::new(),
             };
             self.with_modes(
                 |m| m.positive_only = true,

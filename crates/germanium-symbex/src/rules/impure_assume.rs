@@ -31,6 +31,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             store: st.store.clone(),
             heap: eval_heap.clone(),
             old_heaps: st.old_heaps.clone(),
+            label_loops: Vec::new(),
         };
         self.with_modes(
             |m| {

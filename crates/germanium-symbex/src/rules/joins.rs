@@ -102,7 +102,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// chunks or labelled heaps, or a reference that differs).
     fn join_ends(&mut self, cond: &Term, a: &PathEnd, b: &PathEnd, s: &Stmt) -> R<Option<State>> {
         let reference = self.env.null().sort().clone();
-        if a.state.old_heaps != b.state.old_heaps || a.state.store.len() != b.state.store.len() {
+        if a.state.old_heaps != b.state.old_heaps
+            || a.state.store.len() != b.state.store.len()
+            || a.state.label_loops != b.state.label_loops
+        {
             return Ok(None);
         }
         let mut vars: Vec<_> = a.state.store.keys().copied().collect();
@@ -142,6 +145,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             store: a.state.store.clone(),
             heap,
             old_heaps: a.state.old_heaps.clone(),
+            label_loops: a.state.label_loops.clone(),
         };
         for (var, x, y) in differing {
             let name = self.env.sem.var(var).name.clone();

@@ -77,7 +77,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
         )?;
         let Some(body) = &m.body else { return Ok(()) };
         self.member.method = self.env.methods.get(&m.name.name).copied();
-        self.member.loop_heads = crate::rules::label_loops::loop_heads(&body.stmts);
+        let cfg = germanium_cfg::BodyCfg::of(body);
+        self.member.loops = self.method_loops(&cfg)?;
         let heap = st.heap.clone();
         self.member.method_measures = self.measures(&st, &heap, &m.contract.decreases)?;
         let r = self.exec_seq(
@@ -137,6 +138,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let Some(m) = self.member.method else {
             return Ok(());
         };
+        self.move_on(&mut end, None, m.name.span)?;
         let violated = ErrorContext::at_conjunct(
             "postcondition.violated",
             format!("Postcondition of {} might not hold.", m.name.name),

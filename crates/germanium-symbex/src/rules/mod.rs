@@ -5,8 +5,8 @@
 //! module. Beneath them: predicates (`predicates`, `snapshots`, `nesting`), functions
 //! (`functions`, `function_bodies`, `function_axioms`, `unrolling_triggers`, `relevance`),
 //! termination (`termination`, `predicate_measures`), quantified permissions (`quantified`,
-//! `quantified_access`, `quantified_snapshots`), loops made of labels
-//! (`label_loops`), and the smaller rules (`havoc`, `forperm`, `impure_assume`, `lenient`,
+//! `quantified_access`, `quantified_snapshots`), `goto` and loops made of
+//! labels over the method's control-flow graph (`jumps`), and the smaller rules (`havoc`, `forperm`, `impure_assume`, `lenient`,
 //! `allocation`, `call_targets`, `inhale_exhale`, `triggers`); [`access`] is their one way
 //! onto resources; [`members`] runs a member's contract and body; [`context`] is the state
 //! of one worker's rules.
@@ -33,7 +33,7 @@ mod havoc;
 mod impure_assume;
 mod inhale_exhale;
 mod joins;
-mod label_loops;
+pub(crate) mod jumps;
 mod lenient;
 mod members;
 mod nesting;

@@ -162,6 +162,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             store: st.store.clone(),
             heap: Heap::default(),
             old_heaps: st.old_heaps.clone(),
+            label_loops: Vec::new(),
         };
         let result = self.package_in_scope(witness, lhs, rhs, proof, &ctx);
         let mut outer_facts = Vec::new();

@@ -368,6 +368,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             store: st.store.clone(),
             heap: heap.clone(),
             old_heaps: st.old_heaps.clone(),
+            label_loops: Vec::new(),
         };
         // An expression: its amounts are not scaled by an enclosing fold or unfold; inside
         // a function only some positive amount is needed.

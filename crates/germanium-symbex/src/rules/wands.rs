@@ -222,6 +222,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 store: st.store.clone(),
                 heap: Heap::default(),
                 old_heaps: st.old_heaps.clone(),
+                label_loops: Vec::new(),
             };
             self.with_modes(|m| m.checking = false, |v| v.produce(&mut side, lhs, &ctx))?;
             let lhs_state = std::mem::take(&mut side.heap);

@@ -25,4 +25,14 @@ pub struct State {
     pub heap: Heap,
     /// Heaps at `label`s, and at [`PRE_STATE`].
     pub old_heaps: HashMap<String, Heap>,
+    /// The loops made of labels this path is running, innermost last.
+    pub label_loops: Vec<LabelLoopFrame>,
+}
+
+/// A loop made of labels being run: which one (by its index among the method's) and what
+/// its invariant did not hold on entry, given back when the path leaves the loop.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LabelLoopFrame {
+    pub loop_index: usize,
+    pub frame: Heap,
 }
