@@ -543,6 +543,28 @@ impl SeqTheory {
             ]),
         ));
 
+        // Literals are lists built from the front: two of them are equal exactly when their
+        // heads are and their rests are. Matching stops at the shorter literal's end, and
+        // unequal elements refute the equality without any index term existing (the
+        // pointwise axiom needs one: `Seq(1, 2) != Seq(1, 3)` had none).
+        let (a, b) = (bound("a", &self.elem), bound("b", &self.elem));
+        let cons = |h: &Term, r: &Term| {
+            Term::app(&self.append, vec![self.singleton(h.clone()), r.clone()])
+        };
+        let both = self.equal(cons(&a, &s), cons(&b, &t));
+        out.push(forall(
+            &qid("equal_cons"),
+            &[&a, &s, &b, &t],
+            vec![vec![both.clone()]],
+            Term::iff(
+                both,
+                Term::and([
+                    Term::eq(a.clone(), b.clone()),
+                    self.equal(s.clone(), t.clone()),
+                ]),
+            ),
+        ));
+
         // Integer ranges `[a..b)`.
         if let Some(range) = &self.range {
             let (a, b) = (bound("a", &Sort::Int), bound("b", &Sort::Int));

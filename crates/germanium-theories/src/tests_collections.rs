@@ -54,6 +54,21 @@ fn sequences() {
         &[],
         Term::not(c.op(SeqContains(e.clone()), vec![int(4), lit.clone()]))
     ));
+    // Literals of one length differ where an element does, with no index term about
+    // (Nagini's strings compare so), and are equal where every element is.
+    let other = c.op(SeqLiteral(e.clone()), vec![int(1), int(2), int(4)]);
+    let same = c.op(SeqLiteral(e.clone()), vec![int(1), int(2), int(3)]);
+    let equal =
+        |c: &Check, x: &Term, y: &Term| c.op(SeqEqual(e.clone()), vec![x.clone(), y.clone()]);
+    assert!(c.valid(&[], Term::not(equal(&c, &lit, &other))));
+    assert!(!c.valid(&[], equal(&c, &lit, &other)));
+    assert!(c.valid(&[], equal(&c, &lit, &same)));
+    assert!(!c.valid(&[], Term::not(equal(&c, &lit, &same))));
+    // With unknown elements: equal exactly when the elements are.
+    let with_i = c.op(SeqLiteral(e.clone()), vec![int(1), i.clone(), int(3)]);
+    assert!(!c.valid(&[], equal(&c, &lit, &with_i)));
+    assert!(c.valid(&[Term::eq(i.clone(), int(2))], equal(&c, &lit, &with_i)));
+    assert!(c.valid(&[equal(&c, &lit, &with_i)], Term::eq(i.clone(), int(2))));
     let empty = c.op(SeqEmpty(e.clone()), vec![]);
     assert!(c.valid(&[], Term::eq(len(&c, &empty), int(0))));
     let is_empty = c.op(SeqEqual(e.clone()), vec![s.clone(), empty.clone()]);
