@@ -1,13 +1,13 @@
 //! Small annotated Viper programs run through the driver: every `//:: ExpectedOutput(id)`
-//! must be reported on the next code line, and nothing else may be reported.
+//! must be reported on the next code line, as often as it is written there, and nothing
+//! else may be reported.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use germanium_driver::{run_file, Mode, Options};
 
-fn expected(text: &str) -> BTreeSet<(u32, String)> {
-    let mut out = BTreeSet::new();
+fn expected(text: &str) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
     let mut pending = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let trimmed = line.trim();
@@ -15,10 +15,11 @@ fn expected(text: &str) -> BTreeSet<(u32, String)> {
             pending.push(rest.trim_end_matches(')').to_string());
         } else if !trimmed.is_empty() && !trimmed.starts_with("//") {
             for id in pending.drain(..) {
-                out.insert((i as u32 + 1, id));
+                out.push((i as u32 + 1, id));
             }
         }
     }
+    out.sort();
     out
 }
 
@@ -41,11 +42,12 @@ fn options_of(text: &str) -> Options {
 fn check(path: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(path).unwrap();
     let report = run_file(path, &options_of(&text));
-    let reported: BTreeSet<(u32, String)> = report
+    let mut reported: Vec<(u32, String)> = report
         .diagnostics
         .iter()
         .map(|d| (report.sources.start(d.span).line, d.id.clone()))
         .collect();
+    reported.sort();
     let wanted = expected(&text);
     if reported == wanted {
         Ok(())
@@ -162,11 +164,12 @@ fn recursive_definitions_fail_without_exhausting_the_solver() {
     options.timeout = Some(std::time::Duration::from_secs(20));
     let report = run_file(&path, &options);
     let text = std::fs::read_to_string(&path).unwrap();
-    let reported: BTreeSet<(u32, String)> = report
+    let mut reported: Vec<(u32, String)> = report
         .diagnostics
         .iter()
         .map(|d| (report.sources.start(d.span).line, d.id.clone()))
         .collect();
+    reported.sort();
     assert_eq!(reported, expected(&text), "{:#?}", report.diagnostics);
     for d in &report.diagnostics {
         assert!(

@@ -187,8 +187,14 @@ impl<'e, 'a> Verifier<'e, 'a> {
             self.with_modes(
                 |m| m.positive_only = true,
                 |v| -> R<()> {
+                    // One error per application, as Silicon gives: the clauses after one
+                    // that failed are not checked.
+                    let reported = v.errors.len();
                     for pre in &function.contract.requires {
                         v.consume(&mut scratch, heap, pre, &call_ctx)?;
+                        if v.errors.len() > reported {
+                            break;
+                        }
                     }
                     Ok(())
                 },
