@@ -562,6 +562,12 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if !start.is_empty() {
             self.loop_measures_at_end(&end, decreases, cond, start)?;
         }
+        self.preserve_invariants(end, invariants)
+    }
+
+    /// At the end of an iteration (of a `while` or a loop made of labels): `invariants` must
+    /// hold again; what is left of the state is no longer needed.
+    pub(crate) fn preserve_invariants(&mut self, mut end: State, invariants: &[Expr]) -> R<()> {
         let preserved = ErrorContext::at_conjunct(
             "invariant.not.preserved",
             "Loop invariant might not be preserved.",

@@ -150,22 +150,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
     }
 
     /// Back to the head of a loop being run: its invariant must hold again; the path ends.
-    pub(crate) fn back_to_loop_head(&mut self, mut st: State, label: &str) -> R<()> {
-        let invariants = self.label_invariants(label);
-        let preserved = ErrorContext::at_conjunct(
-            "invariant.not.preserved",
-            "Loop invariant might not be preserved.",
-        );
-        let heap = st.heap.clone();
-        self.with_modes(
-            |m| m.lenient_reads = true,
-            |v| -> R<()> {
-                for inv in invariants {
-                    v.consume(&mut st, &heap, inv, &preserved.for_clause(inv))?;
-                }
-                Ok(())
-            },
-        )
+    pub(crate) fn back_to_loop_head(&mut self, st: State, label: &str) -> R<()> {
+        self.preserve_invariants(st, self.label_invariants(label))
     }
 
     /// `goto label`: takes back the frames of the `while` loops it leaves, then goes back to
