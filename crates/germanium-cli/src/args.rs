@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use germanium_driver::{Mode, Options};
+use germanium_driver::{Backend, Mode, Options};
 
 /// Germanium: a verifier for the Viper intermediate verification language.
 #[derive(Debug, Parser)]
@@ -94,6 +94,10 @@ pub struct LspArgs {
     /// Interpret magic wands as combinable wands (as `verify --combinable-wands`).
     #[arg(long = "combinable-wands")]
     pub combinable_wands: bool,
+
+    /// The verifier (as `verify --backend`).
+    #[arg(long = "backend", value_name = "BACKEND", value_parser = parse_backend, default_value = "symbex")]
+    pub backend: Backend,
 }
 
 impl LspArgs {
@@ -102,6 +106,7 @@ impl LspArgs {
         let mut options = self.program.options(Mode::Verify);
         options.counterexamples = true;
         options.combinable_wands = self.combinable_wands;
+        options.backend = self.backend;
         options.jobs = jobs_or_cpus(self.jobs);
         options
     }
@@ -207,6 +212,16 @@ pub struct RunArgs {
     /// changes a result.
     #[arg(long = "trace", value_name = "FILE")]
     pub trace: Option<PathBuf>,
+
+    /// The verifier: `symbex` (symbolic execution, as Silicon; the default) or `vcg`
+    /// (verification conditions, as Carbon).
+    #[arg(long = "backend", value_name = "BACKEND", value_parser = parse_backend, default_value = "symbex")]
+    pub backend: Backend,
+}
+
+/// A back end's name for `--backend`.
+pub(crate) fn parse_backend(text: &str) -> Result<Backend, String> {
+    Backend::parse(text).ok_or_else(|| format!("`{text}` is no back end: `symbex` or `vcg`"))
 }
 
 /// A glob pattern for `--member`.
@@ -234,6 +249,7 @@ impl RunArgs {
         options.smt_log = self.smt_log.clone();
         options.combinable_wands = self.combinable_wands;
         options.counterexamples = self.counterexample;
+        options.backend = self.backend;
         options.members = self.member_filter();
         // Parallelism goes where the work is: members of a single file, else whole files.
         options.jobs = if self.files.len() == 1 {

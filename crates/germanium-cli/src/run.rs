@@ -58,6 +58,13 @@ pub fn run_files(
     options.jobs = if count == 1 { args.worker_count() } else { 1 };
     options.solver_problem = solver_problem;
     options.cache = cache;
+    if args.trace.is_some() && options.backend != germanium_driver::Backend::Symbex {
+        eprintln!(
+            "germanium: error: the execution log (`--trace`) is the symbolic engine's: use it \
+             with `--backend symbex`"
+        );
+        return ExitCode::from(2);
+    }
     let trace = match &args.trace {
         Some(path) => match germanium_trace_log::Writer::create(path) {
             Ok(writer) => {

@@ -17,9 +17,11 @@ use std::path::PathBuf;
 
 use germanium_cache::{CachedError, KeyPlan, MemberKey, ResultCache};
 use germanium_semantics::Semantics;
-use germanium_symbex::{
+use germanium_verifier::{
     EventError, MemberEvent, MemberFilter, MemberResult, ProgramResult, VerifyOptions,
 };
+
+use crate::backends::Engine;
 use germanium_syntax::ast::Program;
 use germanium_syntax::{Diagnostic, Severity, SourceMap, Span};
 
@@ -37,10 +39,11 @@ impl CacheSettings {
     /// known, or the build cannot be identified).
     pub fn for_run((a, b, c): (u32, u32, u32), options: &crate::Options) -> Option<CacheSettings> {
         let salt = format!(
-            "germanium {}; z3 {a}.{b}.{c}; timeout {:?}; combinable wands {}",
+            "germanium {}; z3 {a}.{b}.{c}; timeout {:?}; combinable wands {}; backend {}",
             germanium_cache::build_id()?,
             options.timeout,
             options.combinable_wands,
+            options.backend.name(),
         );
         Some(CacheSettings {
             path: ResultCache::default_path()?,
@@ -57,10 +60,12 @@ pub(crate) fn verify_through_cache(
     semantics: &Semantics,
     sources: &SourceMap,
     options: &VerifyOptions,
+    engine: &Engine,
     settings: &CacheSettings,
 ) -> Vec<Diagnostic> {
     let Some(cache) = ResultCache::open(&settings.path) else {
-        return germanium_symbex::verify_program(program, semantics, sources, options);
+        return crate::backends::verify_members(program, semantics, sources, options, engine)
+            .diagnostics();
     };
     let answers = cache.answers(&settings.salt);
     let mut options = options.clone();
@@ -69,7 +74,8 @@ pub(crate) fn verify_through_cache(
     if options.members.is_some() {
         // Members left out are assumed correct: no member result is a verdict here. Answers
         // hold whatever is verified (what is assumed is in their keys, with the preamble).
-        let found = germanium_symbex::verify_program(program, semantics, sources, options);
+        let found = crate::backends::verify_members(program, semantics, sources, options, engine)
+            .diagnostics();
         answers.flush();
         return found;
     }
@@ -78,6 +84,7 @@ pub(crate) fn verify_through_cache(
         program,
         semantics,
         sources,
+        engine,
         cache: &cache,
     };
     let functions = run.phase(&plan.function_keys(), options);
@@ -106,6 +113,7 @@ struct Run<'a> {
     program: &'a Program,
     semantics: &'a Semantics,
     sources: &'a SourceMap,
+    engine: &'a Engine,
     cache: &'a ResultCache,
 }
 
@@ -145,7 +153,13 @@ impl Run<'_> {
             options.members = Some(MemberFilter(std::sync::Arc::new(move |name: &str| {
                 to_verify.contains(name)
             })));
-            germanium_symbex::verify_members(self.program, self.semantics, self.sources, &options)
+            crate::backends::verify_members(
+                self.program,
+                self.semantics,
+                self.sources,
+                &options,
+                self.engine,
+            )
         };
         // A cancelled run skipped members: nothing of it is stored.
         let cancelled = options.cancel.as_ref().is_some_and(|c| c.is_cancelled());

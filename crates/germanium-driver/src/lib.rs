@@ -8,6 +8,7 @@
 //!
 //! Architecture invariant: the driver never prints; it returns [`FileReport`]s.
 
+mod backends;
 mod cached;
 mod pipeline;
 
@@ -18,7 +19,9 @@ use germanium_syntax::ast::Program;
 use germanium_syntax::{Diagnostic, SourceMap};
 
 pub use cached::CacheSettings;
-pub use germanium_symbex::{Cancel, EventError, MemberEvent, MemberEvents, MemberFilter};
+pub use germanium_verifier::{
+    Backend, Cancel, EventError, MemberEvent, MemberEvents, MemberFilter,
+};
 pub use pipeline::{run_file, run_text};
 
 /// What to do with each file.
@@ -52,12 +55,14 @@ pub struct Options {
     pub combinable_wands: bool,
     /// A counterexample for each failed check.
     pub counterexamples: bool,
+    /// Which verifier runs (`--backend`).
+    pub backend: Backend,
     /// Makes each verification worker's execution-log sink (`None`: no log).
     pub trace: Option<germanium_symbex::TraceSinks>,
     /// Told when each member starts and ends (streaming output, progress).
-    pub events: Option<germanium_symbex::MemberEvents>,
+    pub events: Option<MemberEvents>,
     /// Which members to verify (`--member`; `None`: all).
-    pub members: Option<germanium_symbex::MemberFilter>,
+    pub members: Option<MemberFilter>,
     /// Why Z3 cannot be used, found once before any file (see [`check_solver`]): a file
     /// that gets to verification reports it as an `internal` error instead.
     pub solver_problem: Option<String>,
@@ -84,6 +89,7 @@ impl Options {
             max_branches: None,
             combinable_wands: false,
             counterexamples: false,
+            backend: Backend::Symbex,
             trace: None,
             events: None,
             members: None,
@@ -140,6 +146,8 @@ pub struct FileReport {
     pub program: Option<Program>,
     /// The last stage that ran.
     pub stage: Stage,
+    /// The back end that verified the file (`None`: verification did not run).
+    pub backend: Option<Backend>,
     pub time: Duration,
 }
 

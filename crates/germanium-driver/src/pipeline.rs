@@ -93,6 +93,7 @@ fn run_stages(
         sources: std::mem::take(sources),
         program: Some(done.program),
         stage: done.stage,
+        backend: (done.stage == Stage::Verify).then_some(options.backend),
         time: Default::default(),
     }
 }
@@ -160,7 +161,7 @@ fn front_end_and_verify(
             stage: Stage::Verify,
         };
     }
-    let verify_options = germanium_symbex::VerifyOptions {
+    let verify_options = germanium_verifier::VerifyOptions {
         z3: options.z3.clone(),
         timeout: options.timeout,
         smt_log: options.smt_log.clone(),
@@ -168,12 +169,15 @@ fn front_end_and_verify(
         max_branches: options.max_branches,
         combinable_wands: options.combinable_wands,
         counterexamples: options.counterexamples,
-        trace: options.trace.clone(),
         events: options.events.clone(),
         members: options.members.clone(),
         failed_functions: Default::default(),
         cancel: options.cancel.clone(),
         answers: None,
+    };
+    let engine = crate::backends::Engine {
+        backend: options.backend,
+        trace: options.trace.clone(),
     };
     // The execution log needs a run; the cache has none.
     let cache = options.cache.as_ref().filter(|_| options.trace.is_none());
@@ -183,9 +187,13 @@ fn front_end_and_verify(
             &semantics,
             sources,
             &verify_options,
+            &engine,
             settings,
         ),
-        None => germanium_symbex::verify_program(&program, &semantics, sources, &verify_options),
+        None => {
+            crate::backends::verify_members(&program, &semantics, sources, &verify_options, &engine)
+                .diagnostics()
+        }
     });
     StagesDone {
         program,
@@ -279,6 +287,7 @@ fn internal_report(path: &Path, mut sources: SourceMap, message: String) -> File
         sources,
         program: None,
         stage: Stage::Load,
+        backend: None,
         time: Default::default(),
     }
 }

@@ -26,8 +26,4 @@ pub mod state;
 pub mod trace;
 
 pub use errors::VerificationError;
-pub use germanium_smt::Cancel;
-pub use run::{
-    verify_members, verify_program, EventError, MemberEvent, MemberEvents, MemberFilter,
-    MemberResult, ProgramResult, TraceSinks, VerifyOptions,
-};
+pub use run::{verify_members, verify_program, TraceSinks};

@@ -66,8 +66,8 @@ impl From<&germanium_symbex::trace::Place> for PlaceLine {
 }
 
 /// An error's place, once resolved (the debugger's diagnostics).
-impl From<&germanium_symbex::EventError> for PlaceLine {
-    fn from(e: &germanium_symbex::EventError) -> PlaceLine {
+impl From<&germanium_verifier::EventError> for PlaceLine {
+    fn from(e: &germanium_verifier::EventError) -> PlaceLine {
         PlaceLine {
             file: e.file.clone(),
             line: e.line,

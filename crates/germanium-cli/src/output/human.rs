@@ -131,6 +131,7 @@ mod tests {
             sources,
             program: None,
             stage: Stage::Check,
+            backend: None,
             time: std::time::Duration::from_millis(7),
         };
         let mut out = NoColor::new(Vec::new());
@@ -164,6 +165,7 @@ mod tests {
             sources,
             program: None,
             stage: Stage::Load,
+            backend: None,
             time: Default::default(),
         };
         let mut out = NoColor::new(Vec::new());

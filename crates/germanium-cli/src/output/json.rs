@@ -14,6 +14,10 @@ struct JsonReport<'a> {
     result: &'a str,
     errors: Vec<JsonError<'a>>,
     time_ms: u128,
+    /// The back end that verified the file, `symbex` or `vcg` (an addition to the spec;
+    /// absent when verification did not run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    backend: Option<&'static str>,
 }
 
 /// One error as the JSON outputs write it (a file's line and a member's line alike).
@@ -190,6 +194,7 @@ fn render_event(report: &FileReport, event: Option<&'static str>) -> String {
         result: report.result_word(),
         errors,
         time_ms: report.time.as_millis(),
+        backend: report.backend.map(|b| b.name()),
     };
     serde_json::to_string(&json).expect("serialising plain data cannot fail")
 }
@@ -215,6 +220,7 @@ mod tests {
             sources,
             program: None,
             stage: Stage::Verify,
+            backend: None,
             time: std::time::Duration::from_millis(41),
         };
         let value: serde_json::Value = serde_json::from_str(&render(&report)).unwrap();

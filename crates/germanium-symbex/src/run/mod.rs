@@ -2,109 +2,25 @@
 //! solver, then one scope per member. Members are independent and verified in parallel.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::Duration;
 
 use germanium_semantics::Semantics;
 use germanium_smt::{Cancel, Solver, SolverConfig};
-use germanium_syntax::ast::{Function, ItemKind, Method, Program};
+use germanium_syntax::ast::Program;
 use germanium_syntax::diagnostic::ids;
 use germanium_syntax::{Diagnostic, SourceMap, Span};
+use germanium_verifier::members::log_path;
+use germanium_verifier::{
+    members, sessions, EventError, Member, MemberEvent, MemberEvents, MemberResult, ProgramResult,
+    VerifyOptions, DEFAULT_QUERY_TIMEOUT,
+};
 
 use crate::decider::budget::{Budget, MEMORY_LIMIT_MB};
 use crate::env::Env;
 use crate::rules::context::{Abort, MemberState, Verifier, R};
 use crate::state::Modes;
 use crate::trace::Step;
-
-/// Settings of one verification run.
-#[derive(Clone, Debug)]
-pub struct VerifyOptions {
-    pub z3: Option<PathBuf>,
-    /// Per-query timeout (default [`DEFAULT_QUERY_TIMEOUT`]).
-    pub timeout: Option<Duration>,
-    /// Base name of the SMT logs; worker `i` writes `<stem>.w<i>.smt2` (one worker: the
-    /// file itself).
-    pub smt_log: Option<PathBuf>,
-    /// Worker threads (each with its own solver).
-    pub jobs: usize,
-    /// `if` branches one member may explore (default
-    /// [`crate::env::MAX_BRANCHES_PER_MEMBER`]).
-    pub max_branches: Option<usize>,
-    /// Combinable wands instead of standard ones (`--combinable-wands`).
-    pub combinable_wands: bool,
-    /// A counterexample for each failed check (`--counterexample`).
-    pub counterexamples: bool,
-    /// Makes each worker's execution-log sink (`None`: no log).
-    pub trace: Option<TraceSinks>,
-    /// Told when each member starts and ends (`None`: nobody).
-    pub events: Option<MemberEvents>,
-    /// Which members to verify, by name (`None`: all). The others are not verified and
-    /// are assumed correct: a function left out has its postcondition as an axiom, unless
-    /// it is among `failed_functions`.
-    pub members: Option<MemberFilter>,
-    /// Functions known not to verify (from the result cache): their postconditions are
-    /// never axioms.
-    pub failed_functions: HashSet<String>,
-    /// Stops the run when set: no member starts afterwards and a solver waiting for an
-    /// answer gives up; the result then has an `internal` error saying so.
-    pub cancel: Option<Cancel>,
-    /// Answers to solver queries kept between runs (the result cache's; see
-    /// `germanium_smt::answers`): a query found there is not asked again.
-    pub answers: Option<std::sync::Arc<dyn germanium_smt::AnswerStore>>,
-}
-
-/// Says, by name, whether a member is to be verified (`--member`).
-#[derive(Clone)]
-pub struct MemberFilter(pub std::sync::Arc<dyn Fn(&str) -> bool + Send + Sync>);
-
-impl std::fmt::Debug for MemberFilter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("MemberFilter(..)")
-    }
-}
-
-/// A member's verification as it starts and ends, for streaming output and progress.
-#[derive(Clone, Debug, PartialEq)]
-pub enum MemberEvent {
-    Started {
-        member: String,
-        kind: &'static str,
-    },
-    Finished {
-        member: String,
-        kind: &'static str,
-        errors: Vec<EventError>,
-        time: Duration,
-        /// The result came from the result cache (the driver's), not from verification.
-        cached: bool,
-    },
-}
-
-/// An error of a finished member, with its place resolved (the file's report comes later).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EventError {
-    pub id: String,
-    pub message: String,
-    pub warning: bool,
-    pub file: String,
-    pub line: u32,
-    pub column: u32,
-    pub end_line: u32,
-    pub end_column: u32,
-}
-
-/// Where member events go (called from the worker threads).
-#[derive(Clone)]
-pub struct MemberEvents(pub std::sync::Arc<dyn Fn(MemberEvent) + Send + Sync>);
-
-impl std::fmt::Debug for MemberEvents {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("MemberEvents(..)")
-    }
-}
 
 /// Makes one execution-log sink per worker thread.
 #[derive(Clone)]
@@ -116,158 +32,26 @@ impl std::fmt::Debug for TraceSinks {
     }
 }
 
-impl Default for VerifyOptions {
-    fn default() -> Self {
-        VerifyOptions {
-            z3: None,
-            timeout: None,
-            smt_log: None,
-            jobs: 1,
-            max_branches: None,
-            combinable_wands: false,
-            counterexamples: false,
-            trace: None,
-            events: None,
-            members: None,
-            failed_functions: HashSet::new(),
-            cancel: None,
-            answers: None,
-        }
-    }
-}
-
-/// What a member is.
-enum Member<'a> {
-    Method(&'a Method),
-    Function(&'a Function),
-    Predicate(&'a germanium_syntax::ast::Predicate),
-}
-
-impl Member<'_> {
-    fn name_and_kind(&self) -> (&str, &'static str) {
-        match self {
-            Member::Method(m) => (&m.name.name, "method"),
-            Member::Function(f) => (&f.name.name, "function"),
-            Member::Predicate(p) => (&p.name.name, "predicate"),
-        }
-    }
-}
-
-/// `d` with its place resolved.
-fn event_error(env: &Env<'_>, d: &Diagnostic) -> EventError {
-    EventError::of(env.sources, d)
-}
-
-impl EventError {
-    /// `d` with its place in `sources` resolved.
-    pub fn of(sources: &SourceMap, d: &Diagnostic) -> EventError {
-        let (start, end) = (sources.start(d.span), sources.end(d.span));
-        EventError {
-            id: d.id.clone(),
-            message: d.message.clone(),
-            warning: !d.is_error(),
-            file: sources.get(d.span.file).path.display().to_string(),
-            line: start.line,
-            column: start.column,
-            end_line: end.line,
-            end_column: end.column,
-        }
-    }
-}
-
-fn members(program: &Program) -> Vec<Member<'_>> {
-    let mut out = Vec::new();
-    for item in &program.items {
-        match &item.kind {
-            ItemKind::Method(m) => {
-                out.push(Member::Method(m));
-            }
-            ItemKind::Function(f) => {
-                let has_obligations = f.body.is_some()
-                    || !f.contract.requires.is_empty()
-                    || !f.contract.ensures.is_empty()
-                    || !f.contract.decreases.is_empty();
-                if has_obligations {
-                    out.push(Member::Function(f));
-                }
-            }
-            ItemKind::Predicate(p) if p.body.is_some() => {
-                out.push(Member::Predicate(p));
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-fn log_path(base: &std::path::Path, worker: usize, workers: usize, phase: Option<&str>) -> PathBuf {
-    let stem = base
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "smt".into());
-    match (phase, workers) {
-        (None, 0 | 1) => base.to_path_buf(),
-        (None, _) => base.with_file_name(format!("{stem}.w{worker}.smt2")),
-        (Some(p), _) => base.with_file_name(format!("{stem}.{p}.w{worker}.smt2")),
-    }
-}
-
-/// The `--timeout` when the user sets none: a budget of about five seconds of solver work
-/// per query (see [`Budget`]). The largest query of Viper's test suite that Z3 answers needs
-/// about two.
-pub const DEFAULT_QUERY_TIMEOUT: Duration = Duration::from_secs(5);
-
 /// Verifies every member of a well-typed program; returns the errors (empty: verified).
 pub fn verify_program(
     program: &Program,
     sem: &Semantics,
     sources: &SourceMap,
     options: &VerifyOptions,
+    trace: Option<&TraceSinks>,
 ) -> Vec<Diagnostic> {
-    verify_members(program, sem, sources, options).diagnostics()
-}
-
-/// One verified member's errors (those its verification found, wherever they point).
-#[derive(Clone, Debug, PartialEq)]
-pub struct MemberResult {
-    pub name: String,
-    pub kind: &'static str,
-    pub errors: Vec<Diagnostic>,
-}
-
-/// What [`verify_members`] found: each verified member's errors, in program order, and the
-/// errors of no member (a solver that could not start, a cancelled run).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ProgramResult {
-    pub members: Vec<MemberResult>,
-    pub general: Vec<Diagnostic>,
-    /// The functions whose postconditions were no axioms for the other members: those of
-    /// `VerifyOptions::failed_functions`, those verified now with errors, and every function
-    /// when a worker verifying functions could not start.
-    pub failed_functions: HashSet<String>,
-}
-
-impl ProgramResult {
-    /// Every error once, members' first (in program order).
-    pub fn diagnostics(self) -> Vec<Diagnostic> {
-        let mut out: Vec<Diagnostic> = Vec::new();
-        let all = self.members.into_iter().flat_map(|m| m.errors);
-        for d in all.chain(self.general) {
-            if !out.contains(&d) {
-                out.push(d);
-            }
-        }
-        out
-    }
+    verify_members(program, sem, sources, options, trace).diagnostics()
 }
 
 /// Verifies the members of a well-typed program that `options.members` selects, and says
-/// which errors each member's verification found.
+/// which errors each member's verification found; `trace` makes each worker's
+/// execution-log sink (`None`: no log).
 pub fn verify_members(
     program: &Program,
     sem: &Semantics,
     sources: &SourceMap,
     options: &VerifyOptions,
+    trace: Option<&TraceSinks>,
 ) -> ProgramResult {
     let mut env = Env::new(program, sem, sources);
     if let Some(limit) = options.max_branches {
@@ -304,7 +88,7 @@ pub fn verify_members(
             .filter(|(_, f)| f.body.is_none())
             .map(|(name, _)| name.clone())
             .collect();
-        let found = run_members(&env, &todo, &functions, options, &trusted, phase);
+        let found = run_members(&env, &todo, &functions, options, trace, &trusted, phase);
         for (i, ds) in &found {
             if let (false, Some(Member::Function(f))) = (ds.is_empty(), todo.get(*i)) {
                 failed.insert(f.name.name.clone());
@@ -324,7 +108,9 @@ pub fn verify_members(
             .filter(|name| !failed.contains(*name))
             .cloned()
             .collect();
-        results.extend(run_members(&env, &todo, &others, options, &verified, None));
+        results.extend(run_members(
+            &env, &todo, &others, options, trace, &verified, None,
+        ));
     }
     if options.cancel.as_ref().is_some_and(Cancel::is_cancelled) {
         let message = "verification was cancelled before it finished";
@@ -354,29 +140,16 @@ pub fn verify_members(
     out
 }
 
-/// Members per solver session, at least (see [`sessions`]).
-pub const MIN_SESSION_MEMBERS: usize = 4;
-
-/// Splits `which` into solver sessions: runs of consecutive members, at least
-/// [`MIN_SESSION_MEMBERS`] long (but for the last). Each session starts from the solver state
-/// right after the preamble and verifies its members in order, so what the solver has seen
-/// before a member depends only on the program: the verdicts do not depend on `--jobs`, on
-/// which worker takes which session, or on timing. (Z3's answers depend on its history
-/// even across `pop`; starting every member afresh would cost a reset per member.)
-pub fn sessions(which: &[usize]) -> Vec<&[usize]> {
-    let count = (which.len() / MIN_SESSION_MEMBERS).max(1);
-    let size = which.len().div_ceil(count).max(1);
-    which.chunks(size).collect()
-}
-
 /// Verifies the members `which` of `todo` on worker threads, session by session (see
 /// [`sessions`]); `posts`: the functions whose postconditions are axioms. Returns (member
 /// index, errors); index `usize::MAX` for a worker that could not start.
+#[allow(clippy::too_many_arguments)]
 fn run_members<'a>(
     env: &Env<'a>,
     todo: &[Member<'a>],
     which: &[usize],
     options: &VerifyOptions,
+    trace: Option<&TraceSinks>,
     posts: &HashSet<String>,
     phase: Option<&str>,
 ) -> Vec<(usize, Vec<Diagnostic>)> {
@@ -405,7 +178,7 @@ fn run_members<'a>(
                     .map(|b| log_path(b, w, workers, phase));
                 let mut worker = Worker {
                     env,
-                    trace: options.trace.clone(),
+                    trace: trace.cloned(),
                     events: options.events.clone(),
                     config,
                     budget: Budget::from_timeout(options.timeout.unwrap_or(DEFAULT_QUERY_TIMEOUT)),
@@ -461,11 +234,7 @@ impl<'e, 'a> Worker<'e, 'a> {
         let mut found = Vec::new();
         let mut fresh = false;
         for &i in session {
-            let span = match &todo[i] {
-                Member::Method(m) => m.name.span,
-                Member::Function(f) => f.name.span,
-                Member::Predicate(p) => p.name.span,
-            };
+            let span = todo[i].span();
             let cancelled = self
                 .config
                 .cancel
@@ -531,7 +300,10 @@ impl<'e, 'a> Worker<'e, 'a> {
                 (events.0)(MemberEvent::Finished {
                     member: member.to_string(),
                     kind,
-                    errors: errors.iter().map(|d| event_error(self.env, d)).collect(),
+                    errors: errors
+                        .iter()
+                        .map(|d| EventError::of(self.env.sources, d))
+                        .collect(),
                     time: started.elapsed(),
                     cached: false,
                 });

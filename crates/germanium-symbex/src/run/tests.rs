@@ -159,27 +159,6 @@ fn a_stack_that_holds_too_little_is_reported() {
 }
 
 #[test]
-fn sessions_are_runs_of_consecutive_members_fixed_by_the_program() {
-    use super::{sessions, MIN_SESSION_MEMBERS};
-    for n in 0..40 {
-        let which: Vec<usize> = (0..n).map(|i| i * 3).collect();
-        let split = sessions(&which);
-        // Together they are the members, in order.
-        assert_eq!(split.concat(), which);
-        if n >= MIN_SESSION_MEMBERS {
-            let (last, rest) = split.split_last().unwrap();
-            assert!(
-                rest.iter().all(|s| s.len() >= MIN_SESSION_MEMBERS),
-                "{n}: {split:?}"
-            );
-            assert!(!last.is_empty());
-        } else {
-            assert!(split.len() <= 1, "{n}: {split:?}");
-        }
-    }
-}
-
-#[test]
 fn a_failed_proof_shows_the_model_of_its_own_query() {
     use crate::decider::Refutation;
     use germanium_smt::Value;

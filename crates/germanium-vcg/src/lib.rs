@@ -1,0 +1,12 @@
+//! The verification-condition back end, Carbon's way without Boogie: each member is lowered
+//! to guarded commands over an explicit state (per field a heap map and a permission map),
+//! and its weakest precondition goes to the solver as SMT-LIB, one labelled assertion per
+//! check, so that a model names every check that fails.
+//!
+//! Shares with the symbolic engine only the front end, the theories (`germanium-theories`)
+//! and the verifier-neutral layer (`germanium-verifier`): none of its heap, permission,
+//! predicate or function encodings, so that each back end checks the other.
+
+mod run;
+
+pub use run::{verify_members, verify_program};
