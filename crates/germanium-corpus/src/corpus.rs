@@ -149,11 +149,22 @@ pub struct FileResult {
 
 /// Runs every file in parallel and compares; results in the order of `files`.
 pub fn run(files: &[CorpusFile], mode: CompareMode, import_paths: &[PathBuf]) -> Vec<FileResult> {
+    run_with(files, mode, import_paths, germanium_driver::Backend::Symbex)
+}
+
+/// [`run`] with the chosen back end.
+pub fn run_with(
+    files: &[CorpusFile],
+    mode: CompareMode,
+    import_paths: &[PathBuf],
+    backend: germanium_driver::Backend,
+) -> Vec<FileResult> {
     let mut options = Options::new(match mode {
         CompareMode::FrontEnd => Mode::Check,
         CompareMode::Verify => Mode::Verify,
     });
     options.import_paths = import_paths.to_vec();
+    options.backend = backend;
     files
         .par_iter()
         .map(|file| {

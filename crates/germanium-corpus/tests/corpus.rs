@@ -6,6 +6,9 @@
 //!   and failing on any expected error missed inside a member Germanium claims to have
 //!   verified, unless it is a documented deviation in `tests/corpus/verify-missed-accepted.txt`.
 //!
+//! - `vcg`: `germanium verify --backend vcg`, as `verify`, with its own lists
+//!   (`vcg-passing.txt`, `vcg-missed-accepted.txt`).
+//!
 //! Each fails if a file listed in `tests/corpus/<mode>-passing.txt` no longer passes; never
 //! merely because more files pass. `GERMANIUM_UPDATE_PASSING=1` rewrites the lists.
 //!
@@ -18,16 +21,17 @@ use std::path::{Path, PathBuf};
 use germanium_corpus::compare::CompareMode;
 use germanium_corpus::corpus::{self, FileResult, SharedPaths};
 use germanium_corpus::{soundness, summary};
+use germanium_driver::Backend;
 
 #[test]
 fn frontend() {
-    let (results, lists) = run_mode(CompareMode::FrontEnd);
+    let (results, lists) = run_mode(CompareMode::FrontEnd, Backend::Symbex);
     check_pass_list(&results, &lists.join("frontend-passing.txt"));
 }
 
 #[test]
 fn verify() {
-    let (results, lists) = run_mode(CompareMode::Verify);
+    let (results, lists) = run_mode(CompareMode::Verify, Backend::Symbex);
     let unsound = unexplained_misses(&results, &lists.join("verify-missed-accepted.txt"));
     check_pass_list(&results, &lists.join("verify-passing.txt"));
     // For benchmarks: the passing files of the predicate-and-function scope.
@@ -58,9 +62,22 @@ fn verify() {
     );
 }
 
-/// Runs every corpus file in `mode` and prints the tables; returns the results and the
-/// directory of the committed lists.
-fn run_mode(mode: CompareMode) -> (Vec<FileResult>, PathBuf) {
+/// The verification-condition back end on the whole corpus, with its own pass list and the
+/// same guard: no expected error missed in a member it reports verified.
+#[test]
+fn vcg() {
+    let (results, lists) = run_mode(CompareMode::Verify, Backend::Vcg);
+    let unsound = unexplained_misses(&results, &lists.join("vcg-missed-accepted.txt"));
+    check_pass_list(&results, &lists.join("vcg-passing.txt"));
+    assert!(
+        unsound.is_empty(),
+        "expected errors missed in members the VCG back end claims to have verified:\n{unsound}"
+    );
+}
+
+/// Runs every corpus file in `mode` with `backend` and prints the tables; returns the
+/// results and the directory of the committed lists.
+fn run_mode(mode: CompareMode, backend: Backend) -> (Vec<FileResult>, PathBuf) {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let shared = SharedPaths::from_crate_dir(crate_dir);
     assert!(
@@ -81,7 +98,7 @@ fn run_mode(mode: CompareMode) -> (Vec<FileResult>, PathBuf) {
         .map(|f| f.name.as_str())
         .collect();
     let started = std::time::Instant::now();
-    let results = corpus::run(&files, mode, &[shared.import_path()]);
+    let results = corpus::run_with(&files, mode, &[shared.import_path()], backend);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -90,8 +107,9 @@ fn run_mode(mode: CompareMode) -> (Vec<FileResult>, PathBuf) {
     );
     let _ = writeln!(
         out,
-        "\ncorpus ({} mode): {} files in {:.1?}\n",
+        "\ncorpus ({} mode, {} back end): {} files in {:.1?}\n",
         mode.name(),
+        backend.name(),
         files.len(),
         started.elapsed()
     );

@@ -7,6 +7,12 @@
 //! and the verifier-neutral layer (`germanium-verifier`): none of its heap, permission,
 //! predicate or function encodings, so that each back end checks the other.
 
+mod assertions;
+mod expr;
+mod lower;
 mod run;
+mod state;
+mod stmt;
+mod vc;
 
 pub use run::{verify_members, verify_program};

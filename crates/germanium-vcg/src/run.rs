@@ -1,10 +1,22 @@
-//! The entry point: members, sessions and workers as the neutral layer describes them.
+//! The entry point: the program's theories once per solver, then each member in a scope of
+//! its own, in program order (the same order every run, so the same answers).
 
 use germanium_semantics::Semantics;
+use germanium_smt::{
+    verifier_options, Command, FunDecl, NameGenerator, SatResult, Solver, SolverConfig, Sort,
+    Symbol, Term, Value,
+};
 use germanium_syntax::ast::Program;
 use germanium_syntax::diagnostic::ids;
-use germanium_syntax::{Diagnostic, SourceMap};
-use germanium_verifier::{members, MemberResult, ProgramResult, VerifyOptions};
+use germanium_syntax::{Diagnostic, SourceMap, Span};
+use germanium_theories::Theories;
+use germanium_verifier::budget::{Budget, MEMORY_LIMIT_MB};
+use germanium_verifier::{
+    members, Member, MemberEvent, MemberResult, ProgramResult, VerifyOptions, DEFAULT_QUERY_TIMEOUT,
+};
+
+use crate::lower::{Lower, Tables};
+use crate::vc::Vc;
 
 /// Verifies every member of a well-typed program; returns the errors (empty: verified).
 pub fn verify_program(
@@ -19,28 +31,339 @@ pub fn verify_program(
 /// Verifies the members `options.members` selects.
 pub fn verify_members(
     program: &Program,
-    _sem: &Semantics,
-    _sources: &SourceMap,
+    sem: &Semantics,
+    sources: &SourceMap,
     options: &VerifyOptions,
 ) -> ProgramResult {
     let mut out = ProgramResult {
         failed_functions: options.failed_functions.clone(),
         ..ProgramResult::default()
     };
-    for member in members(program) {
+    let todo: Vec<Member> = members(program)
+        .into_iter()
+        .filter(|m| {
+            let (name, _) = m.name_and_kind();
+            options.members.as_ref().is_none_or(|keep| (keep.0)(name))
+        })
+        .collect();
+    if todo.is_empty() {
+        return out;
+    }
+    let theories = match Theories::new(program, sem) {
+        Ok(t) => t,
+        Err(u) => {
+            let message = format!("the program's types cannot be expressed: {}", u.0);
+            out.general
+                .push(Diagnostic::new(ids::UNSUPPORTED, Span::default(), message));
+            return out;
+        }
+    };
+    let tables = match tables(program, sem, sources, &theories) {
+        Ok(t) => t,
+        Err(message) => {
+            out.general
+                .push(Diagnostic::new(ids::UNSUPPORTED, Span::default(), message));
+            return out;
+        }
+    };
+    let budget = Budget::from_timeout(options.timeout.unwrap_or(DEFAULT_QUERY_TIMEOUT));
+    let mut solver = match start(&tables, options) {
+        Ok(s) => s,
+        Err(message) => {
+            out.general
+                .push(Diagnostic::new(ids::INTERNAL, Span::default(), message));
+            return out;
+        }
+    };
+    let mut names = NameGenerator::new();
+    for member in todo {
+        if options
+            .cancel
+            .as_ref()
+            .is_some_and(germanium_verifier::Cancel::is_cancelled)
+        {
+            let message = "verification was cancelled before it finished";
+            out.general
+                .push(Diagnostic::new(ids::INTERNAL, Span::default(), message));
+            break;
+        }
         let (name, kind) = member.name_and_kind();
-        if !options.members.as_ref().is_none_or(|keep| (keep.0)(name)) {
-            continue;
+        if let Some(events) = &options.events {
+            (events.0)(MemberEvent::Started {
+                member: name.to_string(),
+                kind,
+            });
+        }
+        let started = std::time::Instant::now();
+        let (errors, broken) = verify_member(&tables, &mut solver, &member, budget, &mut names);
+        if broken {
+            names = NameGenerator::new();
+            // A solver that failed may hold half a member: the next one starts afresh.
+            match start(&tables, options) {
+                Ok(s) => solver = s,
+                Err(message) => {
+                    out.general
+                        .push(Diagnostic::new(ids::INTERNAL, Span::default(), message));
+                    out.members.push(MemberResult {
+                        name: name.to_string(),
+                        kind,
+                        errors,
+                    });
+                    break;
+                }
+            }
+        }
+        if let Some(events) = &options.events {
+            (events.0)(MemberEvent::Finished {
+                member: name.to_string(),
+                kind,
+                errors: errors
+                    .iter()
+                    .map(|d| germanium_verifier::EventError::of(sources, d))
+                    .collect(),
+                time: started.elapsed(),
+                cached: false,
+            });
         }
         out.members.push(MemberResult {
             name: name.to_string(),
             kind,
-            errors: vec![Diagnostic::new(
-                ids::UNSUPPORTED,
-                member.span(),
-                "the verification-condition back end does not verify this member yet",
-            )],
+            errors,
         });
     }
     out
+}
+
+fn tables<'a>(
+    program: &'a Program,
+    sem: &'a Semantics,
+    sources: &'a SourceMap,
+    theories: &'a Theories,
+) -> Result<Tables<'a>, String> {
+    let mut fields = Vec::new();
+    for name in &sem.field_order {
+        let Some(info) = sem.fields.get(name) else {
+            continue;
+        };
+        let sort = theories
+            .sort(&info.ty)
+            .map_err(|u| format!("the field {name} has no sort: {}", u.0))?;
+        fields.push((name.clone(), sort));
+    }
+    Ok(Tables {
+        program,
+        sem,
+        sources,
+        theories,
+        fields,
+        reference: Sort::named("Ref"),
+    })
+}
+
+/// A solver with the options every back end uses and the program's theories.
+fn start(tables: &Tables<'_>, options: &VerifyOptions) -> Result<Solver, String> {
+    let config = SolverConfig {
+        z3: options.z3.clone(),
+        memory_limit_mb: Some(MEMORY_LIMIT_MB),
+        pipeline: true,
+        cancel: options.cancel.clone(),
+        log: options.smt_log.clone(),
+        ..SolverConfig::default()
+    };
+    let mut solver =
+        Solver::new(config).map_err(|e| format!("could not start the SMT solver: {e}"))?;
+    let setup = (|| -> Result<(), germanium_smt::SolverError> {
+        for option in verifier_options(0) {
+            solver.set_option(option)?;
+        }
+        // The theories' declarations, `null` (their axioms may name it), their axioms.
+        let declarations = tables.theories.declarations();
+        send(&mut solver, declarations)?;
+        let null = FunDecl::constant(Symbol::user("null"), tables.reference.clone());
+        let declared = declarations
+            .iter()
+            .any(|c| matches!(c, Command::DeclareFun(d) if d.name() == null.name()));
+        if !declared {
+            solver.declare_fun(&null)?;
+        }
+        send(&mut solver, tables.theories.axioms())
+    })();
+    setup.map_err(|e| format!("the SMT solver rejected the preamble: {e}"))?;
+    Ok(solver)
+}
+
+fn send(solver: &mut Solver, commands: &[Command]) -> Result<(), germanium_smt::SolverError> {
+    for command in commands {
+        match command {
+            Command::DeclareSort(name) => solver.declare_sort(name)?,
+            Command::DeclareFun(decl) => solver.declare_fun(decl)?,
+            Command::Assert { term, .. } => solver.assert(term)?,
+            Command::Raw(text) => solver.raw(text)?,
+            Command::DefineFun {
+                name,
+                params,
+                result,
+                body,
+            } => solver.define_fun(name, params.clone(), result.clone(), body.clone())?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn verify_member(
+    tables: &Tables<'_>,
+    solver: &mut Solver,
+    member: &Member<'_>,
+    budget: Budget,
+    names: &mut NameGenerator,
+) -> (Vec<Diagnostic>, bool) {
+    let mut lower = Lower::new(tables, names.clone());
+    let lowered = match member {
+        Member::Method(m) => lower.method(m),
+        Member::Function(f) => crate::lower::unsupported(f.name.span, "functions"),
+        Member::Predicate(p) => crate::lower::unsupported(p.name.span, "predicates"),
+    };
+    if let Err(u) = lowered {
+        let errors = vec![
+            Diagnostic::new(
+                ids::UNSUPPORTED,
+                u.span,
+                format!(
+                    "the verification-condition back end does not support {} yet",
+                    u.what
+                ),
+            ),
+            Diagnostic::new(
+                ids::UNSUPPORTED,
+                member.span(),
+                "this member was not verified: it needs a construct the verification-condition back end does not support yet",
+            ),
+        ];
+        return (errors, false);
+    }
+    *names = lower.vc.names();
+    match solve(solver, lower.vc, budget) {
+        Ok(errors) => (errors, false),
+        Err(message) => (
+            vec![Diagnostic::new(ids::INTERNAL, member.span(), message)],
+            true,
+        ),
+    }
+}
+
+/// Asks which checks fail, as often as a model shows new ones (see `vc`).
+fn solve(solver: &mut Solver, vc: Vc, budget: Budget) -> Result<Vec<Diagnostic>, String> {
+    let failed = |e: germanium_smt::SolverError| format!("the SMT solver failed: {e}");
+    solver.push().map_err(failed)?;
+    let result = (|| -> Result<Vec<Diagnostic>, String> {
+        for decl in &vc.decls {
+            solver.declare_fun(decl).map_err(failed)?;
+        }
+        for fact in &vc.facts {
+            solver.assert(fact).map_err(failed)?;
+        }
+        let mut labels = Vec::new();
+        for check in &vc.checks {
+            solver.declare_fun(&check.label).map_err(failed)?;
+            let ok = Term::constant(&check.label);
+            let holds = Term::implies(check.reach.clone(), check.fact.clone());
+            solver
+                .assert(&Term::eq(ok.clone(), holds))
+                .map_err(failed)?;
+            labels.push(ok);
+        }
+        let mut open: Vec<usize> = (0..labels.len()).collect();
+        let mut errors = Vec::new();
+        let mut reported: Vec<usize> = Vec::new();
+        while !open.is_empty() {
+            let some_fails = Term::not(Term::and(open.iter().map(|&i| labels[i].clone())));
+            solver.push().map_err(failed)?;
+            solver.assert(&some_fails).map_err(failed)?;
+            let answer = solver.check_sat(budget.limits()).map_err(failed)?;
+            let values = if answer.is_unsat() {
+                None
+            } else {
+                let terms: Vec<Term> = open.iter().map(|&i| labels[i].clone()).collect();
+                solver.get_value(&terms).ok()
+            };
+            solver.pop(1).map_err(failed)?;
+            if answer.is_unsat() {
+                break;
+            }
+            if answer.is_clock_limit() {
+                return Err(format!(
+                    "the solver was stopped by the wall clock ({:?}), not by its budget",
+                    budget.wall_clock
+                ));
+            }
+            let shown: Vec<usize> = match values {
+                Some(values) => open
+                    .iter()
+                    .zip(values)
+                    .filter(|(_, v)| *v == Value::Bool(false))
+                    .map(|(&i, _)| i)
+                    .collect(),
+                None => Vec::new(),
+            };
+            // No model to name the failing checks: ask about each on its own.
+            let failing = if shown.is_empty() {
+                one_by_one(solver, &labels, &open, budget)?
+            } else {
+                shown
+            };
+            for &i in &failing {
+                let mut error = vc.checks[i].error.clone();
+                if !answer.is_sat() && matches!(answer, SatResult::Unknown(_)) {
+                    if let SatResult::Unknown(reason) = &answer {
+                        if let Some(what) = budget.exhausted(reason) {
+                            error.message.push_str(&format!(
+                                " (The solver gave up: {what}. The property may still hold: try a larger --timeout.)"
+                            ));
+                        }
+                    }
+                }
+                // A check of a value read without permission, where that was reported.
+                let after_a_failure = vc.checks[i].depends_on.iter().any(|d| reported.contains(d));
+                reported.push(i);
+                if !after_a_failure && !errors.contains(&error) {
+                    errors.push(error);
+                }
+            }
+            open.retain(|i| !failing.contains(i));
+            if failing.is_empty() {
+                break;
+            }
+        }
+        errors.sort_by_key(|d| (d.span.file, d.span.start, d.span.end));
+        Ok(errors)
+    })();
+    solver.pop(1).map_err(failed)?;
+    result
+}
+
+/// The open checks that a query of their own does not prove.
+fn one_by_one(
+    solver: &mut Solver,
+    labels: &[Term],
+    open: &[usize],
+    budget: Budget,
+) -> Result<Vec<usize>, String> {
+    let failed = |e: germanium_smt::SolverError| format!("the SMT solver failed: {e}");
+    let mut out = Vec::new();
+    for &i in open {
+        solver.push().map_err(failed)?;
+        solver
+            .assert(&Term::not(labels[i].clone()))
+            .map_err(failed)?;
+        let answer = solver.check_sat(budget.limits()).map_err(failed)?;
+        solver.pop(1).map_err(failed)?;
+        if answer.is_clock_limit() {
+            return Err("the solver was stopped by the wall clock, not by its budget".into());
+        }
+        if !answer.is_unsat() {
+            out.push(i);
+        }
+    }
+    Ok(out)
 }

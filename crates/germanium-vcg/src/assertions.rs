@@ -1,0 +1,266 @@
+//! Inhale and exhale of assertions over the explicit state. Inhaling `acc(e.f, p)` adds `p`
+//! to the permission map at `e` (which then is not null and holds at most a whole
+//! permission); exhaling checks that much is held and takes it away, and when the whole
+//! assertion is exhaled the heap is havocked wherever no permission is left (what another
+//! thread or callee may have changed meanwhile). Expressions of an exhale are evaluated in
+//! the state before it; pure parts are checked, then assumed.
+
+use germanium_smt::{Symbol, Term};
+use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
+use germanium_verifier::errors::{ErrorContext, Reason};
+
+use crate::lower::{unsupported, Lower, R};
+use crate::state::{join, Memory, State};
+
+/// Whether an assertion holds permissions (then it is not a plain boolean expression).
+pub fn is_impure(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Acc(..) => true,
+        ExprKind::Binary(BinaryOp::And | BinaryOp::Implies, a, b) => is_impure(a) || is_impure(b),
+        ExprKind::Binary(BinaryOp::Wand, ..) => true,
+        ExprKind::Cond(_, a, b) => is_impure(a) || is_impure(b),
+        ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => is_impure(x),
+        ExprKind::Call(..) | ExprKind::Unfolding(..) | ExprKind::InhaleExhale(..) => true,
+        ExprKind::Quantifier { .. } | ExprKind::Let(..) => true,
+        _ => false,
+    }
+}
+
+impl Lower<'_, '_> {
+    /// Adds `a` to `st`; ill-defined parts are reported in `ctx`.
+    pub fn inhale(&mut self, st: &mut State, a: &Expr, ctx: &ErrorContext) -> R<()> {
+        if !is_impure(a) {
+            let reach = st.reach.clone();
+            let t = self.expr(st, &reach, a, ctx)?;
+            st.reach = self.vc.assume(&st.reach, t);
+            return Ok(());
+        }
+        match &a.kind {
+            ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => self.inhale(st, x, ctx),
+            ExprKind::Binary(BinaryOp::And, x, y) => {
+                self.inhale(st, x, ctx)?;
+                self.inhale(st, y, ctx)
+            }
+            ExprKind::Binary(BinaryOp::Implies, c, x) => {
+                let reach = st.reach.clone();
+                let c = self.expr(st, &reach, c, ctx)?;
+                self.branch(st, c, |l, s| l.inhale(s, x, ctx), |_, _| Ok(()))
+            }
+            ExprKind::Cond(c, x, y) => {
+                let reach = st.reach.clone();
+                let c = self.expr(st, &reach, c, ctx)?;
+                self.branch(
+                    st,
+                    c,
+                    |l, s| l.inhale(s, x, ctx),
+                    |l, s| l.inhale(s, y, ctx),
+                )
+            }
+            ExprKind::Acc(loc, amount) => {
+                let (field, r, p) = self.location_and_amount(st, loc, amount.as_deref(), ctx)?;
+                let reach = st.reach.clone();
+                let nonnegative = Term::ge(p.clone(), Term::real(0, 1));
+                let offending = amount.as_deref().unwrap_or(a);
+                self.check(
+                    &reach,
+                    nonnegative,
+                    ctx,
+                    Reason::NegativePermission,
+                    offending,
+                );
+                let mask = st.memory.mask[&field].clone();
+                let now = Term::add(vec![Term::select(mask.clone(), r.clone()), p.clone()]);
+                let updated = self
+                    .vc
+                    .define(&format!("M_{field}"), Term::store(mask, r.clone(), now));
+                let facts = Term::and([
+                    Term::implies(
+                        Term::gt(p, Term::real(0, 1)),
+                        Term::not(Term::eq(r.clone(), self.t.theories.null())),
+                    ),
+                    Term::le(Term::select(updated.clone(), r), Term::real(1, 1)),
+                ]);
+                st.memory.mask.insert(field, updated);
+                st.reach = self.vc.assume(&st.reach, facts);
+                Ok(())
+            }
+            _ => unsupported(
+                a.span,
+                "this assertion (predicates, functions, quantifiers, wands)",
+            ),
+        }
+    }
+
+    /// Checks and takes `a` from `st` (expressions read in `st` as it was before), then
+    /// havocs what no permission holds any more. With `keep`, nothing is taken (`assert`).
+    pub fn exhale(&mut self, st: &mut State, a: &Expr, ctx: &ErrorContext, keep: bool) -> R<()> {
+        self.exhale_all(st, &[(a, ctx.clone())], keep)
+    }
+
+    /// Exhales the clauses as one assertion (each with its error context): all read the
+    /// state before the exhale, and the heap is havocked once, after the last.
+    pub fn exhale_all(
+        &mut self,
+        st: &mut State,
+        clauses: &[(&Expr, ErrorContext)],
+        keep: bool,
+    ) -> R<()> {
+        let before = st.clone();
+        let mut taking = st.clone();
+        let outer = self.perm_masks.take();
+        let taken = (|| -> R<()> {
+            for (a, ctx) in clauses {
+                self.take(&before, &mut taking, a, ctx)?;
+            }
+            Ok(())
+        })();
+        self.perm_masks = outer;
+        taken?;
+        st.reach = taking.reach;
+        if keep {
+            return Ok(());
+        }
+        let changed: Vec<String> = taking
+            .memory
+            .mask
+            .iter()
+            .filter(|(f, m)| st.memory.mask.get(*f) != Some(*m))
+            .map(|(f, _)| f.clone())
+            .collect();
+        st.memory.mask = taking.memory.mask;
+        for field in changed {
+            self.havoc_unheld(&mut st.memory, &field);
+        }
+        Ok(())
+    }
+
+    /// A fresh heap map for `field`, equal to the old one wherever permission is held.
+    pub fn havoc_unheld(&mut self, memory: &mut Memory, field: &str) {
+        let old = memory.heap[field].clone();
+        let mask = memory.mask[field].clone();
+        let new = self.vc.fresh(&format!("H_{field}"), old.sort().clone());
+        let r = Term::var(Symbol::user("r"), self.t.reference.clone());
+        let read = Term::select(new.clone(), r.clone());
+        self.vc.fact(Term::forall(
+            vec![(Symbol::user("r"), self.t.reference.clone())],
+            Term::implies(
+                Term::gt(Term::select(mask, r.clone()), Term::real(0, 1)),
+                Term::eq(read.clone(), Term::select(old, r)),
+            ),
+            vec![vec![read]],
+        ));
+        memory.heap.insert(field.to_string(), new);
+    }
+
+    fn take(&mut self, eval: &State, st: &mut State, a: &Expr, ctx: &ErrorContext) -> R<()> {
+        // Evaluation sees the path as it is now (earlier parts were assumed after their
+        // check), reads the heap as it was, and `perm` sees what is left.
+        let view = State {
+            reach: st.reach.clone(),
+            ..eval.clone()
+        };
+        self.perm_masks = Some(st.memory.mask.clone());
+        if !is_impure(a) {
+            let reach = st.reach.clone();
+            let first = self.vc.checks.len();
+            let t = self.expr(&view, &reach, a, ctx)?;
+            self.check(&reach, t.clone(), ctx, Reason::AssertionFalse, a);
+            self.vc.last_depends_on_checks_from(first);
+            st.reach = self.vc.assume(&st.reach, t);
+            return Ok(());
+        }
+        match &a.kind {
+            ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => self.take(eval, st, x, ctx),
+            ExprKind::Binary(BinaryOp::And, x, y) => {
+                self.take(eval, st, x, ctx)?;
+                self.take(eval, st, y, ctx)
+            }
+            ExprKind::Binary(BinaryOp::Implies, c, x) => {
+                let reach = st.reach.clone();
+                let c = self.expr(&view, &reach, c, ctx)?;
+                self.branch(st, c, |l, s| l.take(eval, s, x, ctx), |_, _| Ok(()))
+            }
+            ExprKind::Cond(c, x, y) => {
+                let reach = st.reach.clone();
+                let c = self.expr(&view, &reach, c, ctx)?;
+                self.branch(
+                    st,
+                    c,
+                    |l, s| l.take(eval, s, x, ctx),
+                    |l, s| l.take(eval, s, y, ctx),
+                )
+            }
+            ExprKind::Acc(loc, amount) => {
+                let (field, r, p) = self.location_and_amount(&view, loc, amount.as_deref(), ctx)?;
+                let reach = st.reach.clone();
+                let offending = amount.as_deref().unwrap_or(a);
+                let nonnegative = Term::ge(p.clone(), Term::real(0, 1));
+                self.check(
+                    &reach,
+                    nonnegative,
+                    ctx,
+                    Reason::NegativePermission,
+                    offending,
+                );
+                let mask = st.memory.mask[&field].clone();
+                let held = Term::select(mask.clone(), r.clone());
+                let enough = Term::ge(held.clone(), p.clone());
+                self.check(&reach, enough, ctx, Reason::InsufficientPermission, loc);
+                let updated = self.vc.define(
+                    &format!("M_{field}"),
+                    Term::store(mask, r, Term::sub(held, p)),
+                );
+                st.memory.mask.insert(field, updated);
+                Ok(())
+            }
+            _ => unsupported(
+                a.span,
+                "this assertion (predicates, functions, quantifiers, wands)",
+            ),
+        }
+    }
+
+    /// The field, receiver and amount of `acc(loc, amount)`.
+    fn location_and_amount(
+        &mut self,
+        st: &State,
+        loc: &Expr,
+        amount: Option<&Expr>,
+        ctx: &ErrorContext,
+    ) -> R<(String, Term, Term)> {
+        let ExprKind::FieldAccess(rcv, field) = &loc.kind else {
+            return unsupported(loc.span, "predicate permissions");
+        };
+        if !st.memory.mask.contains_key(&field.name) {
+            return unsupported(field.span, "this field");
+        }
+        let reach = st.reach.clone();
+        let r = self.expr(st, &reach, rcv, ctx)?;
+        let p = match amount {
+            None => Term::real(1, 1),
+            Some(x) => {
+                let p = self.expr(st, &reach, x, ctx)?;
+                germanium_theories::operators::real(p)
+            }
+        };
+        Ok((field.name.clone(), r, p))
+    }
+
+    /// Runs `then` where `c` holds and `otherwise` where it does not, and joins the two.
+    pub fn branch(
+        &mut self,
+        st: &mut State,
+        c: Term,
+        then: impl FnOnce(&mut Self, &mut State) -> R<()>,
+        otherwise: impl FnOnce(&mut Self, &mut State) -> R<()>,
+    ) -> R<()> {
+        let mut a = st.clone();
+        a.reach = self.vc.assume(&st.reach, c.clone());
+        let mut b = st.clone();
+        b.reach = self.vc.assume(&st.reach, Term::not(c));
+        then(self, &mut a)?;
+        otherwise(self, &mut b)?;
+        *st = join(&mut self.vc, &a, &b);
+        Ok(())
+    }
+}

@@ -1,0 +1,199 @@
+//! Pure expressions to terms over the explicit state, with their definedness checks made
+//! first where the expression is evaluated (`guard`: the path condition, strengthened
+//! inside `&&`, `||`, `==>` and conditionals, whose sides are evaluated only when needed):
+//! permission to read a field, a non-zero divisor.
+
+use germanium_semantics::types::Type;
+use germanium_semantics::{CallTarget, FieldTarget};
+use germanium_smt::Term;
+use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, UnaryOp};
+use germanium_theories::operators::{binary_term, BinaryTerm};
+use germanium_theories::TheoryOp;
+use germanium_verifier::errors::{ErrorContext, Reason};
+
+use crate::lower::{unsupported, Lower, R};
+use crate::state::{State, OLD};
+
+impl Lower<'_, '_> {
+    pub fn expr(&mut self, st: &State, guard: &Term, e: &Expr, ctx: &ErrorContext) -> R<Term> {
+        match &e.kind {
+            ExprKind::IntLit(text) => match Term::int_from_text(text) {
+                Some(t) => Ok(t),
+                None => unsupported(e.span, "this integer literal"),
+            },
+            ExprKind::BoolLit(b) => Ok(Term::bool(*b)),
+            ExprKind::Null => Ok(self.t.theories.null()),
+            ExprKind::Ident(_) => {
+                let var = self.t.sem.idents.get(e.id.0 as usize).copied().flatten();
+                match var.and_then(|v| st.store.get(&v)) {
+                    Some(t) => Ok(t.clone()),
+                    None => unsupported(e.span, "this variable"),
+                }
+            }
+            ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => self.expr(st, guard, x, ctx),
+            ExprKind::Unary(UnaryOp::Not, x) => Ok(Term::not(self.expr(st, guard, x, ctx)?)),
+            ExprKind::Unary(UnaryOp::Neg, x) => Ok(Term::neg(self.expr(st, guard, x, ctx)?)),
+            ExprKind::Cond(c, a, b) => {
+                let c = self.expr(st, guard, c, ctx)?;
+                let then_guard = Term::and([guard.clone(), c.clone()]);
+                let else_guard = Term::and([guard.clone(), Term::not(c.clone())]);
+                let a = self.expr(st, &then_guard, a, ctx)?;
+                let b = self.expr(st, &else_guard, b, ctx)?;
+                Ok(Term::ite(c, a, b))
+            }
+            ExprKind::Binary(op, a, b) => self.binary(st, guard, e, *op, a, b, ctx),
+            ExprKind::FieldAccess(rcv, field) => match self.t.sem.field_access(e.id) {
+                Some(FieldTarget::Field(f)) => {
+                    let f = f.clone();
+                    let r = self.expr(st, guard, rcv, ctx)?;
+                    let (Some(heap), Some(mask)) = (st.memory.heap.get(&f), st.memory.mask.get(&f))
+                    else {
+                        return unsupported(field.span, "this field");
+                    };
+                    if !self.lenient {
+                        let held =
+                            Term::gt(Term::select(mask.clone(), r.clone()), Term::real(0, 1));
+                        self.check(guard, held, ctx, Reason::InsufficientPermission, e);
+                    }
+                    Ok(Term::select(heap.clone(), r))
+                }
+                _ => unsupported(e.span, "ADT destructors and discriminators"),
+            },
+            ExprKind::Perm(loc) => {
+                let ExprKind::FieldAccess(rcv, field) = &loc.kind else {
+                    return unsupported(e.span, "`perm` of a predicate or wand");
+                };
+                let r = self.expr(st, guard, rcv, ctx)?;
+                let masks = self.perm_masks.as_ref().unwrap_or(&st.memory.mask);
+                match masks.get(&field.name) {
+                    Some(mask) => Ok(Term::select(mask.clone(), r)),
+                    None => unsupported(field.span, "this field"),
+                }
+            }
+            ExprKind::Write => Ok(Term::real(1, 1)),
+            ExprKind::NoPerm => Ok(Term::real(0, 1)),
+            ExprKind::Old(label, x) => {
+                let name = label.as_ref().map_or(OLD, |l| l.name.as_str());
+                let Some(memory) = st.labels.get(name) else {
+                    return unsupported(e.span, "`old` of a label not reached on every path here");
+                };
+                let then = State {
+                    memory: memory.clone(),
+                    ..st.clone()
+                };
+                // `perm` inside `old` reads the old state's permissions, exhale or not.
+                let during_exhale = self.perm_masks.take();
+                let r = self.expr(&then, guard, x, ctx);
+                self.perm_masks = during_exhale;
+                r
+            }
+            ExprKind::Let(_, value, body) => {
+                let v = self.expr(st, guard, value, ctx)?;
+                let Some(var) = self.t.sem.binders.get(&(e.id, 0)).copied() else {
+                    return unsupported(e.span, "this `let`");
+                };
+                let mut inner = st.clone();
+                inner.store.insert(var, v);
+                self.expr(&inner, guard, body, ctx)
+            }
+            ExprKind::Call(_, args) => {
+                let target = self.t.sem.call(e.id).cloned();
+                let mut terms = Vec::new();
+                for a in args {
+                    terms.push(self.expr(st, guard, a, ctx)?);
+                }
+                let op = match target {
+                    Some(CallTarget::DomainFunction {
+                        domain,
+                        function,
+                        type_args,
+                    }) => TheoryOp::DomainFunction {
+                        domain,
+                        function,
+                        type_args,
+                    },
+                    Some(CallTarget::AdtConstructor {
+                        adt,
+                        constructor,
+                        type_args,
+                    }) => TheoryOp::AdtConstructor {
+                        adt,
+                        constructor,
+                        type_args,
+                    },
+                    _ => return unsupported(e.span, "heap-dependent functions"),
+                };
+                self.theory(op, terms, e)
+            }
+            _ => unsupported(e.span, "this expression"),
+        }
+    }
+
+    fn theory(&self, op: TheoryOp, args: Vec<Term>, e: &Expr) -> R<Term> {
+        self.t
+            .theories
+            .apply(&op, args)
+            .or_else(|u| unsupported(e.span, u.0))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn binary(
+        &mut self,
+        st: &State,
+        guard: &Term,
+        e: &Expr,
+        op: BinaryOp,
+        a: &Expr,
+        b: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
+        let x = self.expr(st, guard, a, ctx)?;
+        // The right side is evaluated only where the left one lets it matter.
+        let right_guard = match op {
+            BinaryOp::And | BinaryOp::Implies => Term::and([guard.clone(), x.clone()]),
+            BinaryOp::Or => Term::and([guard.clone(), Term::not(x.clone())]),
+            _ => guard.clone(),
+        };
+        let y = self.expr(st, &right_guard, b, ctx)?;
+        match op {
+            BinaryOp::And => return Ok(Term::and([x, y])),
+            BinaryOp::Or => return Ok(Term::or([x, y])),
+            BinaryOp::Implies => return Ok(Term::implies(x, y)),
+            BinaryOp::Iff => return Ok(Term::iff(x, y)),
+            BinaryOp::Eq | BinaryOp::Ne => {
+                let ty = self.type_of(a)?;
+                let eq = self
+                    .t
+                    .theories
+                    .equal(&ty, x, y)
+                    .or_else(|u| unsupported(e.span, u.0))?;
+                return Ok(if op == BinaryOp::Eq {
+                    eq
+                } else {
+                    Term::not(eq)
+                });
+            }
+            BinaryOp::Div | BinaryOp::IntDiv | BinaryOp::Mod => {
+                let zero = match y.sort() {
+                    germanium_smt::Sort::Real => Term::real(0, 1),
+                    _ => Term::int(0),
+                };
+                let nonzero = Term::not(Term::eq(y.clone(), zero));
+                self.check(guard, nonzero, ctx, Reason::DivisionByZero, b);
+            }
+            _ => {}
+        }
+        let (result, left, right) = (self.type_of(e)?, self.type_of(a)?, self.type_of(b)?);
+        if matches!(left, Type::Perm) && !matches!(result, Type::Perm | Type::Bool) {
+            return unsupported(e.span, "this permission arithmetic");
+        }
+        match binary_term(op, &result, &left, &right, x, y) {
+            BinaryTerm::Term(t) => Ok(t),
+            BinaryTerm::Theory { op, args, negated } => {
+                let t = self.theory(op, args, e)?;
+                Ok(if negated { Term::not(t) } else { t })
+            }
+            BinaryTerm::Unsupported(why) => unsupported(e.span, why),
+        }
+    }
+}

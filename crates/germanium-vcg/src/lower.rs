@@ -1,0 +1,95 @@
+//! The lowering of one member: its context (program tables, theories, the VC being built)
+//! and what every rule shares: reporting a construct that is not lowered yet, building the
+//! error a check reports.
+
+use germanium_semantics::types::Type;
+use germanium_semantics::Semantics;
+use germanium_smt::{Sort, Term};
+use germanium_syntax::ast::{Expr, Program};
+use germanium_syntax::{SourceMap, Span};
+use germanium_theories::Theories;
+use germanium_verifier::errors::{make_error, ErrorContext, Reason};
+
+use crate::vc::Vc;
+
+/// A construct the lowering does not handle: the member gets `internal:feature.unsupported`
+/// there and no verdict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unsupported {
+    pub span: Span,
+    pub what: String,
+}
+
+pub type R<T> = Result<T, Unsupported>;
+
+pub fn unsupported<T>(span: Span, what: impl Into<String>) -> R<T> {
+    Err(Unsupported {
+        span,
+        what: what.into(),
+    })
+}
+
+/// What the program's members share while being lowered.
+pub struct Tables<'a> {
+    pub program: &'a Program,
+    pub sem: &'a Semantics,
+    pub sources: &'a SourceMap,
+    pub theories: &'a Theories,
+    /// Every field with the sort of its values, in declaration order.
+    pub fields: Vec<(String, Sort)>,
+    pub reference: Sort,
+}
+
+/// One member being lowered.
+pub struct Lower<'t, 'a> {
+    pub t: &'t Tables<'a>,
+    pub vc: Vc,
+    /// Field reads need no permission (postconditions and invariants where they are
+    /// exhaled: their well-formedness is checked and reported on its own, as in Carbon).
+    pub lenient: bool,
+    /// The permission maps `perm(..)` reads during an exhale: what is left at that point.
+    pub perm_masks: Option<std::collections::BTreeMap<String, Term>>,
+}
+
+impl<'t, 'a> Lower<'t, 'a> {
+    pub fn new(t: &'t Tables<'a>, names: germanium_smt::NameGenerator) -> Self {
+        Lower {
+            t,
+            vc: Vc::continuing(names),
+            lenient: false,
+            perm_masks: None,
+        }
+    }
+
+    /// `fact` must hold where `reach` holds; else `reason` about `offending` in `ctx`.
+    pub fn check(
+        &mut self,
+        reach: &Term,
+        fact: Term,
+        ctx: &ErrorContext,
+        reason: Reason,
+        offending: &Expr,
+    ) {
+        let error = make_error(self.t.sources, ctx, &reason, offending).into_diagnostic();
+        self.vc.check(reach, fact, error);
+    }
+
+    /// Runs `f` with lenient reads (see `lenient`), restoring the mode whatever it returns.
+    pub fn leniently<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        let before = std::mem::replace(&mut self.lenient, true);
+        let r = f(self);
+        self.lenient = before;
+        r
+    }
+
+    pub fn type_of(&self, e: &Expr) -> R<Type> {
+        match self.t.sem.type_of(e.id) {
+            Some(t) if t.is_ground() => Ok(t.clone()),
+            _ => unsupported(e.span, "an expression whose type is not known"),
+        }
+    }
+
+    pub fn sort(&self, ty: &Type, span: Span) -> R<Sort> {
+        self.t.theories.sort(ty).or_else(|u| unsupported(span, u.0))
+    }
+}

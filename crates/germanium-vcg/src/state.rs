@@ -1,0 +1,112 @@
+//! The explicit state of the lowering: the store, and per field a heap map and a permission
+//! map (SMT arrays from references, one sort per field, no polymorphic maps), with the path
+//! condition that reaches this point. States are values: a branch copies one, a join merges
+//! two with fresh names.
+
+use std::collections::{BTreeMap, HashMap};
+
+use germanium_semantics::VarId;
+use germanium_smt::{Sort, Term};
+
+use crate::vc::Vc;
+
+/// Heap and permission maps of every field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Memory {
+    pub heap: BTreeMap<String, Term>,
+    pub mask: BTreeMap<String, Term>,
+}
+
+#[derive(Clone, Debug)]
+pub struct State {
+    pub store: HashMap<VarId, Term>,
+    pub memory: Memory,
+    /// Memories at `old` and at labels.
+    pub labels: HashMap<String, Memory>,
+    /// Where this point is reached.
+    pub reach: Term,
+}
+
+/// The label of the method's pre-state.
+pub const OLD: &str = "old";
+
+impl Memory {
+    /// A memory with arbitrary values and no permission (a method's or a loop body's start).
+    pub fn empty(vc: &mut Vc, fields: &[(String, Sort)], reference: &Sort) -> Memory {
+        let mut heap = BTreeMap::new();
+        let mut mask = BTreeMap::new();
+        for (name, sort) in fields {
+            let h = vc.fresh(
+                &format!("H_{name}"),
+                Sort::array(reference.clone(), sort.clone()),
+            );
+            let m = vc.fresh(
+                &format!("M_{name}"),
+                Sort::array(reference.clone(), Sort::Real),
+            );
+            let r = Term::var(germanium_smt::Symbol::user("r"), reference.clone());
+            let at = Term::select(m.clone(), r.clone());
+            vc.fact(Term::forall(
+                vec![(germanium_smt::Symbol::user("r"), reference.clone())],
+                Term::eq(at.clone(), Term::real(0, 1)),
+                vec![vec![at]],
+            ));
+            heap.insert(name.clone(), h);
+            mask.insert(name.clone(), m);
+        }
+        Memory { heap, mask }
+    }
+}
+
+/// One state from two that meet after the sides of a branch: equal parts stay, differing
+/// ones get a fresh name equal to each side's value where that side was taken.
+pub fn join(vc: &mut Vc, a: &State, b: &State) -> State {
+    let reach = vc.define("reach", Term::or([a.reach.clone(), b.reach.clone()]));
+    let mut merge = |base: &str, x: &Term, y: &Term| -> Term {
+        if x == y {
+            return x.clone();
+        }
+        let v = vc.fresh(base, x.sort().clone());
+        vc.fact(Term::implies(
+            a.reach.clone(),
+            Term::eq(v.clone(), x.clone()),
+        ));
+        vc.fact(Term::implies(
+            b.reach.clone(),
+            Term::eq(v.clone(), y.clone()),
+        ));
+        v
+    };
+    let mut store = HashMap::new();
+    let mut vars: Vec<&VarId> = a.store.keys().collect();
+    vars.sort();
+    for var in vars {
+        if let (Some(x), Some(y)) = (a.store.get(var), b.store.get(var)) {
+            store.insert(*var, merge("v", x, y));
+        }
+    }
+    let mut memory = a.memory.clone();
+    for (field, x) in &a.memory.heap {
+        if let Some(y) = b.memory.heap.get(field) {
+            memory.heap.insert(field.clone(), merge("H", x, y));
+        }
+    }
+    for (field, x) in &a.memory.mask {
+        if let Some(y) = b.memory.mask.get(field) {
+            memory.mask.insert(field.clone(), merge("M", x, y));
+        }
+    }
+    // Labels met on one side only are not reachable after the join.
+    let mut labels = HashMap::new();
+    for (name, m) in &a.labels {
+        if b.labels.get(name) == Some(m) {
+            labels.insert(name.clone(), m.clone());
+        }
+    }
+    State {
+        store,
+        memory,
+        labels,
+        reach,
+    }
+}

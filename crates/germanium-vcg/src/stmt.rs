@@ -1,0 +1,413 @@
+//! Statements and methods as guarded commands over the explicit state: assignments give
+//! new names, branches are joined, loops are cut by their invariants (the body is checked
+//! from a state where the variables it assigns and the heap are arbitrary and only the
+//! invariant's permissions are held), calls exhale the callee's precondition and inhale its
+//! postcondition.
+
+use std::collections::HashSet;
+
+use germanium_semantics::{CallTarget, VarId};
+use germanium_smt::Term;
+use germanium_syntax::ast::{Expr, ExprKind, Method, NewFields, Stmt, StmtKind};
+use germanium_verifier::errors::{ErrorContext, Reason};
+
+use crate::lower::{unsupported, Lower, R};
+use crate::state::{Memory, State, OLD};
+
+impl Lower<'_, '_> {
+    /// The method's contract well-formedness, its body against the contract.
+    pub fn method(&mut self, m: &Method) -> R<()> {
+        let Some(info) = self.t.sem.methods.get(&m.name.name).cloned() else {
+            return unsupported(m.name.span, "this method");
+        };
+        let memory = Memory::empty(&mut self.vc, &self.t.fields, &self.t.reference);
+        let mut st = State {
+            store: Default::default(),
+            memory,
+            labels: Default::default(),
+            reach: Term::tt(),
+        };
+        for v in info.params.iter().chain(&info.returns) {
+            self.havoc_var(&mut st, *v, m.name.span)?;
+        }
+        let wellformed =
+            ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
+        for pre in &m.contract.requires {
+            self.inhale(&mut st, pre, &wellformed.for_clause(pre))?;
+        }
+        st.labels.insert(OLD.to_string(), st.memory.clone());
+        // The postcondition is well-formed with its own permissions, after the precondition.
+        let mut post_state = st.clone();
+        post_state.memory = Memory::empty(&mut self.vc, &self.t.fields, &self.t.reference);
+        for post in &m.contract.ensures {
+            self.inhale(&mut post_state, post, &wellformed.for_clause(post))?;
+        }
+        let Some(body) = &m.body else { return Ok(()) };
+        if !m.contract.decreases.is_empty() {
+            return unsupported(m.name.span, "termination measures");
+        }
+        self.stmts(&mut st, &body.stmts)?;
+        let violated = ErrorContext::at_conjunct(
+            "postcondition.violated",
+            format!("Postcondition of {} might not hold.", m.name.name),
+        );
+        let clauses = with_contexts(&m.contract.ensures, &violated);
+        self.leniently(|l| l.exhale_all(&mut st, &clauses, false))
+    }
+
+    fn havoc_var(&mut self, st: &mut State, v: VarId, span: germanium_syntax::Span) -> R<()> {
+        let info = self.t.sem.var(v).clone();
+        let sort = self.sort(&info.ty, span)?;
+        let t = self.vc.fresh(&info.name, sort);
+        st.store.insert(v, t);
+        Ok(())
+    }
+
+    pub fn stmts(&mut self, st: &mut State, stmts: &[Stmt]) -> R<()> {
+        for s in stmts {
+            self.stmt(st, s)?;
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self, st: &mut State, s: &Stmt) -> R<()> {
+        match &s.kind {
+            StmtKind::VarDecl(decls, init) => {
+                for i in 0..decls.len() {
+                    let Some(v) = self.t.sem.binders.get(&(s.id, i)).copied() else {
+                        return unsupported(s.span, "this declaration");
+                    };
+                    self.havoc_var(st, v, s.span)?;
+                }
+                if let (Some(init), [decl]) = (init, decls.as_slice()) {
+                    let ctx =
+                        ErrorContext::at("assignment.failed", s.span, "Assignment might fail.");
+                    let v = self.t.sem.binders[&(s.id, 0)];
+                    let _ = decl;
+                    let reach = st.reach.clone();
+                    let t = self.expr(st, &reach, init, &ctx)?;
+                    let name = self.t.sem.var(v).name.clone();
+                    let t = self.vc.define(&name, t);
+                    st.store.insert(v, t);
+                }
+                Ok(())
+            }
+            StmtKind::Assign(targets, rhs) => {
+                if let Some(CallTarget::Method(name)) = self.t.sem.call(rhs.id).cloned() {
+                    let ExprKind::Call(_, args) = &rhs.kind else {
+                        return unsupported(s.span, "this call");
+                    };
+                    return self.call(st, s, &name, args, targets);
+                }
+                let [target] = targets.as_slice() else {
+                    return unsupported(s.span, "this assignment");
+                };
+                let ctx = ErrorContext::at("assignment.failed", s.span, "Assignment might fail.");
+                self.assign(st, target, rhs, &ctx)
+            }
+            StmtKind::Call(name, args) => match self.t.sem.call(s.id).cloned() {
+                Some(CallTarget::Method(m)) => self.call(st, s, &m, args, &[]),
+                _ => unsupported(name.span, "this call"),
+            },
+            StmtKind::New(target, fields) => self.new_object(st, s, target, fields),
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let ctx =
+                    ErrorContext::at("if.failed", cond.span, "Conditional statement might fail.");
+                let reach = st.reach.clone();
+                let c = self.expr(st, &reach, cond, &ctx)?;
+                self.branch(
+                    st,
+                    c,
+                    |l, s| l.stmts(s, &then.stmts),
+                    |l, s| match otherwise {
+                        Some(o) => l.stmts(s, &o.stmts),
+                        None => Ok(()),
+                    },
+                )
+            }
+            StmtKind::While { .. } => self.while_loop(st, s),
+            StmtKind::Block(b) => self.stmts(st, &b.stmts),
+            StmtKind::Inhale(a) => {
+                let ctx = ErrorContext::at("inhale.failed", a.span, "Inhale might fail.");
+                self.inhale(st, a, &ctx)
+            }
+            StmtKind::Exhale(a) => {
+                let ctx = ErrorContext::at("exhale.failed", a.span, "Exhale might fail.");
+                self.exhale(st, a, &ctx, false)
+            }
+            StmtKind::Assert(a) => {
+                let ctx = ErrorContext::at("assert.failed", a.span, "Assert might fail.");
+                self.exhale(st, a, &ctx, true)
+            }
+            StmtKind::Assume(a) if !crate::assertions::is_impure(a) => {
+                let ctx = ErrorContext::at("inhale.failed", a.span, "Inhale might fail.");
+                self.inhale(st, a, &ctx)
+            }
+            StmtKind::Label(name, invariants) if invariants.is_empty() => {
+                st.labels.insert(name.name.clone(), st.memory.clone());
+                Ok(())
+            }
+            _ => unsupported(s.span, "this statement"),
+        }
+    }
+
+    fn assign(&mut self, st: &mut State, target: &Expr, rhs: &Expr, ctx: &ErrorContext) -> R<()> {
+        let reach = st.reach.clone();
+        match &target.kind {
+            ExprKind::Ident(_) => {
+                let Some(v) = self
+                    .t
+                    .sem
+                    .idents
+                    .get(target.id.0 as usize)
+                    .copied()
+                    .flatten()
+                else {
+                    return unsupported(target.span, "this variable");
+                };
+                let t = self.expr(st, &reach, rhs, ctx)?;
+                let name = self.t.sem.var(v).name.clone();
+                let t = self.vc.define(&name, t);
+                st.store.insert(v, t);
+                Ok(())
+            }
+            ExprKind::FieldAccess(rcv, field) => {
+                let r = self.expr(st, &reach, rcv, ctx)?;
+                let value = self.expr(st, &reach, rhs, ctx)?;
+                let (Some(heap), Some(mask)) = (
+                    st.memory.heap.get(&field.name).cloned(),
+                    st.memory.mask.get(&field.name).cloned(),
+                ) else {
+                    return unsupported(field.span, "this field");
+                };
+                let whole = Term::eq(Term::select(mask, r.clone()), Term::real(1, 1));
+                self.check(&reach, whole, ctx, Reason::InsufficientPermission, target);
+                let updated = self
+                    .vc
+                    .define(&format!("H_{}", field.name), Term::store(heap, r, value));
+                st.memory.heap.insert(field.name.clone(), updated);
+                Ok(())
+            }
+            _ => unsupported(target.span, "this assignment target"),
+        }
+    }
+
+    fn new_object(&mut self, st: &mut State, s: &Stmt, target: &Expr, fields: &NewFields) -> R<()> {
+        let r = self.vc.fresh("new", self.t.reference.clone());
+        // A new object: not null, and no permission to any of its fields is held yet.
+        let mut facts = vec![Term::not(Term::eq(r.clone(), self.t.theories.null()))];
+        for mask in st.memory.mask.values() {
+            facts.push(Term::eq(
+                Term::select(mask.clone(), r.clone()),
+                Term::real(0, 1),
+            ));
+        }
+        st.reach = self.vc.assume(&st.reach, Term::and(facts));
+        let names: Vec<String> = match fields {
+            NewFields::All => self.t.fields.iter().map(|(f, _)| f.clone()).collect(),
+            NewFields::Fields(list) => list.iter().map(|f| f.name.clone()).collect(),
+        };
+        for f in names {
+            let Some(mask) = st.memory.mask.get(&f).cloned() else {
+                return unsupported(s.span, "this field");
+            };
+            let m = self.vc.define(
+                &format!("M_{f}"),
+                Term::store(mask, r.clone(), Term::real(1, 1)),
+            );
+            st.memory.mask.insert(f, m);
+        }
+        let ExprKind::Ident(_) = &target.kind else {
+            return unsupported(target.span, "this target of `new`");
+        };
+        let Some(v) = self
+            .t
+            .sem
+            .idents
+            .get(target.id.0 as usize)
+            .copied()
+            .flatten()
+        else {
+            return unsupported(target.span, "this variable");
+        };
+        st.store.insert(v, r);
+        Ok(())
+    }
+
+    fn call(
+        &mut self,
+        st: &mut State,
+        s: &Stmt,
+        name: &str,
+        args: &[Expr],
+        targets: &[Expr],
+    ) -> R<()> {
+        let (Some(info), Some(callee)) = (
+            self.t.sem.methods.get(name).cloned(),
+            self.t.program.items.iter().find_map(|i| match &i.kind {
+                germanium_syntax::ast::ItemKind::Method(m) if m.name.name == name => Some(m),
+                _ => None,
+            }),
+        ) else {
+            return unsupported(s.span, "this call");
+        };
+        if !callee.contract.decreases.is_empty() {
+            return unsupported(s.span, "calls with termination measures");
+        }
+        let failed = ErrorContext::at("call.failed", s.span, "Method call might fail.");
+        let reach = st.reach.clone();
+        let mut values = Vec::new();
+        for a in args {
+            values.push(self.expr(st, &reach, a, &failed)?);
+        }
+        // The callee's contract over its own variables, bound to the arguments.
+        let mut callee_state = st.clone();
+        for (p, v) in info.params.iter().zip(values) {
+            callee_state.store.insert(*p, v);
+        }
+        let at_call = st.memory.clone();
+        let pre_ctx = ErrorContext::at(
+            "call.precondition",
+            s.span,
+            format!("The precondition of method {name} might not hold."),
+        );
+        let clauses: Vec<(&Expr, ErrorContext)> = callee
+            .contract
+            .requires
+            .iter()
+            .map(|pre| (pre, pre_ctx.clone()))
+            .collect();
+        self.exhale_all(&mut callee_state, &clauses, false)?;
+        for r in &info.returns {
+            self.havoc_var(&mut callee_state, *r, s.span)?;
+        }
+        callee_state.labels.insert(OLD.to_string(), at_call);
+        let post_ctx = ErrorContext::at("call.failed", s.span, "Method call might fail.");
+        for post in &callee.contract.ensures {
+            self.inhale(&mut callee_state, post, &post_ctx)?;
+        }
+        // Back in the caller: its store and labels, the callee's memory and path.
+        let results: Vec<Term> = info
+            .returns
+            .iter()
+            .map(|r| callee_state.store[r].clone())
+            .collect();
+        st.memory = callee_state.memory;
+        st.reach = callee_state.reach;
+        for (target, value) in targets.iter().zip(results) {
+            let Some(v) = self
+                .t
+                .sem
+                .idents
+                .get(target.id.0 as usize)
+                .copied()
+                .flatten()
+            else {
+                return unsupported(target.span, "this call target");
+            };
+            st.store.insert(v, value);
+        }
+        Ok(())
+    }
+
+    fn while_loop(&mut self, st: &mut State, s: &Stmt) -> R<()> {
+        let StmtKind::While {
+            cond,
+            invariants,
+            decreases,
+            body,
+        } = &s.kind
+        else {
+            return unsupported(s.span, "this loop");
+        };
+        if !decreases.is_empty() {
+            return unsupported(s.span, "termination measures of loops");
+        }
+        let established = ErrorContext::at_conjunct(
+            "invariant.not.established",
+            "Loop invariant might not hold on entry.",
+        );
+        let preserved = ErrorContext::at_conjunct(
+            "invariant.not.preserved",
+            "Loop invariant might not be preserved.",
+        );
+        let wellformed =
+            ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
+        let while_ctx = ErrorContext::at("while.failed", cond.span, "While statement might fail.");
+        let mut assigned = HashSet::new();
+        assigned_vars(self.t.sem, &body.stmts, &mut assigned);
+        let mut assigned: Vec<VarId> = assigned.into_iter().collect();
+        assigned.sort();
+        // On entry.
+        let clauses = with_contexts(invariants, &established);
+        self.leniently(|l| l.exhale_all(st, &clauses, false))?;
+        // One iteration from any state the invariant allows.
+        let mut inner = st.clone();
+        inner.memory = Memory::empty(&mut self.vc, &self.t.fields, &self.t.reference);
+        for v in &assigned {
+            if inner.store.contains_key(v) {
+                self.havoc_var(&mut inner, *v, s.span)?;
+            }
+        }
+        for inv in invariants {
+            self.inhale(&mut inner, inv, &wellformed.for_clause(inv))?;
+        }
+        let reach = inner.reach.clone();
+        let c = self.expr(&inner, &reach, cond, &while_ctx)?;
+        inner.reach = self.vc.assume(&inner.reach, c);
+        self.stmts(&mut inner, &body.stmts)?;
+        let clauses = with_contexts(invariants, &preserved);
+        self.leniently(|l| l.exhale_all(&mut inner, &clauses, false))?;
+        // After the loop: the frame, the invariant, the condition false.
+        for v in &assigned {
+            if st.store.contains_key(v) {
+                self.havoc_var(st, *v, s.span)?;
+            }
+        }
+        for inv in invariants {
+            self.inhale(st, inv, &wellformed.for_clause(inv))?;
+        }
+        let reach = st.reach.clone();
+        let c = self.expr(st, &reach, cond, &while_ctx)?;
+        st.reach = self.vc.assume(&st.reach, Term::not(c));
+        Ok(())
+    }
+}
+
+/// Each clause with its context, reported at the clause where the context says so.
+fn with_contexts<'x>(clauses: &'x [Expr], ctx: &ErrorContext) -> Vec<(&'x Expr, ErrorContext)> {
+    clauses.iter().map(|c| (c, ctx.for_clause(c))).collect()
+}
+
+/// The local variables the statements may assign.
+fn assigned_vars(sem: &germanium_semantics::Semantics, stmts: &[Stmt], out: &mut HashSet<VarId>) {
+    let target = |e: &Expr, out: &mut HashSet<VarId>| {
+        if let ExprKind::Ident(_) = e.kind {
+            if let Some(v) = sem.idents.get(e.id.0 as usize).copied().flatten() {
+                out.insert(v);
+            }
+        }
+    };
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Assign(targets, _) => targets.iter().for_each(|t| target(t, out)),
+            StmtKind::New(t, _) => target(t, out),
+            StmtKind::Block(b) | StmtKind::While { body: b, .. } => {
+                assigned_vars(sem, &b.stmts, out)
+            }
+            StmtKind::If {
+                then, otherwise, ..
+            } => {
+                assigned_vars(sem, &then.stmts, out);
+                if let Some(o) = otherwise {
+                    assigned_vars(sem, &o.stmts, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
