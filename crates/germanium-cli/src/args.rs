@@ -217,6 +217,12 @@ pub struct RunArgs {
     /// (verification conditions, as Carbon).
     #[arg(long = "backend", value_name = "BACKEND", value_parser = parse_backend, default_value = "symbex")]
     pub backend: Backend,
+
+    /// Verify every member with both back ends: the errors of either are reported, a
+    /// member verifies only if both verify it, and where both give a verdict and they
+    /// differ, a `cross-check.disagreement` warning at the member says how.
+    #[arg(long = "cross-check")]
+    pub cross_check: bool,
 }
 
 /// A back end's name for `--backend`.
@@ -250,6 +256,7 @@ impl RunArgs {
         options.combinable_wands = self.combinable_wands;
         options.counterexamples = self.counterexample;
         options.backend = self.backend;
+        options.cross_check = self.cross_check;
         options.members = self.member_filter();
         // Parallelism goes where the work is: members of a single file, else whole files.
         options.jobs = if self.files.len() == 1 {

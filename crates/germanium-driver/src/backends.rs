@@ -3,13 +3,15 @@
 
 use germanium_semantics::Semantics;
 use germanium_syntax::ast::Program;
-use germanium_syntax::SourceMap;
+use germanium_syntax::{Diagnostic, SourceMap};
 use germanium_verifier::{Backend, ProgramResult, VerifyOptions};
 
 /// What chooses and equips the back end of a run, besides the neutral options.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Engine {
     pub backend: Backend,
+    /// Both back ends on every member (`--cross-check`; `backend` is then ignored).
+    pub cross_check: bool,
     /// The symbolic engine's execution log (`None`: no log; the other back end has none).
     pub trace: Option<germanium_symbex::TraceSinks>,
 }
@@ -22,6 +24,9 @@ pub(crate) fn verify_members(
     options: &VerifyOptions,
     engine: &Engine,
 ) -> ProgramResult {
+    if engine.cross_check {
+        return cross_check(program, semantics, sources, options, engine);
+    }
     match engine.backend {
         Backend::Symbex => germanium_symbex::verify_members(
             program,
@@ -32,4 +37,99 @@ pub(crate) fn verify_members(
         ),
         Backend::Vcg => germanium_vcg::verify_members(program, semantics, sources, options),
     }
+}
+
+/// Both back ends on every member: the union of their errors, and a disagreement (a
+/// warning at the member, `cross-check.disagreement`) wherever both gave a verdict and the
+/// verdicts or the failed checks differ. Member events come from the symbolic engine's run.
+fn cross_check(
+    program: &Program,
+    semantics: &Semantics,
+    sources: &SourceMap,
+    options: &VerifyOptions,
+    engine: &Engine,
+) -> ProgramResult {
+    let symbex = germanium_symbex::verify_members(
+        program,
+        semantics,
+        sources,
+        options,
+        engine.trace.as_ref(),
+    );
+    let quiet = VerifyOptions {
+        events: None,
+        ..options.clone()
+    };
+    let vcg = germanium_vcg::verify_members(program, semantics, sources, &quiet);
+    let mut out = ProgramResult {
+        general: symbex.general.clone(),
+        failed_functions: symbex.failed_functions.clone(),
+        ..ProgramResult::default()
+    };
+    for d in vcg.general {
+        if !out.general.contains(&d) {
+            out.general.push(d);
+        }
+    }
+    for mut member in symbex.members {
+        let other = vcg
+            .members
+            .iter()
+            .find(|m| m.name == member.name && m.kind == member.kind);
+        if let Some(other) = other {
+            let checks = |errors: &[Diagnostic]| -> Vec<(String, u32)> {
+                let mut v: Vec<(String, u32)> = errors
+                    .iter()
+                    .filter(|d| d.is_error())
+                    .map(|d| (d.id.clone(), sources.start(d.span).line))
+                    .collect();
+                v.sort();
+                v.dedup();
+                v
+            };
+            let (mine, theirs) = (checks(&member.errors), checks(&other.errors));
+            let verdicts =
+                |v: &[(String, u32)]| !v.iter().any(|(id, _)| id.starts_with("internal"));
+            if verdicts(&mine) && verdicts(&theirs) && mine != theirs {
+                let span = member_span(program, &member.name).unwrap_or_default();
+                member.errors.push(Diagnostic::warning(
+                    "cross-check.disagreement",
+                    span,
+                    format!(
+                        "the back ends disagree on {}: symbolic execution {}, verification conditions {}",
+                        member.name,
+                        describe(&mine),
+                        describe(&theirs)
+                    ),
+                ));
+            }
+            for d in &other.errors {
+                let same = |e: &Diagnostic| e.id == d.id && e.span == d.span;
+                if !member.errors.iter().any(same) {
+                    member.errors.push(d.clone());
+                }
+            }
+        }
+        out.members.push(member);
+    }
+    out
+}
+
+/// A back end's answer on a member, in words.
+fn describe(checks: &[(String, u32)]) -> String {
+    if checks.is_empty() {
+        return "verifies it".to_string();
+    }
+    let list: Vec<String> = checks
+        .iter()
+        .map(|(id, line)| format!("{id} at line {line}"))
+        .collect();
+    format!("reports {}", list.join(", "))
+}
+
+fn member_span(program: &Program, name: &str) -> Option<germanium_syntax::Span> {
+    germanium_verifier::members(program)
+        .into_iter()
+        .find(|m| m.name_and_kind().0 == name)
+        .map(|m| m.span())
 }

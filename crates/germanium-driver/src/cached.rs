@@ -39,11 +39,16 @@ impl CacheSettings {
     /// known, or the build cannot be identified).
     pub fn for_run((a, b, c): (u32, u32, u32), options: &crate::Options) -> Option<CacheSettings> {
         let salt = format!(
-            "germanium {}; z3 {a}.{b}.{c}; timeout {:?}; combinable wands {}; backend {}",
+            "germanium {}; z3 {a}.{b}.{c}; timeout {:?}; combinable wands {}; backend {}{}",
             germanium_cache::build_id()?,
             options.timeout,
             options.combinable_wands,
             options.backend.name(),
+            if options.cross_check {
+                "; cross-check"
+            } else {
+                ""
+            },
         );
         Some(CacheSettings {
             path: ResultCache::default_path()?,

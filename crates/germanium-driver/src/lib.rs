@@ -57,6 +57,8 @@ pub struct Options {
     pub counterexamples: bool,
     /// Which verifier runs (`--backend`).
     pub backend: Backend,
+    /// Both verifiers on every member, disagreements reported (`--cross-check`).
+    pub cross_check: bool,
     /// Makes each verification worker's execution-log sink (`None`: no log).
     pub trace: Option<germanium_symbex::TraceSinks>,
     /// Told when each member starts and ends (streaming output, progress).
@@ -90,6 +92,7 @@ impl Options {
             combinable_wands: false,
             counterexamples: false,
             backend: Backend::Symbex,
+            cross_check: false,
             trace: None,
             events: None,
             members: None,
@@ -148,6 +151,8 @@ pub struct FileReport {
     pub stage: Stage,
     /// The back end that verified the file (`None`: verification did not run).
     pub backend: Option<Backend>,
+    /// Both back ends verified it (`--cross-check`).
+    pub cross_checked: bool,
     pub time: Duration,
 }
 

@@ -94,6 +94,7 @@ fn run_stages(
         program: Some(done.program),
         stage: done.stage,
         backend: (done.stage == Stage::Verify).then_some(options.backend),
+        cross_checked: done.stage == Stage::Verify && options.cross_check,
         time: Default::default(),
     }
 }
@@ -177,6 +178,7 @@ fn front_end_and_verify(
     };
     let engine = crate::backends::Engine {
         backend: options.backend,
+        cross_check: options.cross_check,
         trace: options.trace.clone(),
     };
     // The execution log needs a run; the cache has none.
@@ -288,6 +290,7 @@ fn internal_report(path: &Path, mut sources: SourceMap, message: String) -> File
         program: None,
         stage: Stage::Load,
         backend: None,
+        cross_checked: false,
         time: Default::default(),
     }
 }

@@ -65,6 +65,12 @@ use sequences::SeqTheory;
 use sets::SetTheory;
 pub use sorts::type_name;
 
+/// Triggers for a quantifier over `vars` (bound variables) with body `body`, for a body
+/// written without any (see `triggers`).
+pub fn infer_triggers(vars: &[Term], body: &Term) -> Vec<Vec<Term>> {
+    triggers::infer(vars, body)
+}
+
 /// One operation of a built-in theory or of a user domain / ADT, applied to evaluated
 /// arguments by [`Theories::apply`]. Types are the ground Viper types involved (element
 /// type for collections, key and value types for maps).

@@ -13,15 +13,20 @@ use crate::lower::{unsupported, Lower, R};
 use crate::state::{join, Memory, State};
 
 /// Whether an assertion holds permissions (then it is not a plain boolean expression).
-pub fn is_impure(e: &Expr) -> bool {
+pub fn is_impure(sem: &germanium_semantics::Semantics, e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Acc(..) => true,
-        ExprKind::Binary(BinaryOp::And | BinaryOp::Implies, a, b) => is_impure(a) || is_impure(b),
+        ExprKind::Acc(..) | ExprKind::InhaleExhale(..) | ExprKind::Unfolding(..) => true,
         ExprKind::Binary(BinaryOp::Wand, ..) => true,
-        ExprKind::Cond(_, a, b) => is_impure(a) || is_impure(b),
-        ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => is_impure(x),
-        ExprKind::Call(..) | ExprKind::Unfolding(..) | ExprKind::InhaleExhale(..) => true,
-        ExprKind::Quantifier { .. } | ExprKind::Let(..) => true,
+        ExprKind::Binary(BinaryOp::And | BinaryOp::Implies, a, b) => {
+            is_impure(sem, a) || is_impure(sem, b)
+        }
+        ExprKind::Cond(_, a, b) => is_impure(sem, a) || is_impure(sem, b),
+        ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => is_impure(sem, x),
+        ExprKind::Quantifier { body, .. } | ExprKind::Let(_, _, body) => is_impure(sem, body),
+        ExprKind::Call(..) => matches!(
+            sem.call(e.id),
+            Some(germanium_semantics::CallTarget::Predicate(_))
+        ),
         _ => false,
     }
 }
@@ -29,7 +34,7 @@ pub fn is_impure(e: &Expr) -> bool {
 impl Lower<'_, '_> {
     /// Adds `a` to `st`; ill-defined parts are reported in `ctx`.
     pub fn inhale(&mut self, st: &mut State, a: &Expr, ctx: &ErrorContext) -> R<()> {
-        if !is_impure(a) {
+        if !is_impure(self.t.sem, a) {
             let reach = st.reach.clone();
             let t = self.expr(st, &reach, a, ctx)?;
             st.reach = self.vc.assume(&st.reach, t);
@@ -160,7 +165,7 @@ impl Lower<'_, '_> {
             ..eval.clone()
         };
         self.perm_masks = Some(st.memory.mask.clone());
-        if !is_impure(a) {
+        if !is_impure(self.t.sem, a) {
             let reach = st.reach.clone();
             let first = self.vc.checks.len();
             let t = self.expr(&view, &reach, a, ctx)?;

@@ -125,7 +125,10 @@ impl Lower<'_, '_> {
                 };
                 self.theory(op, terms, e)
             }
-            _ => unsupported(e.span, "this expression"),
+            _ => match self.collection(st, guard, e, ctx)? {
+                Some(t) => Ok(t),
+                None => unsupported(e.span, "this expression"),
+            },
         }
     }
 

@@ -8,6 +8,7 @@
 //! predicate or function encodings, so that each back end checks the other.
 
 mod assertions;
+mod collections;
 mod expr;
 mod lower;
 mod run;

@@ -143,7 +143,7 @@ impl Lower<'_, '_> {
                 let ctx = ErrorContext::at("assert.failed", a.span, "Assert might fail.");
                 self.exhale(st, a, &ctx, true)
             }
-            StmtKind::Assume(a) if !crate::assertions::is_impure(a) => {
+            StmtKind::Assume(a) if !crate::assertions::is_impure(self.t.sem, a) => {
                 let ctx = ErrorContext::at("inhale.failed", a.span, "Inhale might fail.");
                 self.inhale(st, a, &ctx)
             }

@@ -132,6 +132,7 @@ mod tests {
             program: None,
             stage: Stage::Check,
             backend: None,
+            cross_checked: false,
             time: std::time::Duration::from_millis(7),
         };
         let mut out = NoColor::new(Vec::new());
@@ -166,6 +167,7 @@ mod tests {
             program: None,
             stage: Stage::Load,
             backend: None,
+            cross_checked: false,
             time: Default::default(),
         };
         let mut out = NoColor::new(Vec::new());

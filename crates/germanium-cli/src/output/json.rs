@@ -14,8 +14,8 @@ struct JsonReport<'a> {
     result: &'a str,
     errors: Vec<JsonError<'a>>,
     time_ms: u128,
-    /// The back end that verified the file, `symbex` or `vcg` (an addition to the spec;
-    /// absent when verification did not run).
+    /// The back end that verified the file, `symbex`, `vcg`, or `symbex+vcg` with
+    /// `--cross-check` (an addition to the spec; absent when verification did not run).
     #[serde(skip_serializing_if = "Option::is_none")]
     backend: Option<&'static str>,
 }
@@ -194,7 +194,11 @@ fn render_event(report: &FileReport, event: Option<&'static str>) -> String {
         result: report.result_word(),
         errors,
         time_ms: report.time.as_millis(),
-        backend: report.backend.map(|b| b.name()),
+        backend: if report.cross_checked {
+            Some("symbex+vcg")
+        } else {
+            report.backend.map(|b| b.name())
+        },
     };
     serde_json::to_string(&json).expect("serialising plain data cannot fail")
 }
@@ -221,6 +225,7 @@ mod tests {
             program: None,
             stage: Stage::Verify,
             backend: None,
+            cross_checked: false,
             time: std::time::Duration::from_millis(41),
         };
         let value: serde_json::Value = serde_json::from_str(&render(&report)).unwrap();
