@@ -167,10 +167,8 @@ impl Lower<'_, '_> {
         self.perm_masks = Some(st.memory.mask.clone());
         if !is_impure(self.t.sem, a) {
             let reach = st.reach.clone();
-            let first = self.vc.checks.len();
             let t = self.expr(&view, &reach, a, ctx)?;
             self.check(&reach, t.clone(), ctx, Reason::AssertionFalse, a);
-            self.vc.last_depends_on_checks_from(first);
             st.reach = self.vc.assume(&st.reach, t);
             return Ok(());
         }

@@ -87,7 +87,7 @@ impl Lower<'_, '_> {
                         let op = TheoryOp::MapContainsKey(*k.clone(), *v.clone());
                         let has = self.apply(op, vec![index.clone(), seq.clone()], e)?;
                         let m = text_of(self.t.sources, s.span);
-                        self.check(guard, has, ctx, Reason::MapKeyContains(m), i);
+                        self.defined(guard, has, ctx, Reason::MapKeyContains(m), i);
                         self.apply(TheoryOp::MapLookup(*k, *v), vec![seq, index], e)?
                     }
                     _ => return unsupported(e.span, "this indexing"),
@@ -178,7 +178,7 @@ impl Lower<'_, '_> {
     ) -> R<()> {
         let text = text_of(self.t.sources, s.span);
         let nonnegative = Term::ge(index.clone(), Term::int(0));
-        self.check(
+        self.defined(
             guard,
             nonnegative,
             ctx,
@@ -187,7 +187,7 @@ impl Lower<'_, '_> {
         );
         let len = self.apply(TheoryOp::SeqLength(elem.clone()), vec![seq.clone()], s)?;
         let below = Term::lt(index.clone(), len);
-        self.check(guard, below, ctx, Reason::SeqIndexLength(text), i);
+        self.defined(guard, below, ctx, Reason::SeqIndexLength(text), i);
         Ok(())
     }
 

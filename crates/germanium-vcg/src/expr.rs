@@ -50,12 +50,15 @@ impl Lower<'_, '_> {
                     else {
                         return unsupported(field.span, "this field");
                     };
-                    if !self.lenient {
-                        let held =
-                            Term::gt(Term::select(mask.clone(), r.clone()), Term::real(0, 1));
-                        self.check(guard, held, ctx, Reason::InsufficientPermission, e);
+                    let held = Term::gt(Term::select(mask.clone(), r.clone()), Term::real(0, 1));
+                    self.defined(guard, held, ctx, Reason::InsufficientPermission, e);
+                    let value = Term::select(heap.clone(), r);
+                    if matches!(self.t.sem.type_of(e.id), Some(Type::Ref)) {
+                        // Values in the heap are allocated references.
+                        let allocated = Term::select(st.memory.allocated.clone(), value.clone());
+                        self.vc.fact(Term::implies(guard.clone(), allocated));
                     }
-                    Ok(Term::select(heap.clone(), r))
+                    Ok(value)
                 }
                 _ => unsupported(e.span, "ADT destructors and discriminators"),
             },
@@ -182,7 +185,7 @@ impl Lower<'_, '_> {
                     _ => Term::int(0),
                 };
                 let nonzero = Term::not(Term::eq(y.clone(), zero));
-                self.check(guard, nonzero, ctx, Reason::DivisionByZero, b);
+                self.defined(guard, nonzero, ctx, Reason::DivisionByZero, b);
             }
             _ => {}
         }

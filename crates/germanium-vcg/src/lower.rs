@@ -44,8 +44,9 @@ pub struct Tables<'a> {
 pub struct Lower<'t, 'a> {
     pub t: &'t Tables<'a>,
     pub vc: Vc,
-    /// Field reads need no permission (postconditions and invariants where they are
-    /// exhaled: their well-formedness is checked and reported on its own, as in Carbon).
+    /// Expressions need no definedness checks (postconditions and invariants where they are
+    /// exhaled, a callee's postcondition where it is inhaled: their well-formedness is
+    /// checked and reported on its own, as in Carbon).
     pub lenient: bool,
     /// The permission maps `perm(..)` reads during an exhale: what is left at that point.
     pub perm_masks: Option<std::collections::BTreeMap<String, Term>>,
@@ -70,8 +71,24 @@ impl<'t, 'a> Lower<'t, 'a> {
         reason: Reason,
         offending: &Expr,
     ) {
+        let cutting = !matches!(reason, Reason::AssertionFalse);
         let error = make_error(self.t.sources, ctx, &reason, offending).into_diagnostic();
-        self.vc.check(reach, fact, error);
+        self.vc.check(reach, fact, error, cutting);
+    }
+
+    /// A definedness check of an expression (none where reads are lenient: there the
+    /// expression's well-formedness is checked on its own).
+    pub fn defined(
+        &mut self,
+        guard: &Term,
+        fact: Term,
+        ctx: &ErrorContext,
+        reason: Reason,
+        offending: &Expr,
+    ) {
+        if !self.lenient {
+            self.check(guard, fact, ctx, reason, offending);
+        }
     }
 
     /// Runs `f` with lenient reads (see `lenient`), restoring the mode whatever it returns.

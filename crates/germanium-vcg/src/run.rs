@@ -275,7 +275,8 @@ fn solve(solver: &mut Solver, vc: Vc, budget: Budget) -> Result<Vec<Diagnostic>,
         }
         let mut open: Vec<usize> = (0..labels.len()).collect();
         let mut errors = Vec::new();
-        let mut reported: Vec<usize> = Vec::new();
+        // Reported checks whose failure ends their path.
+        let mut cut: Vec<usize> = Vec::new();
         while !open.is_empty() {
             let some_fails = Term::not(Term::and(open.iter().map(|&i| labels[i].clone())));
             solver.push().map_err(failed)?;
@@ -323,10 +324,14 @@ fn solve(solver: &mut Solver, vc: Vc, budget: Budget) -> Result<Vec<Diagnostic>,
                         }
                     }
                 }
-                // A check of a value read without permission, where that was reported.
-                let after_a_failure = vc.checks[i].depends_on.iter().any(|d| reported.contains(d));
-                reported.push(i);
-                if !after_a_failure && !errors.contains(&error) {
+                // On a path that a reported failure ended, nothing after it is reported.
+                let after_an_end = cut
+                    .iter()
+                    .any(|&c| c < i && vc.passes(&vc.checks[i].reach, &vc.checks[c].reach));
+                if vc.checks[i].cutting {
+                    cut.push(i);
+                }
+                if !after_an_end && !errors.contains(&error) {
                     errors.push(error);
                 }
             }

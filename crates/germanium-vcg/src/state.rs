@@ -10,11 +10,13 @@ use germanium_smt::{Sort, Term};
 
 use crate::vc::Vc;
 
-/// Heap and permission maps of every field.
+/// Heap and permission maps of every field, and which references are allocated (every
+/// value in the heap or the store is; `new` gives one that is not yet).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Memory {
     pub heap: BTreeMap<String, Term>,
     pub mask: BTreeMap<String, Term>,
+    pub allocated: Term,
 }
 
 #[derive(Clone, Debug)]
@@ -54,14 +56,39 @@ impl Memory {
             heap.insert(name.clone(), h);
             mask.insert(name.clone(), m);
         }
-        Memory { heap, mask }
+        let allocated = vc.fresh("allocated", Sort::array(reference.clone(), Sort::Bool));
+        Memory {
+            heap,
+            mask,
+            allocated,
+        }
     }
+
+    /// Fresh allocation map that keeps every reference allocated now (a callee or loop
+    /// iterations may allocate more).
+    pub fn allocate_more(&mut self, vc: &mut Vc, reference: &Sort) {
+        let later = vc.fresh("allocated", Sort::array(reference.clone(), Sort::Bool));
+        vc.fact(grows(&self.allocated, &later, reference));
+        self.allocated = later;
+    }
+}
+
+/// `earlier ⊆ later` as allocation maps.
+pub fn grows(earlier: &Term, later: &Term, reference: &Sort) -> Term {
+    let o = Term::var(germanium_smt::Symbol::user("o"), reference.clone());
+    let before = Term::select(earlier.clone(), o.clone());
+    let after = Term::select(later.clone(), o.clone());
+    Term::forall(
+        vec![(germanium_smt::Symbol::user("o"), reference.clone())],
+        Term::implies(before.clone(), after.clone()),
+        vec![vec![before], vec![after]],
+    )
 }
 
 /// One state from two that meet after the sides of a branch: equal parts stay, differing
 /// ones get a fresh name equal to each side's value where that side was taken.
 pub fn join(vc: &mut Vc, a: &State, b: &State) -> State {
-    let reach = vc.define("reach", Term::or([a.reach.clone(), b.reach.clone()]));
+    let reach = vc.either(&a.reach, &b.reach);
     let mut merge = |base: &str, x: &Term, y: &Term| -> Term {
         if x == y {
             return x.clone();
@@ -96,6 +123,7 @@ pub fn join(vc: &mut Vc, a: &State, b: &State) -> State {
             memory.mask.insert(field.clone(), merge("M", x, y));
         }
     }
+    memory.allocated = merge("allocated", &a.memory.allocated, &b.memory.allocated);
     // Labels met on one side only are not reachable after the join.
     let mut labels = HashMap::new();
     for (name, m) in &a.labels {

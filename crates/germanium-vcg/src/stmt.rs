@@ -12,7 +12,7 @@ use germanium_syntax::ast::{Expr, ExprKind, Method, NewFields, Stmt, StmtKind};
 use germanium_verifier::errors::{ErrorContext, Reason};
 
 use crate::lower::{unsupported, Lower, R};
-use crate::state::{Memory, State, OLD};
+use crate::state::{grows, Memory, State, OLD};
 
 impl Lower<'_, '_> {
     /// The method's contract well-formedness, its body against the contract.
@@ -21,6 +21,8 @@ impl Lower<'_, '_> {
             return unsupported(m.name.span, "this method");
         };
         let memory = Memory::empty(&mut self.vc, &self.t.fields, &self.t.reference);
+        let null = Term::select(memory.allocated.clone(), self.t.theories.null());
+        self.vc.fact(null);
         let mut st = State {
             store: Default::default(),
             memory,
@@ -39,6 +41,7 @@ impl Lower<'_, '_> {
         // The postcondition is well-formed with its own permissions, after the precondition.
         let mut post_state = st.clone();
         post_state.memory = Memory::empty(&mut self.vc, &self.t.fields, &self.t.reference);
+        post_state.reach = self.vc.branch_off(&st.reach);
         for post in &m.contract.ensures {
             self.inhale(&mut post_state, post, &wellformed.for_clause(post))?;
         }
@@ -55,10 +58,15 @@ impl Lower<'_, '_> {
         self.leniently(|l| l.exhale_all(&mut st, &clauses, false))
     }
 
+    /// A fresh value for `v` (a reference: an allocated one, as every value of the store).
     fn havoc_var(&mut self, st: &mut State, v: VarId, span: germanium_syntax::Span) -> R<()> {
         let info = self.t.sem.var(v).clone();
         let sort = self.sort(&info.ty, span)?;
         let t = self.vc.fresh(&info.name, sort);
+        if info.ty == germanium_semantics::types::Type::Ref {
+            let allocated = Term::select(st.memory.allocated.clone(), t.clone());
+            self.vc.fact(allocated);
+        }
         st.store.insert(v, t);
         Ok(())
     }
@@ -198,15 +206,21 @@ impl Lower<'_, '_> {
 
     fn new_object(&mut self, st: &mut State, s: &Stmt, target: &Expr, fields: &NewFields) -> R<()> {
         let r = self.vc.fresh("new", self.t.reference.clone());
-        // A new object: not null, and no permission to any of its fields is held yet.
-        let mut facts = vec![Term::not(Term::eq(r.clone(), self.t.theories.null()))];
+        // A new object: not allocated yet (so not null, nor any value of the store or heap),
+        // and no permission to any of its fields is held.
+        let mut facts = vec![Term::not(Term::select(
+            st.memory.allocated.clone(),
+            r.clone(),
+        ))];
         for mask in st.memory.mask.values() {
             facts.push(Term::eq(
                 Term::select(mask.clone(), r.clone()),
                 Term::real(0, 1),
             ));
         }
-        st.reach = self.vc.assume(&st.reach, Term::and(facts));
+        self.vc.fact(Term::and(facts));
+        let allocated = Term::store(st.memory.allocated.clone(), r.clone(), Term::tt());
+        st.memory.allocated = self.vc.define("allocated", allocated);
         let names: Vec<String> = match fields {
             NewFields::All => self.t.fields.iter().map(|(f, _)| f.clone()).collect(),
             NewFields::Fields(list) => list.iter().map(|f| f.name.clone()).collect(),
@@ -282,14 +296,20 @@ impl Lower<'_, '_> {
             .map(|pre| (pre, pre_ctx.clone()))
             .collect();
         self.exhale_all(&mut callee_state, &clauses, false)?;
+        callee_state
+            .memory
+            .allocate_more(&mut self.vc, &self.t.reference);
         for r in &info.returns {
             self.havoc_var(&mut callee_state, *r, s.span)?;
         }
         callee_state.labels.insert(OLD.to_string(), at_call);
         let post_ctx = ErrorContext::at("call.failed", s.span, "Method call might fail.");
-        for post in &callee.contract.ensures {
-            self.inhale(&mut callee_state, post, &post_ctx)?;
-        }
+        self.leniently(|l| {
+            for post in &callee.contract.ensures {
+                l.inhale(&mut callee_state, post, &post_ctx)?;
+            }
+            Ok(())
+        })?;
         // Back in the caller: its store and labels, the callee's memory and path.
         let results: Vec<Term> = info
             .returns
@@ -348,6 +368,13 @@ impl Lower<'_, '_> {
         // One iteration from any state the invariant allows.
         let mut inner = st.clone();
         inner.memory = Memory::empty(&mut self.vc, &self.t.fields, &self.t.reference);
+        let kept = grows(
+            &st.memory.allocated,
+            &inner.memory.allocated,
+            &self.t.reference,
+        );
+        self.vc.fact(kept);
+        inner.reach = self.vc.branch_off(&st.reach);
         for v in &assigned {
             if inner.store.contains_key(v) {
                 self.havoc_var(&mut inner, *v, s.span)?;
@@ -363,6 +390,7 @@ impl Lower<'_, '_> {
         let clauses = with_contexts(invariants, &preserved);
         self.leniently(|l| l.exhale_all(&mut inner, &clauses, false))?;
         // After the loop: the frame, the invariant, the condition false.
+        st.memory.allocate_more(&mut self.vc, &self.t.reference);
         for v in &assigned {
             if st.store.contains_key(v) {
                 self.havoc_var(st, *v, s.span)?;

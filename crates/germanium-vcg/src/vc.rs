@@ -17,9 +17,19 @@ pub struct Check {
     pub reach: Term,
     pub fact: Term,
     pub error: Diagnostic,
-    /// The definedness checks of the expression this one checks: where one of them failed,
-    /// this one is not reported (as Viper reports only the first).
-    pub depends_on: Vec<usize>,
+    /// A failure of this check ends its path (a missing permission, an ill-defined
+    /// expression), as in Viper: the checks after it on the path are not reported. A false
+    /// assertion does not (the path goes on assuming it).
+    pub cutting: bool,
+}
+
+/// How a path condition was made from others.
+#[derive(Clone, Debug)]
+enum ReachDef {
+    /// `parent && fact`
+    Within(Term),
+    /// `a || b` (where two branches meet)
+    Either(Term, Term),
 }
 
 /// The member's constants, definitions and checks, in the order they were made.
@@ -29,6 +39,7 @@ pub struct Vc {
     pub decls: Vec<FunDecl>,
     pub facts: Vec<Term>,
     pub checks: Vec<Check>,
+    reaches: std::collections::HashMap<Term, ReachDef>,
 }
 
 impl Vc {
@@ -69,8 +80,8 @@ impl Vc {
         self.facts.push(fact);
     }
 
-    /// `fact` must hold where `reach` holds.
-    pub fn check(&mut self, reach: &Term, fact: Term, error: Diagnostic) {
+    /// `fact` must hold where `reach` holds; `cutting`: see [`Check::cutting`].
+    pub fn check(&mut self, reach: &Term, fact: Term, error: Diagnostic, cutting: bool) {
         if fact == Term::tt() || *reach == Term::ff() {
             return;
         }
@@ -80,17 +91,8 @@ impl Vc {
             reach: reach.clone(),
             fact,
             error,
-            depends_on: Vec::new(),
+            cutting,
         });
-    }
-
-    /// Makes the last check depend on the checks from `first` on (made while evaluating
-    /// what it checks).
-    pub fn last_depends_on_checks_from(&mut self, first: usize) {
-        let end = self.checks.len().saturating_sub(1);
-        if let Some(last) = self.checks.last_mut() {
-            last.depends_on = (first..end).collect();
-        }
     }
 
     /// The path condition `reach` extended by `fact`, as a fresh name.
@@ -98,7 +100,72 @@ impl Vc {
         if fact == Term::tt() {
             return reach.clone();
         }
-        self.define("reach", Term::and([reach.clone(), fact]))
+        let r = self.define("reach", Term::and([reach.clone(), fact]));
+        self.reaches
+            .insert(r.clone(), ReachDef::Within(reach.clone()));
+        r
+    }
+
+    /// A path of its own from `reach` (a side check: what fails on it ends no other path).
+    pub fn branch_off(&mut self, reach: &Term) -> Term {
+        let r = self.fresh("reach", germanium_smt::Sort::Bool);
+        self.facts.push(Term::eq(r.clone(), reach.clone()));
+        self.reaches
+            .insert(r.clone(), ReachDef::Within(reach.clone()));
+        r
+    }
+
+    /// Where either of two paths that meet is reached.
+    pub fn either(&mut self, a: &Term, b: &Term) -> Term {
+        let r = self.define("reach", Term::or([a.clone(), b.clone()]));
+        self.reaches
+            .insert(r.clone(), ReachDef::Either(a.clone(), b.clone()));
+        r
+    }
+
+    /// Whether every path reaching `later` passes `earlier`, as the definitions of the path
+    /// conditions say (a guard `reach && c` is read as its conjuncts).
+    pub fn passes(&self, later: &Term, earlier: &Term) -> bool {
+        let mut memo = std::collections::HashMap::new();
+        self.passes_memo(later, earlier, &mut memo)
+    }
+
+    fn passes_memo(
+        &self,
+        later: &Term,
+        earlier: &Term,
+        memo: &mut std::collections::HashMap<Term, bool>,
+    ) -> bool {
+        // Walk the chain of `Within` iteratively (paths are long); branch at `Either`.
+        let mut at = later.clone();
+        let mut seen = Vec::new();
+        let answer = loop {
+            if at == *earlier {
+                break true;
+            }
+            if let Some(known) = memo.get(&at) {
+                break *known;
+            }
+            seen.push(at.clone());
+            match self.reaches.get(&at) {
+                Some(ReachDef::Within(parent)) => at = parent.clone(),
+                Some(ReachDef::Either(a, b)) => {
+                    let (a, b) = (a.clone(), b.clone());
+                    break self.passes_memo(&a, earlier, memo)
+                        && self.passes_memo(&b, earlier, memo);
+                }
+                None => match at.kind() {
+                    TermKind::Op(germanium_smt::Op::And, parts) => {
+                        break parts.iter().any(|p| self.passes_memo(p, earlier, memo));
+                    }
+                    _ => break false,
+                },
+            }
+        };
+        for t in seen {
+            memo.insert(t, answer);
+        }
+        answer
     }
 }
 
