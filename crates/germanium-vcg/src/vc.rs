@@ -27,7 +27,7 @@ pub struct Check {
 #[derive(Clone, Debug)]
 enum ReachDef {
     /// `parent && fact`
-    Within(Term),
+    Within(Term, Term),
     /// `a || b` (where two branches meet)
     Either(Term, Term),
 }
@@ -100,9 +100,9 @@ impl Vc {
         if fact == Term::tt() {
             return reach.clone();
         }
-        let r = self.define("reach", Term::and([reach.clone(), fact]));
+        let r = self.define("reach", Term::and([reach.clone(), fact.clone()]));
         self.reaches
-            .insert(r.clone(), ReachDef::Within(reach.clone()));
+            .insert(r.clone(), ReachDef::Within(reach.clone(), fact));
         r
     }
 
@@ -111,7 +111,7 @@ impl Vc {
         let r = self.fresh("reach", germanium_smt::Sort::Bool);
         self.facts.push(Term::eq(r.clone(), reach.clone()));
         self.reaches
-            .insert(r.clone(), ReachDef::Within(reach.clone()));
+            .insert(r.clone(), ReachDef::Within(reach.clone(), Term::tt()));
         r
     }
 
@@ -123,24 +123,26 @@ impl Vc {
         r
     }
 
-    /// Whether every path reaching `later` passes `earlier`, as the definitions of the path
-    /// conditions say (a guard `reach && c` is read as its conjuncts).
+    /// Whether every path reaching `later` passes `earlier`: each conjunct of `earlier` is a
+    /// path condition or an assumed fact on every way back from `later`.
     pub fn passes(&self, later: &Term, earlier: &Term) -> bool {
-        let mut memo = std::collections::HashMap::new();
-        self.passes_memo(later, earlier, &mut memo)
+        conjuncts(earlier).iter().all(|part| {
+            let mut memo = std::collections::HashMap::new();
+            self.implied_on_path(later, part, &mut memo)
+        })
     }
 
-    fn passes_memo(
+    fn implied_on_path(
         &self,
-        later: &Term,
-        earlier: &Term,
+        from: &Term,
+        part: &Term,
         memo: &mut std::collections::HashMap<Term, bool>,
     ) -> bool {
         // Walk the chain of `Within` iteratively (paths are long); branch at `Either`.
-        let mut at = later.clone();
+        let mut at = from.clone();
         let mut seen = Vec::new();
         let answer = loop {
-            if at == *earlier {
+            if at == *part {
                 break true;
             }
             if let Some(known) = memo.get(&at) {
@@ -148,18 +150,22 @@ impl Vc {
             }
             seen.push(at.clone());
             match self.reaches.get(&at) {
-                Some(ReachDef::Within(parent)) => at = parent.clone(),
+                Some(ReachDef::Within(parent, fact)) => {
+                    if conjuncts(fact).contains(part) {
+                        break true;
+                    }
+                    at = parent.clone();
+                }
                 Some(ReachDef::Either(a, b)) => {
                     let (a, b) = (a.clone(), b.clone());
-                    break self.passes_memo(&a, earlier, memo)
-                        && self.passes_memo(&b, earlier, memo);
+                    break self.implied_on_path(&a, part, memo)
+                        && self.implied_on_path(&b, part, memo);
                 }
-                None => match at.kind() {
-                    TermKind::Op(germanium_smt::Op::And, parts) => {
-                        break parts.iter().any(|p| self.passes_memo(p, earlier, memo));
-                    }
-                    _ => break false,
-                },
+                None => {
+                    let parts = conjuncts(&at);
+                    break parts.len() > 1
+                        && parts.iter().any(|p| self.implied_on_path(p, part, memo));
+                }
             }
         };
         for t in seen {
@@ -175,5 +181,13 @@ fn is_atomic(t: &Term) -> bool {
         TermKind::Bool(_) | TermKind::Int(_) | TermKind::Real(_) | TermKind::Var(_) => true,
         TermKind::App(_, args) => args.is_empty(),
         _ => false,
+    }
+}
+
+/// The conjuncts of a conjunction, or the term itself.
+fn conjuncts(t: &Term) -> Vec<Term> {
+    match t.kind() {
+        TermKind::Op(germanium_smt::Op::And, parts) => parts.iter().flat_map(conjuncts).collect(),
+        _ => vec![t.clone()],
     }
 }
