@@ -60,7 +60,35 @@ impl Lower<'_, '_> {
                     }
                     Ok(value)
                 }
-                _ => unsupported(e.span, "ADT destructors and discriminators"),
+                Some(FieldTarget::AdtDestructor {
+                    adt,
+                    constructor,
+                    destructor,
+                    type_args,
+                }) => {
+                    let op = TheoryOp::AdtDestructor {
+                        adt: adt.clone(),
+                        constructor: constructor.clone(),
+                        destructor: destructor.clone(),
+                        type_args: type_args.clone(),
+                    };
+                    let value = self.expr(st, guard, rcv, ctx)?;
+                    self.theory(op, vec![value], e)
+                }
+                Some(FieldTarget::AdtDiscriminator {
+                    adt,
+                    constructor,
+                    type_args,
+                }) => {
+                    let op = TheoryOp::AdtDiscriminator {
+                        adt: adt.clone(),
+                        constructor: constructor.clone(),
+                        type_args: type_args.clone(),
+                    };
+                    let value = self.expr(st, guard, rcv, ctx)?;
+                    self.theory(op, vec![value], e)
+                }
+                None => unsupported(field.span, "an unresolved field"),
             },
             ExprKind::Perm(loc) => {
                 let ExprKind::FieldAccess(rcv, field) = &loc.kind else {
