@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use germanium_driver::{MemberFilter, Mode, Options};
+use germanium_driver::{Backend, MemberFilter, Mode, Options};
 use germanium_syntax::ast::{Block, ExprKind, ItemKind, NodeIdGen, Stmt, StmtKind};
 use germanium_syntax::{FileId, Span};
 
@@ -260,9 +260,10 @@ pub struct ProbeResult {
 }
 
 /// The options a probe run uses: verification of one method only, one worker.
-fn options(imports: &[PathBuf], method: Option<&str>) -> Options {
+fn options(imports: &[PathBuf], method: Option<&str>, backend: Backend) -> Options {
     let mut options = Options::new(Mode::Verify);
     options.import_paths = imports.to_vec();
+    options.backend = backend;
     if let Some(method) = method {
         let wanted = method.to_string();
         options.members = Some(MemberFilter(std::sync::Arc::new(move |name: &str| {
@@ -274,16 +275,35 @@ fn options(imports: &[PathBuf], method: Option<&str>) -> Options {
 
 /// Whether `method` of the program `text` (the contents of `path`) verifies as it is,
 /// with no error anywhere: only then do its probes say something.
-pub fn method_verifies(path: &Path, text: &str, method: &str, imports: &[PathBuf]) -> bool {
-    let report =
-        germanium_driver::run_text(path, text.to_string(), &options(imports, Some(method)));
+pub fn method_verifies(
+    path: &Path,
+    text: &str,
+    method: &str,
+    imports: &[PathBuf],
+    backend: Backend,
+) -> bool {
+    let report = germanium_driver::run_text(
+        path,
+        text.to_string(),
+        &options(imports, Some(method), backend),
+    );
     !report.diagnostics.iter().any(|d| d.is_error())
 }
 
 /// Runs one probe of the program `text` (the contents of `path`).
-pub fn run_probe(path: &Path, text: &str, probe: &Probe, imports: &[PathBuf]) -> Outcome {
+pub fn run_probe(
+    path: &Path,
+    text: &str,
+    probe: &Probe,
+    imports: &[PathBuf],
+    backend: Backend,
+) -> Outcome {
     let (probed, line) = probe.insert_into(text);
-    let report = germanium_driver::run_text(path, probed, &options(imports, Some(&probe.method)));
+    let report = germanium_driver::run_text(
+        path,
+        probed,
+        &options(imports, Some(&probe.method), backend),
+    );
     let main = crate::compare::canonical(path);
     let in_main = |d: &germanium_syntax::Diagnostic| {
         crate::compare::canonical(&report.sources.get(d.span.file).path) == main
