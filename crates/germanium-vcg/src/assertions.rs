@@ -73,6 +73,13 @@ impl Lower<'_, '_> {
                     Reason::NegativePermission,
                     offending,
                 );
+                let p = if self.wildcard_amounts {
+                    let some = self.vc.fresh("wildcard", germanium_smt::Sort::Real);
+                    self.vc.fact(Term::gt(some.clone(), Term::real(0, 1)));
+                    some
+                } else {
+                    p
+                };
                 let mask = st.memory.mask[&field].clone();
                 let now = Term::add(vec![Term::select(mask.clone(), r.clone()), p.clone()]);
                 let updated = self

@@ -23,6 +23,10 @@ impl Lower<'_, '_> {
             },
             ExprKind::BoolLit(b) => Ok(Term::bool(*b)),
             ExprKind::Null => Ok(self.t.theories.null()),
+            ExprKind::Result => match &self.result {
+                Some(r) => Ok(r.clone()),
+                None => unsupported(e.span, "`result` here"),
+            },
             ExprKind::Ident(_) => {
                 let var = self.t.sem.idents.get(e.id.0 as usize).copied().flatten();
                 match var.and_then(|v| st.store.get(&v)) {
@@ -43,6 +47,11 @@ impl Lower<'_, '_> {
             }
             ExprKind::Binary(op, a, b) => self.binary(st, guard, e, *op, a, b, ctx),
             ExprKind::FieldAccess(rcv, field) => match self.t.sem.field_access(e.id) {
+                Some(FieldTarget::Field(f)) if self.snapshot.is_some() => {
+                    let f = f.clone();
+                    let r = self.expr(st, guard, rcv, ctx)?;
+                    self.read_location(st, &f, r, e)
+                }
                 Some(FieldTarget::Field(f)) => {
                     let f = f.clone();
                     let r = self.expr(st, guard, rcv, ctx)?;
@@ -152,7 +161,10 @@ impl Lower<'_, '_> {
                         constructor,
                         type_args,
                     },
-                    _ => return unsupported(e.span, "heap-dependent functions"),
+                    Some(CallTarget::Function(name)) => {
+                        return self.apply_function(st, guard, e, &name, terms, ctx);
+                    }
+                    _ => return unsupported(e.span, "this call"),
                 };
                 self.theory(op, terms, e)
             }

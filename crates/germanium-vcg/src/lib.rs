@@ -10,6 +10,7 @@
 mod assertions;
 mod collections;
 mod expr;
+mod functions;
 mod lower;
 mod run;
 mod state;

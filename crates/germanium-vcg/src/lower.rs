@@ -38,6 +38,8 @@ pub struct Tables<'a> {
     /// Every field with the sort of its values, in declaration order.
     pub fields: Vec<(String, Sort)>,
     pub reference: Sort,
+    /// The functions the VCG can frame (see `functions`).
+    pub functions: std::collections::HashMap<String, crate::functions::FunctionShape<'a>>,
 }
 
 /// One member being lowered.
@@ -50,6 +52,16 @@ pub struct Lower<'t, 'a> {
     pub lenient: bool,
     /// The permission maps `perm(..)` reads during an exhale: what is left at that point.
     pub perm_masks: Option<std::collections::BTreeMap<String, Term>>,
+    /// `result` in a function's postcondition.
+    pub result: Option<Term>,
+    /// In a function's axioms: the footprint's locations (field, receiver) and their values,
+    /// where every read must be found.
+    pub snapshot: Option<Vec<(String, Term, Term)>>,
+    /// Applications are of the limited twins (inside a definitional axiom).
+    pub limited: bool,
+    /// Every permission amount inhaled is some positive amount (a function's precondition:
+    /// Viper reads its amounts as wildcards, so `acc(x.f) && acc(x.f)` is satisfiable there).
+    pub wildcard_amounts: bool,
 }
 
 impl<'t, 'a> Lower<'t, 'a> {
@@ -59,6 +71,10 @@ impl<'t, 'a> Lower<'t, 'a> {
             vc: Vc::continuing(names),
             lenient: false,
             perm_masks: None,
+            result: None,
+            snapshot: None,
+            limited: false,
+            wildcard_amounts: false,
         }
     }
 
@@ -71,9 +87,25 @@ impl<'t, 'a> Lower<'t, 'a> {
         reason: Reason,
         offending: &Expr,
     ) {
-        let cutting = !matches!(reason, Reason::AssertionFalse);
+        // A false assertion is assumed after its check; so is a negative index, whose
+        // length check still says something.
+        let cutting = !matches!(reason, Reason::AssertionFalse | Reason::SeqIndexNegative(_));
         let error = make_error(self.t.sources, ctx, &reason, offending).into_diagnostic();
         self.vc.check(reach, fact, error, cutting);
+    }
+
+    /// A check whose failure ends its path whatever the reason (a function's precondition
+    /// where it is applied: the expression around it is not defined then).
+    pub fn check_ending_path(
+        &mut self,
+        reach: &Term,
+        fact: Term,
+        ctx: &ErrorContext,
+        reason: Reason,
+        offending: &Expr,
+    ) {
+        let error = make_error(self.t.sources, ctx, &reason, offending).into_diagnostic();
+        self.vc.check(reach, fact, error, true);
     }
 
     /// A definedness check of an expression (none where reads are lenient: there the

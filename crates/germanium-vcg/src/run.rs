@@ -76,7 +76,25 @@ pub fn verify_members(
         }
     };
     let mut names = NameGenerator::new();
-    for member in todo {
+    // Functions first: only a verified function's axioms are assumed by the other members.
+    let (functions, others): (Vec<Member>, Vec<Member>) = todo
+        .into_iter()
+        .partition(|m| matches!(m, Member::Function(_)));
+    let mut axioms: Vec<Term> = Vec::new();
+    let mut axioms_sent = false;
+    for member in functions.into_iter().chain(others) {
+        if !axioms_sent && !matches!(member, Member::Function(_)) {
+            axioms_sent = true;
+            axioms = function_axioms(&tables, &out, &mut names);
+            for axiom in &axioms {
+                if let Err(e) = solver.assert(axiom) {
+                    let message = format!("the SMT solver rejected a function axiom: {e}");
+                    out.general
+                        .push(Diagnostic::new(ids::INTERNAL, Span::default(), message));
+                    return out;
+                }
+            }
+        }
         if options
             .cancel
             .as_ref()
@@ -100,7 +118,12 @@ pub fn verify_members(
             names = NameGenerator::new();
             // A solver that failed may hold half a member: the next one starts afresh.
             match start(&tables, options) {
-                Ok(s) => solver = s,
+                Ok(mut s) => {
+                    for axiom in &axioms {
+                        let _ = s.assert(axiom);
+                    }
+                    solver = s
+                }
                 Err(message) => {
                     out.general
                         .push(Diagnostic::new(ids::INTERNAL, Span::default(), message));
@@ -150,14 +173,17 @@ fn tables<'a>(
             .map_err(|u| format!("the field {name} has no sort: {}", u.0))?;
         fields.push((name.clone(), sort));
     }
-    Ok(Tables {
+    let mut tables = Tables {
         program,
         sem,
         sources,
         theories,
         fields,
         reference: Sort::named("Ref"),
-    })
+        functions: Default::default(),
+    };
+    tables.functions = crate::functions::shapes(&tables);
+    Ok(tables)
 }
 
 /// A solver with the options every back end uses and the program's theories.
@@ -186,10 +212,54 @@ fn start(tables: &Tables<'_>, options: &VerifyOptions) -> Result<Solver, String>
         if !declared {
             solver.declare_fun(&null)?;
         }
-        send(&mut solver, tables.theories.axioms())
+        send(&mut solver, tables.theories.axioms())?;
+        let mut names: Vec<&String> = tables.functions.keys().collect();
+        names.sort();
+        for name in names {
+            let shape = &tables.functions[name];
+            solver.declare_fun(&shape.full)?;
+            solver.declare_fun(&shape.limited)?;
+        }
+        Ok(())
     })();
     setup.map_err(|e| format!("the SMT solver rejected the preamble: {e}"))?;
     Ok(solver)
+}
+
+/// The axioms of the functions that verified (none for one with an error, unverified, or
+/// whose reads leave its footprint).
+fn function_axioms(
+    tables: &Tables<'_>,
+    done: &ProgramResult,
+    names: &mut NameGenerator,
+) -> Vec<Term> {
+    let mut verified: Vec<&str> = tables
+        .functions
+        .keys()
+        .filter(|name| {
+            let result = done
+                .members
+                .iter()
+                .find(|m| m.kind == "function" && m.name == **name);
+            match result {
+                Some(m) => m.errors.is_empty(),
+                // Not verified now (left out by `--member`) but trusted as by the symbolic
+                // engine only when it has no body to check.
+                None => tables.functions[*name].function.body.is_none(),
+            }
+        })
+        .map(|s| s.as_str())
+        .collect();
+    verified.sort();
+    let mut lower = Lower::new(tables, names.clone());
+    let mut out = Vec::new();
+    for name in verified {
+        if let Some(axioms) = lower.function_axioms(name) {
+            out.extend(axioms);
+        }
+    }
+    *names = lower.vc.names();
+    out
 }
 
 fn send(solver: &mut Solver, commands: &[Command]) -> Result<(), germanium_smt::SolverError> {
@@ -221,7 +291,7 @@ fn verify_member(
     let mut lower = Lower::new(tables, names.clone());
     let lowered = match member {
         Member::Method(m) => lower.method(m),
-        Member::Function(f) => crate::lower::unsupported(f.name.span, "functions"),
+        Member::Function(f) => lower.function(f),
         Member::Predicate(p) => crate::lower::unsupported(p.name.span, "predicates"),
     };
     if let Err(u) = lowered {

@@ -362,7 +362,8 @@ impl Lower<'_, '_> {
         assigned_vars(self.t.sem, &body.stmts, &mut assigned);
         let mut assigned: Vec<VarId> = assigned.into_iter().collect();
         assigned.sort();
-        // On entry.
+        // On entry. The body is checked whatever happens there: from the path before it.
+        let before_entry = st.reach.clone();
         let clauses = with_contexts(invariants, &established);
         self.leniently(|l| l.exhale_all(st, &clauses, false))?;
         // One iteration from any state the invariant allows.
@@ -374,7 +375,7 @@ impl Lower<'_, '_> {
             &self.t.reference,
         );
         self.vc.fact(kept);
-        inner.reach = self.vc.branch_off(&st.reach);
+        inner.reach = self.vc.branch_off(&before_entry);
         for v in &assigned {
             if inner.store.contains_key(v) {
                 self.havoc_var(&mut inner, *v, s.span)?;

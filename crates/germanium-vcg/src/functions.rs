@@ -1,0 +1,430 @@
+//! Heap-dependent functions, framed by their footprint (seed 002): `f(args)` is an SMT
+//! function of its arguments and of the values at the locations its precondition holds
+//! (`acc(e.f)` clauses, in order), so an application keeps its value while those locations
+//! do, whatever else changes. A limited twin `f%limited` with the same values stops the
+//! definition from unrolling itself: the definitional axiom is triggered by `f` and speaks
+//! of `f%limited` inside. Only a function that verified gets its axioms (definition and
+//! postcondition, both under the pure part of its precondition); an unverified one stays
+//! uninterpreted. Preconditions of other shapes (predicates, conditional or quantified
+//! permissions) are not lowered yet.
+
+use std::collections::HashMap;
+
+use germanium_semantics::types::Type;
+use germanium_semantics::VarId;
+use germanium_smt::{FunDecl, Sort, Symbol, Term};
+use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, Function};
+use germanium_verifier::errors::{ErrorContext, Reason};
+
+use crate::lower::{unsupported, Lower, Tables, R};
+use crate::state::{Memory, State};
+
+/// What the VCG knows of one function.
+#[derive(Clone, Debug)]
+pub struct FunctionShape<'a> {
+    pub function: &'a Function,
+    pub params: Vec<VarId>,
+    pub result: Type,
+    /// The footprint: the field and receiver of each `acc` of the precondition, in order.
+    pub footprint: Vec<(String, &'a Expr)>,
+    pub full: FunDecl,
+    pub limited: FunDecl,
+}
+
+/// The shapes of the program's functions; a function whose precondition the VCG cannot
+/// frame is absent (its applications are then not lowered).
+pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
+    let mut out = HashMap::new();
+    for item in &t.program.items {
+        let germanium_syntax::ast::ItemKind::Function(f) = &item.kind else {
+            continue;
+        };
+        // An opaque function's definition is known only where revealed: not lowered yet.
+        if item.annotations.iter().any(|a| a.name.name == "opaque") {
+            continue;
+        }
+        let Some(info) = t.sem.functions.get(&f.name.name) else {
+            continue;
+        };
+        let mut footprint = Vec::new();
+        if !f
+            .contract
+            .requires
+            .iter()
+            .all(|pre| collect_footprint(pre, &mut footprint))
+        {
+            continue;
+        }
+        let mut args = Vec::new();
+        let mut sorts_known = true;
+        for p in &info.params {
+            match t.theories.sort(&t.sem.var(*p).ty) {
+                Ok(s) => args.push(s),
+                Err(_) => sorts_known = false,
+            }
+        }
+        for (field, _) in &footprint {
+            match t.fields.iter().find(|(f, _)| f == field) {
+                Some((_, s)) => args.push(s.clone()),
+                None => sorts_known = false,
+            }
+        }
+        let Ok(result) = t.theories.sort(&info.result) else {
+            continue;
+        };
+        if !sorts_known {
+            continue;
+        }
+        let name = &f.name.name;
+        let full = FunDecl::new(
+            Symbol::user(&format!("fun%{name}")),
+            args.clone(),
+            result.clone(),
+        );
+        let limited = FunDecl::new(Symbol::user(&format!("fun%{name}%limited")), args, result);
+        out.insert(
+            name.clone(),
+            FunctionShape {
+                function: f,
+                params: info.params.clone(),
+                result: info.result.clone(),
+                footprint,
+                full,
+                limited,
+            },
+        );
+    }
+    out
+}
+
+/// Adds the `acc(e.f)` of `a` to `out`; false for a precondition the VCG cannot frame.
+fn collect_footprint<'a>(a: &'a Expr, out: &mut Vec<(String, &'a Expr)>) -> bool {
+    match &a.kind {
+        ExprKind::Acc(loc, _) => match &loc.kind {
+            ExprKind::FieldAccess(rcv, field) => {
+                out.push((field.name.clone(), &**rcv));
+                true
+            }
+            _ => false,
+        },
+        ExprKind::Binary(BinaryOp::And, x, y) => {
+            collect_footprint(x, out) && collect_footprint(y, out)
+        }
+        ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => collect_footprint(x, out),
+        ExprKind::Binary(BinaryOp::Implies, _, x) | ExprKind::Quantifier { body: x, .. } => {
+            !has_acc(x)
+        }
+        ExprKind::Cond(_, x, y) => !has_acc(x) && !has_acc(y),
+        ExprKind::Call(..) | ExprKind::Unfolding(..) | ExprKind::InhaleExhale(..) => false,
+        _ => true,
+    }
+}
+
+fn has_acc(e: &Expr) -> bool {
+    let mut found = false;
+    germanium_semantics::visit::walk_expr(e, &mut |x| {
+        found |= matches!(x.kind, ExprKind::Acc(..) | ExprKind::Unfolding(..));
+    });
+    found
+}
+
+impl Lower<'_, '_> {
+    /// `f(args)` in `st`: its precondition checked (unless reads are lenient), then the
+    /// function of the arguments and the footprint's values.
+    pub fn apply_function(
+        &mut self,
+        st: &State,
+        guard: &Term,
+        e: &Expr,
+        name: &str,
+        args: Vec<Term>,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
+        let Some(shape) = self.t.functions.get(name).cloned() else {
+            return unsupported(e.span, format!("the function {name}"));
+        };
+        let mut callee = st.clone();
+        for (p, a) in shape.params.iter().zip(&args) {
+            callee.store.insert(*p, a.clone());
+        }
+        if !self.lenient && self.snapshot.is_none() {
+            let pre_ctx = ErrorContext::at(
+                "application.precondition",
+                e.span,
+                format!("Precondition of function {name} might not hold."),
+            );
+            for pre in &shape.function.contract.requires {
+                self.check_precondition(&callee, guard, pre, &pre_ctx)?;
+            }
+        }
+        let mut values = args;
+        let lenient = std::mem::replace(&mut self.lenient, true);
+        let read = (|| -> R<()> {
+            for (field, rcv) in &shape.footprint {
+                let r = self.expr(&callee, guard, rcv, ctx)?;
+                values.push(self.read_location(&callee, field, r, e)?);
+            }
+            Ok(())
+        })();
+        self.lenient = lenient;
+        read?;
+        let decl = if self.limited {
+            &shape.limited
+        } else {
+            &shape.full
+        };
+        Ok(Term::app(decl, values))
+    }
+
+    /// The value at `field` of `r`: the heap's, or in an axiom the footprint's.
+    pub fn read_location(&mut self, st: &State, field: &str, r: Term, e: &Expr) -> R<Term> {
+        if let Some(snapshot) = &self.snapshot {
+            return match snapshot.iter().find(|(f, rcv, _)| f == field && *rcv == r) {
+                Some((_, _, v)) => Ok(v.clone()),
+                None => unsupported(e.span, "a read outside the function's footprint"),
+            };
+        }
+        match st.memory.heap.get(field) {
+            Some(heap) => Ok(Term::select(heap.clone(), r)),
+            None => unsupported(e.span, "this field"),
+        }
+    }
+
+    /// Checks without taking: permissions held (at least the amount), pure parts true.
+    fn check_precondition(
+        &mut self,
+        st: &State,
+        guard: &Term,
+        a: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<()> {
+        match &a.kind {
+            ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => {
+                self.check_precondition(st, guard, x, ctx)
+            }
+            ExprKind::Binary(BinaryOp::And, x, y) => {
+                self.check_precondition(st, guard, x, ctx)?;
+                self.check_precondition(st, guard, y, ctx)
+            }
+            ExprKind::Acc(loc, amount) => {
+                let ExprKind::FieldAccess(rcv, field) = &loc.kind else {
+                    return unsupported(loc.span, "predicate permissions");
+                };
+                let r = self.expr(st, guard, rcv, ctx)?;
+                let p = match amount {
+                    Some(x) => germanium_theories::operators::real(self.expr(st, guard, x, ctx)?),
+                    None => Term::real(1, 1),
+                };
+                let Some(mask) = st.memory.mask.get(&field.name) else {
+                    return unsupported(field.span, "this field");
+                };
+                // A function needs only some positive amount of each permission (Viper
+                // reads its amounts as wildcards).
+                let _ = p;
+                let held = Term::gt(Term::select(mask.clone(), r), Term::real(0, 1));
+                self.check(guard, held, ctx, Reason::InsufficientPermission, loc);
+                Ok(())
+            }
+            _ if has_acc(a) => unsupported(a.span, "this precondition"),
+            _ => {
+                let t = self.expr(st, guard, a, ctx)?;
+                self.check_ending_path(guard, t, ctx, Reason::AssertionFalse, a);
+                Ok(())
+            }
+        }
+    }
+
+    /// A function's body and postcondition against its precondition.
+    pub fn function(&mut self, f: &Function) -> R<()> {
+        let Some(shape) = self.t.functions.get(&f.name.name).cloned() else {
+            return unsupported(
+                f.name.span,
+                "a function whose precondition is not framed yet",
+            );
+        };
+        if !f.contract.decreases.is_empty() {
+            return unsupported(f.name.span, "termination measures");
+        }
+        let memory = Memory::empty(&mut self.vc, &self.t.fields, &self.t.reference);
+        let mut st = State {
+            store: Default::default(),
+            memory,
+            labels: Default::default(),
+            reach: Term::tt(),
+        };
+        for p in &shape.params {
+            let info = self.t.sem.var(*p).clone();
+            let sort = self.sort(&info.ty, f.name.span)?;
+            let v = self.vc.fresh(&info.name, sort);
+            st.store.insert(*p, v);
+        }
+        // Contracts as a method's; the body's reads at the function's name (as Viper).
+        let wellformed =
+            ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
+        self.wildcard_amounts = true;
+        let inhaled = (|| -> R<()> {
+            for pre in &f.contract.requires {
+                self.inhale(&mut st, pre, &wellformed.for_clause(pre))?;
+            }
+            Ok(())
+        })();
+        self.wildcard_amounts = false;
+        inhaled?;
+        let result = match &f.body {
+            Some(body) => {
+                let reach = st.reach.clone();
+                let ctx = ErrorContext::at(
+                    "function.not.wellformed",
+                    f.name.span,
+                    "Function might not be well-formed.",
+                );
+                self.expr(&st, &reach, body, &ctx)?
+            }
+            None => {
+                let sort = self.sort(&shape.result, f.name.span)?;
+                self.vc.fresh("result", sort)
+            }
+        };
+        let outer = self.result.replace(result);
+        let checked = (|| -> R<()> {
+            let violated = ErrorContext::at_conjunct(
+                "postcondition.violated",
+                format!("Postcondition of {} might not hold.", f.name.name),
+            );
+            // Well-formedness on a path of its own; the postcondition itself is read
+            // leniently (as a method's), so both are reported where both fail.
+            let mut side = st.clone();
+            side.reach = self.vc.branch_off(&st.reach);
+            for post in &f.contract.ensures {
+                let reach = side.reach.clone();
+                let t = self.expr(&side, &reach, post, &wellformed.for_clause(post))?;
+                side.reach = self.vc.assume(&side.reach, t);
+            }
+            for post in &f.contract.ensures {
+                let reach = st.reach.clone();
+                let ctx = wellformed.for_clause(post);
+                let t = self.leniently(|l| l.expr(&st, &reach, post, &ctx))?;
+                // An abstract function's postcondition is trusted (as in Viper).
+                if f.body.is_some() {
+                    let at = violated.for_clause(post);
+                    self.check(&reach, t.clone(), &at, Reason::AssertionFalse, post);
+                }
+                st.reach = self.vc.assume(&st.reach, t);
+            }
+            Ok(())
+        })();
+        self.result = outer;
+        checked
+    }
+
+    /// The axioms of a verified function: its definition (if it has a body) and its
+    /// postcondition, for all arguments and footprint values, under the pure part of its
+    /// precondition. `None` where a read leaves the footprint (then it has none).
+    pub fn function_axioms(&mut self, name: &str) -> Option<Vec<Term>> {
+        let shape = self.t.functions.get(name)?.clone();
+        let mut vars: Vec<(Symbol, Sort)> = Vec::new();
+        let mut st = State {
+            store: Default::default(),
+            memory: Memory::empty(&mut self.vc, &self.t.fields, &self.t.reference),
+            labels: Default::default(),
+            reach: Term::tt(),
+        };
+        let mut args = Vec::new();
+        for p in &shape.params {
+            let info = self.t.sem.var(*p).clone();
+            let sort = self.t.theories.sort(&info.ty).ok()?;
+            let symbol = Symbol::user(&format!("{}%f", info.name));
+            let v = Term::var(symbol.clone(), sort.clone());
+            vars.push((symbol, sort));
+            st.store.insert(*p, v.clone());
+            args.push(v);
+        }
+        let ctx = ErrorContext::at_conjunct("internal", "");
+        self.snapshot = Some(Vec::new());
+        let lenient = std::mem::replace(&mut self.lenient, true);
+        let checks = self.vc.checks.len();
+        let built = (|| -> R<Vec<Term>> {
+            for (i, (field, rcv)) in shape.footprint.iter().enumerate() {
+                let r = self.expr(&st, &Term::tt(), rcv, &ctx)?;
+                let sort = self
+                    .t
+                    .fields
+                    .iter()
+                    .find(|(f, _)| f == field)
+                    .map(|(_, s)| s.clone());
+                let Some(sort) = sort else {
+                    return unsupported(rcv.span, "this field");
+                };
+                let symbol = Symbol::user(&format!("v{i}%f"));
+                let v = Term::var(symbol.clone(), sort.clone());
+                vars.push((symbol, sort));
+                args.push(v.clone());
+                if let Some(s) = self.snapshot.as_mut() {
+                    s.push((field.clone(), r, v));
+                }
+            }
+            let app = Term::app(&shape.full, args.clone());
+            let mut pure = Vec::new();
+            for pre in &shape.function.contract.requires {
+                pure_parts(pre, &mut pure);
+            }
+            let mut pre_terms = Vec::new();
+            for p in pure {
+                pre_terms.push(self.expr(&st, &Term::tt(), p, &ctx)?);
+            }
+            let pre = Term::and(pre_terms);
+            let mut axioms = vec![Term::forall(
+                vars.clone(),
+                Term::eq(app.clone(), Term::app(&shape.limited, args.clone())),
+                vec![vec![app.clone()]],
+            )];
+            if let Some(body) = &shape.function.body {
+                self.limited = true;
+                let body = self.expr(&st, &Term::tt(), body, &ctx);
+                self.limited = false;
+                let body = body?;
+                axioms.push(Term::forall(
+                    vars.clone(),
+                    Term::implies(pre.clone(), Term::eq(app.clone(), body)),
+                    vec![vec![app.clone()]],
+                ));
+            }
+            let outer = self.result.replace(app.clone());
+            let posts = (|| -> R<Vec<Term>> {
+                let mut out = Vec::new();
+                for post in &shape.function.contract.ensures {
+                    out.push(self.expr(&st, &Term::tt(), post, &ctx)?);
+                }
+                Ok(out)
+            })();
+            self.result = outer;
+            let posts = posts?;
+            if !posts.is_empty() {
+                axioms.push(Term::forall(
+                    vars.clone(),
+                    Term::implies(pre, Term::and(posts)),
+                    vec![vec![app]],
+                ));
+            }
+            Ok(axioms)
+        })();
+        self.vc.checks.truncate(checks);
+        self.lenient = lenient;
+        self.snapshot = None;
+        built.ok()
+    }
+}
+
+/// The conjuncts of a precondition that hold no permission.
+fn pure_parts<'x>(a: &'x Expr, out: &mut Vec<&'x Expr>) {
+    match &a.kind {
+        ExprKind::Binary(BinaryOp::And, x, y) => {
+            pure_parts(x, out);
+            pure_parts(y, out);
+        }
+        ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => pure_parts(x, out),
+        ExprKind::Acc(..) => {}
+        _ if has_acc(a) => {}
+        _ => out.push(a),
+    }
+}
