@@ -318,8 +318,9 @@ impl Lower<'_, '_> {
     }
 
     /// The axioms of a verified function: its definition (if it has a body) and its
-    /// postcondition, for all arguments and footprint values, under the pure part of its
-    /// precondition. `None` where a read leaves the footprint (then it has none).
+    /// postcondition, for all arguments and footprint values, under what its verification
+    /// assumed of them (the pure part of its precondition, its footprint's receivers not
+    /// null). `None` where a read leaves the footprint (then it has none).
     pub fn function_axioms(&mut self, name: &str) -> Option<Vec<Term>> {
         let shape = self.t.functions.get(name)?.clone();
         let mut vars: Vec<(Symbol, Sort)> = Vec::new();
@@ -343,6 +344,7 @@ impl Lower<'_, '_> {
         self.snapshot = Some(Vec::new());
         let lenient = std::mem::replace(&mut self.lenient, true);
         let checks = self.vc.checks.len();
+        let mut held = Vec::new();
         let built = (|| -> R<Vec<Term>> {
             for (i, (field, rcv)) in shape.footprint.iter().enumerate() {
                 let r = self.expr(&st, &Term::tt(), rcv, &ctx)?;
@@ -359,6 +361,8 @@ impl Lower<'_, '_> {
                 let v = Term::var(symbol.clone(), sort.clone());
                 vars.push((symbol, sort));
                 args.push(v.clone());
+                // The function was verified where it held these locations: not at null.
+                held.push(Term::not(Term::eq(r.clone(), self.t.theories.null())));
                 if let Some(s) = self.snapshot.as_mut() {
                     s.push((field.clone(), r, v));
                 }
@@ -368,7 +372,7 @@ impl Lower<'_, '_> {
             for pre in &shape.function.contract.requires {
                 pure_parts(pre, &mut pure);
             }
-            let mut pre_terms = Vec::new();
+            let mut pre_terms = held.clone();
             for p in pure {
                 pre_terms.push(self.expr(&st, &Term::tt(), p, &ctx)?);
             }
