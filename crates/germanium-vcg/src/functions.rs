@@ -173,7 +173,37 @@ impl Lower<'_, '_> {
         } else {
             &shape.full
         };
-        Ok(Term::app(decl, values))
+        let app = Term::app(decl, values);
+        // While functions are verified no function axiom exists: a recursive application
+        // (induction, as termination is assumed) and an abstract function's (trusted) get
+        // their postcondition where they are applied, the precondition having been checked.
+        let recursive = self.verifying_function.as_deref() == Some(name);
+        let abstract_function = shape.function.body.is_none();
+        if self.snapshot.is_none()
+            && self.verifying_function.is_some()
+            && !self.assuming_postcondition
+            && (recursive || abstract_function)
+        {
+            // Applications inside the postcondition get none of their own (one level).
+            self.assuming_postcondition = true;
+            let outer = self.result.replace(app.clone());
+            let lenient = std::mem::replace(&mut self.lenient, true);
+            let checks = self.vc.checks.len();
+            let posts = (|| -> R<Vec<Term>> {
+                let mut out = Vec::new();
+                for post in &shape.function.contract.ensures {
+                    out.push(self.expr(&callee, guard, post, ctx)?);
+                }
+                Ok(out)
+            })();
+            self.vc.checks.truncate(checks);
+            self.lenient = lenient;
+            self.result = outer;
+            self.assuming_postcondition = false;
+            let posts = posts?;
+            self.vc.fact(Term::implies(guard.clone(), Term::and(posts)));
+        }
+        Ok(app)
     }
 
     /// The value at `field` of `r`: the heap's, or in an axiom the footprint's.
@@ -236,6 +266,13 @@ impl Lower<'_, '_> {
 
     /// A function's body and postcondition against its precondition.
     pub fn function(&mut self, f: &Function) -> R<()> {
+        self.verifying_function = Some(f.name.name.clone());
+        let r = self.function_obligations(f);
+        self.verifying_function = None;
+        r
+    }
+
+    fn function_obligations(&mut self, f: &Function) -> R<()> {
         let Some(shape) = self.t.functions.get(&f.name.name).cloned() else {
             return unsupported(
                 f.name.span,
@@ -321,7 +358,7 @@ impl Lower<'_, '_> {
     /// postcondition, for all arguments and footprint values, under what its verification
     /// assumed of them (the pure part of its precondition, its footprint's receivers not
     /// null). `None` where a read leaves the footprint (then it has none).
-    pub fn function_axioms(&mut self, name: &str) -> Option<Vec<Term>> {
+    pub fn function_axioms(&mut self, name: &str, which: Axioms) -> Option<Vec<Term>> {
         let shape = self.t.functions.get(name)?.clone();
         let mut vars: Vec<(Symbol, Sort)> = Vec::new();
         let mut st = State {
@@ -377,6 +414,26 @@ impl Lower<'_, '_> {
                 pre_terms.push(self.expr(&st, &Term::tt(), p, &ctx)?);
             }
             let pre = Term::and(pre_terms);
+            if which == Axioms::Postcondition {
+                let outer = self.result.replace(app.clone());
+                let posts = (|| -> R<Vec<Term>> {
+                    let mut out = Vec::new();
+                    for post in &shape.function.contract.ensures {
+                        out.push(self.expr(&st, &Term::tt(), post, &ctx)?);
+                    }
+                    Ok(out)
+                })();
+                self.result = outer;
+                let posts = posts?;
+                if posts.is_empty() {
+                    return Ok(Vec::new());
+                }
+                return Ok(vec![Term::forall(
+                    vars.clone(),
+                    Term::implies(pre, Term::and(posts)),
+                    vec![vec![app]],
+                )]);
+            }
             let mut axioms = vec![Term::forall(
                 vars.clone(),
                 Term::eq(app.clone(), Term::app(&shape.limited, args.clone())),
@@ -393,23 +450,6 @@ impl Lower<'_, '_> {
                     vec![vec![app.clone()]],
                 ));
             }
-            let outer = self.result.replace(app.clone());
-            let posts = (|| -> R<Vec<Term>> {
-                let mut out = Vec::new();
-                for post in &shape.function.contract.ensures {
-                    out.push(self.expr(&st, &Term::tt(), post, &ctx)?);
-                }
-                Ok(out)
-            })();
-            self.result = outer;
-            let posts = posts?;
-            if !posts.is_empty() {
-                axioms.push(Term::forall(
-                    vars.clone(),
-                    Term::implies(pre, Term::and(posts)),
-                    vec![vec![app]],
-                ));
-            }
             Ok(axioms)
         })();
         self.vc.checks.truncate(checks);
@@ -417,6 +457,14 @@ impl Lower<'_, '_> {
         self.snapshot = None;
         built.ok()
     }
+}
+
+/// Which axioms of a function: its definition (every function's, from the start: a body
+/// defines its function), or its postcondition (a verified function's only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axioms {
+    Definition,
+    Postcondition,
 }
 
 /// The conjuncts of a precondition that hold no permission.

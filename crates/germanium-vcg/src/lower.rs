@@ -59,6 +59,11 @@ pub struct Lower<'t, 'a> {
     pub snapshot: Option<Vec<(String, Term, Term)>>,
     /// Applications are of the limited twins (inside a definitional axiom).
     pub limited: bool,
+    /// The function being verified: its recursive applications, and those of abstract
+    /// functions, get their postconditions assumed where applied (no axioms exist yet).
+    pub verifying_function: Option<String>,
+    /// A postcondition is being assumed where its function is applied.
+    pub assuming_postcondition: bool,
     /// Every permission amount inhaled is some positive amount (a function's precondition:
     /// Viper reads its amounts as wildcards, so `acc(x.f) && acc(x.f)` is satisfiable there).
     pub wildcard_amounts: bool,
@@ -75,6 +80,8 @@ impl<'t, 'a> Lower<'t, 'a> {
             snapshot: None,
             limited: false,
             wildcard_amounts: false,
+            verifying_function: None,
+            assuming_postcondition: false,
         }
     }
 

@@ -15,6 +15,7 @@ use germanium_verifier::{
     members, Member, MemberEvent, MemberResult, ProgramResult, VerifyOptions, DEFAULT_QUERY_TIMEOUT,
 };
 
+use crate::functions::Axioms;
 use crate::lower::{Lower, Tables};
 use crate::vc::Vc;
 
@@ -80,13 +81,23 @@ pub fn verify_members(
     let (functions, others): (Vec<Member>, Vec<Member>) = todo
         .into_iter()
         .partition(|m| matches!(m, Member::Function(_)));
-    let mut axioms: Vec<Term> = Vec::new();
+    // Every function's definition from the start (a body defines its function, verified or
+    // not: its well-formedness is its own check); postconditions once verified.
+    let mut axioms: Vec<Term> = function_axioms(&tables, None, &mut names);
+    for axiom in &axioms {
+        if let Err(e) = solver.assert(axiom) {
+            let message = format!("the SMT solver rejected a function axiom: {e}");
+            out.general
+                .push(Diagnostic::new(ids::INTERNAL, Span::default(), message));
+            return out;
+        }
+    }
     let mut axioms_sent = false;
     for member in functions.into_iter().chain(others) {
         if !axioms_sent && !matches!(member, Member::Function(_)) {
             axioms_sent = true;
-            axioms = function_axioms(&tables, &out, &mut names);
-            for axiom in &axioms {
+            let posts = function_axioms(&tables, Some(&out), &mut names);
+            for axiom in &posts {
                 if let Err(e) = solver.assert(axiom) {
                     let message = format!("the SMT solver rejected a function axiom: {e}");
                     out.general
@@ -94,6 +105,7 @@ pub fn verify_members(
                     return out;
                 }
             }
+            axioms.extend(posts);
         }
         if options
             .cancel
@@ -226,35 +238,41 @@ fn start(tables: &Tables<'_>, options: &VerifyOptions) -> Result<Solver, String>
     Ok(solver)
 }
 
-/// The axioms of the functions that verified (none for one with an error, unverified, or
-/// whose reads leave its footprint).
+/// With `done`, the postcondition axioms of the functions that verified (none for one with
+/// an error or whose reads leave its footprint); without, every function's definition.
 fn function_axioms(
     tables: &Tables<'_>,
-    done: &ProgramResult,
+    done: Option<&ProgramResult>,
     names: &mut NameGenerator,
 ) -> Vec<Term> {
-    let mut verified: Vec<&str> = tables
+    let mut chosen: Vec<&str> = tables
         .functions
         .keys()
         .filter(|name| {
+            let Some(done) = done else { return true };
             let result = done
                 .members
                 .iter()
                 .find(|m| m.kind == "function" && m.name == **name);
             match result {
                 Some(m) => m.errors.is_empty(),
-                // Not verified now (left out by `--member`) but trusted as by the symbolic
-                // engine only when it has no body to check.
+                // Not verified now (left out by `--member`): trusted only when it has no
+                // body to check, as by the symbolic engine.
                 None => tables.functions[*name].function.body.is_none(),
             }
         })
         .map(|s| s.as_str())
         .collect();
-    verified.sort();
+    chosen.sort();
+    let which = if done.is_some() {
+        Axioms::Postcondition
+    } else {
+        Axioms::Definition
+    };
     let mut lower = Lower::new(tables, names.clone());
     let mut out = Vec::new();
-    for name in verified {
-        if let Some(axioms) = lower.function_axioms(name) {
+    for name in chosen {
+        if let Some(axioms) = lower.function_axioms(name, which) {
             out.extend(axioms);
         }
     }
