@@ -256,6 +256,91 @@ impl Lower<'_, '_> {
         Ok((field.name.clone(), r, p))
     }
 
+    /// `assume a` with permissions: what holds if `a` could be exhaled here (the amounts are
+    /// held, the pure parts true), assumed, and nothing taken.
+    pub fn assume_exhalable(&mut self, st: &mut State, a: &Expr, ctx: &ErrorContext) -> R<()> {
+        if !is_impure(self.t.sem, a) {
+            let reach = st.reach.clone();
+            let t = self.expr(st, &reach, a, ctx)?;
+            st.reach = self.vc.assume(&st.reach, t);
+            return Ok(());
+        }
+        // All parts at once (`acc(x.f, 1/2) && acc(x.f, 1/2)` needs a whole permission),
+        // taken from a copy: nothing is taken from the state itself.
+        let mut taking = st.clone();
+        self.assume_taken(st, &mut taking, a, ctx)?;
+        st.reach = taking.reach;
+        Ok(())
+    }
+
+    /// As `take`, assuming instead of checking.
+    fn assume_taken(
+        &mut self,
+        eval: &State,
+        st: &mut State,
+        a: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<()> {
+        let view = State {
+            reach: st.reach.clone(),
+            ..eval.clone()
+        };
+        if !is_impure(self.t.sem, a) {
+            let reach = st.reach.clone();
+            let t = self.expr(&view, &reach, a, ctx)?;
+            st.reach = self.vc.assume(&st.reach, t);
+            return Ok(());
+        }
+        match &a.kind {
+            ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => {
+                self.assume_taken(eval, st, x, ctx)
+            }
+            ExprKind::Binary(BinaryOp::And, x, y) => {
+                self.assume_taken(eval, st, x, ctx)?;
+                self.assume_taken(eval, st, y, ctx)
+            }
+            ExprKind::Binary(BinaryOp::Implies, c, x) => {
+                let reach = st.reach.clone();
+                let c = self.expr(&view, &reach, c, ctx)?;
+                self.branch(st, c, |l, s| l.assume_taken(eval, s, x, ctx), |_, _| Ok(()))
+            }
+            ExprKind::Cond(c, x, y) => {
+                let reach = st.reach.clone();
+                let c = self.expr(&view, &reach, c, ctx)?;
+                self.branch(
+                    st,
+                    c,
+                    |l, s| l.assume_taken(eval, s, x, ctx),
+                    |l, s| l.assume_taken(eval, s, y, ctx),
+                )
+            }
+            ExprKind::Acc(loc, amount) => {
+                let (field, r, p) = self.location_and_amount(&view, loc, amount.as_deref(), ctx)?;
+                let mask = st.memory.mask[&field].clone();
+                let held = Term::select(mask.clone(), r.clone());
+                let facts = Term::and([
+                    Term::ge(p.clone(), Term::real(0, 1)),
+                    Term::ge(held.clone(), p.clone()),
+                    Term::implies(
+                        Term::gt(p.clone(), Term::real(0, 1)),
+                        Term::not(Term::eq(r.clone(), self.t.theories.null())),
+                    ),
+                ]);
+                st.reach = self.vc.assume(&st.reach, facts);
+                let updated = self.vc.define(
+                    &format!("M_{field}"),
+                    Term::store(mask, r, Term::sub(held, p)),
+                );
+                st.memory.mask.insert(field, updated);
+                Ok(())
+            }
+            _ => unsupported(
+                a.span,
+                "this assertion (predicates, functions, quantifiers, wands)",
+            ),
+        }
+    }
+
     /// Runs `then` where `c` holds and `otherwise` where it does not, and joins the two.
     pub fn branch(
         &mut self,

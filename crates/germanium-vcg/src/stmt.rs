@@ -151,9 +151,9 @@ impl Lower<'_, '_> {
                 let ctx = ErrorContext::at("assert.failed", a.span, "Assert might fail.");
                 self.exhale(st, a, &ctx, true)
             }
-            StmtKind::Assume(a) if !crate::assertions::is_impure(self.t.sem, a) => {
+            StmtKind::Assume(a) => {
                 let ctx = ErrorContext::at("inhale.failed", a.span, "Inhale might fail.");
-                self.inhale(st, a, &ctx)
+                self.assume_exhalable(st, a, &ctx)
             }
             StmtKind::Label(name, invariants) if invariants.is_empty() => {
                 st.labels.insert(name.name.clone(), st.memory.clone());
