@@ -12,6 +12,13 @@ use germanium_verifier::errors::{ErrorContext, Reason};
 use crate::lower::{unsupported, Lower, R};
 use crate::state::{join, Memory, State};
 
+/// Whether `take` checks what it takes (exhale, assert) or assumes it (impure `assume`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Taking {
+    Checked,
+    Assumed,
+}
+
 /// Whether an assertion holds permissions (then it is not a plain boolean expression).
 pub fn is_impure(sem: &germanium_semantics::Semantics, e: &Expr) -> bool {
     match &e.kind {
@@ -122,7 +129,7 @@ impl Lower<'_, '_> {
         let outer = self.perm_masks.take();
         let taken = (|| -> R<()> {
             for (a, ctx) in clauses {
-                self.take(&before, &mut taking, a, ctx)?;
+                self.take(&before, &mut taking, a, ctx, Taking::Checked)?;
             }
             Ok(())
         })();
@@ -164,7 +171,16 @@ impl Lower<'_, '_> {
         memory.heap.insert(field.to_string(), new);
     }
 
-    fn take(&mut self, eval: &State, st: &mut State, a: &Expr, ctx: &ErrorContext) -> R<()> {
+    /// Takes `a` from `st` (reading `eval`): its amounts and facts checked, or (`Assumed`,
+    /// for an impure `assume`) assumed.
+    fn take(
+        &mut self,
+        eval: &State,
+        st: &mut State,
+        a: &Expr,
+        ctx: &ErrorContext,
+        how: Taking,
+    ) -> R<()> {
         // Evaluation sees the path as it is now (earlier parts were assumed after their
         // check), reads the heap as it was, and `perm` sees what is left.
         let view = State {
@@ -175,20 +191,24 @@ impl Lower<'_, '_> {
         if !is_impure(self.t.sem, a) {
             let reach = st.reach.clone();
             let t = self.expr(&view, &reach, a, ctx)?;
-            self.check(&reach, t.clone(), ctx, Reason::AssertionFalse, a);
+            if how == Taking::Checked {
+                self.check(&reach, t.clone(), ctx, Reason::AssertionFalse, a);
+            }
             st.reach = self.vc.assume(&st.reach, t);
             return Ok(());
         }
         match &a.kind {
-            ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => self.take(eval, st, x, ctx),
+            ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => {
+                self.take(eval, st, x, ctx, how)
+            }
             ExprKind::Binary(BinaryOp::And, x, y) => {
-                self.take(eval, st, x, ctx)?;
-                self.take(eval, st, y, ctx)
+                self.take(eval, st, x, ctx, how)?;
+                self.take(eval, st, y, ctx, how)
             }
             ExprKind::Binary(BinaryOp::Implies, c, x) => {
                 let reach = st.reach.clone();
                 let c = self.expr(&view, &reach, c, ctx)?;
-                self.branch(st, c, |l, s| l.take(eval, s, x, ctx), |_, _| Ok(()))
+                self.branch(st, c, |l, s| l.take(eval, s, x, ctx, how), |_, _| Ok(()))
             }
             ExprKind::Cond(c, x, y) => {
                 let reach = st.reach.clone();
@@ -196,26 +216,33 @@ impl Lower<'_, '_> {
                 self.branch(
                     st,
                     c,
-                    |l, s| l.take(eval, s, x, ctx),
-                    |l, s| l.take(eval, s, y, ctx),
+                    |l, s| l.take(eval, s, x, ctx, how),
+                    |l, s| l.take(eval, s, y, ctx, how),
                 )
             }
             ExprKind::Acc(loc, amount) => {
                 let (field, r, p) = self.location_and_amount(&view, loc, amount.as_deref(), ctx)?;
                 let reach = st.reach.clone();
                 let offending = amount.as_deref().unwrap_or(a);
-                let nonnegative = Term::ge(p.clone(), Term::real(0, 1));
-                self.check(
-                    &reach,
-                    nonnegative,
-                    ctx,
-                    Reason::NegativePermission,
-                    offending,
-                );
                 let mask = st.memory.mask[&field].clone();
                 let held = Term::select(mask.clone(), r.clone());
+                let nonnegative = Term::ge(p.clone(), Term::real(0, 1));
                 let enough = Term::ge(held.clone(), p.clone());
-                self.check(&reach, enough, ctx, Reason::InsufficientPermission, loc);
+                match how {
+                    Taking::Checked => {
+                        let negative = Reason::NegativePermission;
+                        self.check(&reach, nonnegative, ctx, negative, offending);
+                        self.check(&reach, enough, ctx, Reason::InsufficientPermission, loc);
+                    }
+                    Taking::Assumed => {
+                        let somewhere = Term::implies(
+                            Term::gt(p.clone(), Term::real(0, 1)),
+                            Term::not(Term::eq(r.clone(), self.t.theories.null())),
+                        );
+                        let facts = Term::and([nonnegative, enough, somewhere]);
+                        st.reach = self.vc.assume(&st.reach, facts);
+                    }
+                }
                 let updated = self.vc.define(
                     &format!("M_{field}"),
                     Term::store(mask, r, Term::sub(held, p)),
@@ -268,77 +295,12 @@ impl Lower<'_, '_> {
         // All parts at once (`acc(x.f, 1/2) && acc(x.f, 1/2)` needs a whole permission),
         // taken from a copy: nothing is taken from the state itself.
         let mut taking = st.clone();
-        self.assume_taken(st, &mut taking, a, ctx)?;
+        let outer = self.perm_masks.take();
+        let taken = self.take(st, &mut taking, a, ctx, Taking::Assumed);
+        self.perm_masks = outer;
+        taken?;
         st.reach = taking.reach;
         Ok(())
-    }
-
-    /// As `take`, assuming instead of checking.
-    fn assume_taken(
-        &mut self,
-        eval: &State,
-        st: &mut State,
-        a: &Expr,
-        ctx: &ErrorContext,
-    ) -> R<()> {
-        let view = State {
-            reach: st.reach.clone(),
-            ..eval.clone()
-        };
-        if !is_impure(self.t.sem, a) {
-            let reach = st.reach.clone();
-            let t = self.expr(&view, &reach, a, ctx)?;
-            st.reach = self.vc.assume(&st.reach, t);
-            return Ok(());
-        }
-        match &a.kind {
-            ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => {
-                self.assume_taken(eval, st, x, ctx)
-            }
-            ExprKind::Binary(BinaryOp::And, x, y) => {
-                self.assume_taken(eval, st, x, ctx)?;
-                self.assume_taken(eval, st, y, ctx)
-            }
-            ExprKind::Binary(BinaryOp::Implies, c, x) => {
-                let reach = st.reach.clone();
-                let c = self.expr(&view, &reach, c, ctx)?;
-                self.branch(st, c, |l, s| l.assume_taken(eval, s, x, ctx), |_, _| Ok(()))
-            }
-            ExprKind::Cond(c, x, y) => {
-                let reach = st.reach.clone();
-                let c = self.expr(&view, &reach, c, ctx)?;
-                self.branch(
-                    st,
-                    c,
-                    |l, s| l.assume_taken(eval, s, x, ctx),
-                    |l, s| l.assume_taken(eval, s, y, ctx),
-                )
-            }
-            ExprKind::Acc(loc, amount) => {
-                let (field, r, p) = self.location_and_amount(&view, loc, amount.as_deref(), ctx)?;
-                let mask = st.memory.mask[&field].clone();
-                let held = Term::select(mask.clone(), r.clone());
-                let facts = Term::and([
-                    Term::ge(p.clone(), Term::real(0, 1)),
-                    Term::ge(held.clone(), p.clone()),
-                    Term::implies(
-                        Term::gt(p.clone(), Term::real(0, 1)),
-                        Term::not(Term::eq(r.clone(), self.t.theories.null())),
-                    ),
-                ]);
-                st.reach = self.vc.assume(&st.reach, facts);
-                let updated = self.vc.define(
-                    &format!("M_{field}"),
-                    Term::store(mask, r, Term::sub(held, p)),
-                );
-                st.memory.mask.insert(field, updated);
-                Ok(())
-            }
-            _ => unsupported(
-                a.span,
-                "this assertion (predicates, functions, quantifiers, wands)",
-            ),
-        }
     }
 
     /// Runs `then` where `c` holds and `otherwise` where it does not, and joins the two.
