@@ -70,6 +70,23 @@ pub struct BodyCfg {
     problems: Vec<Problem>,
 }
 
+/// Whether `body` has a `goto` anywhere (without one its control flow is the syntax's own,
+/// and no label heads a loop).
+pub fn has_jumps(body: &Block) -> bool {
+    fn any(stmts: &[germanium_syntax::ast::Stmt]) -> bool {
+        use germanium_syntax::ast::StmtKind;
+        stmts.iter().any(|s| match &s.kind {
+            StmtKind::Goto(_) => true,
+            StmtKind::If {
+                then, otherwise, ..
+            } => any(&then.stmts) || otherwise.as_ref().is_some_and(|o| any(&o.stmts)),
+            StmtKind::While { body, .. } | StmtKind::Block(body) => any(&body.stmts),
+            _ => false,
+        })
+    }
+    any(&body.stmts)
+}
+
 impl BodyCfg {
     /// The graph of `body`; `goto`s to labels the body does not declare have no edge (the
     /// consistency check reports them).

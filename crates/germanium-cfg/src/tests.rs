@@ -149,3 +149,22 @@ fn long_bodies_need_no_deep_recursion() {
     assert_eq!(cfg.loops().len(), 1);
     assert_eq!(cfg.loops()[0].members.len(), 50_001);
 }
+
+#[test]
+fn jumps_are_found_in_nested_blocks_only_where_written() {
+    let body = |text: &str| {
+        let mut ids = NodeIdGen::default();
+        let (items, _) = germanium_syntax::parse_file(FileId(0), text, &mut ids);
+        items
+            .iter()
+            .find_map(|i| match &i.kind {
+                ItemKind::Method(m) => m.body.clone(),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let nested = body("method m(b: Bool) {\n while (b) { if (b) { goto e } }\n label e\n}");
+    assert!(crate::has_jumps(&nested));
+    let none = body("method m(b: Bool) {\n while (b) { if (b) { label e } }\n}");
+    assert!(!crate::has_jumps(&none));
+}

@@ -27,7 +27,19 @@ pub(crate) fn verify_members(
     if engine.cross_check {
         return cross_check(program, semantics, sources, options, engine);
     }
-    match engine.backend {
+    run(engine.backend, program, semantics, sources, options, engine)
+}
+
+/// One back end's run.
+fn run(
+    backend: Backend,
+    program: &Program,
+    semantics: &Semantics,
+    sources: &SourceMap,
+    options: &VerifyOptions,
+    engine: &Engine,
+) -> ProgramResult {
+    match backend {
         Backend::Symbex => germanium_symbex::verify_members(
             program,
             semantics,
@@ -49,18 +61,19 @@ fn cross_check(
     options: &VerifyOptions,
     engine: &Engine,
 ) -> ProgramResult {
-    let symbex = germanium_symbex::verify_members(
+    let symbex = run(
+        Backend::Symbex,
         program,
         semantics,
         sources,
         options,
-        engine.trace.as_ref(),
+        engine,
     );
     let quiet = VerifyOptions {
         events: None,
         ..options.clone()
     };
-    let vcg = germanium_vcg::verify_members(program, semantics, sources, &quiet);
+    let vcg = run(Backend::Vcg, program, semantics, sources, &quiet, engine);
     let mut out = ProgramResult {
         general: symbex.general.clone(),
         failed_functions: symbex.failed_functions.clone(),

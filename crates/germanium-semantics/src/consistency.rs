@@ -236,9 +236,7 @@ impl<'a> Consistency<'a> {
     /// through one head, whose label carries the loop's invariant), as Viper's loop detection
     /// requires of every method it verifies.
     fn control_flow(&mut self, body: &Block) {
-        let mut jumps = false;
-        visit::walk_stmts(body, &mut |s| jumps |= matches!(s.kind, StmtKind::Goto(_)));
-        if !jumps {
+        if !germanium_cfg::has_jumps(body) {
             return;
         }
         for problem in germanium_cfg::BodyCfg::of(body).problems() {

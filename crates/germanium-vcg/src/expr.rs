@@ -27,13 +27,10 @@ impl Lower<'_, '_> {
                 Some(r) => Ok(r.clone()),
                 None => unsupported(e.span, "`result` here"),
             },
-            ExprKind::Ident(_) => {
-                let var = self.t.sem.idents.get(e.id.0 as usize).copied().flatten();
-                match var.and_then(|v| st.store.get(&v)) {
-                    Some(t) => Ok(t.clone()),
-                    None => unsupported(e.span, "this variable"),
-                }
-            }
+            ExprKind::Ident(_) => match st.store.get(&self.variable(e)?) {
+                Some(t) => Ok(t.clone()),
+                None => unsupported(e.span, "this variable"),
+            },
             ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => self.expr(st, guard, x, ctx),
             ExprKind::Unary(UnaryOp::Not, x) => Ok(Term::not(self.expr(st, guard, x, ctx)?)),
             ExprKind::Unary(UnaryOp::Neg, x) => Ok(Term::neg(self.expr(st, guard, x, ctx)?)),

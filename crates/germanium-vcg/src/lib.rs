@@ -17,4 +17,4 @@ mod state;
 mod stmt;
 mod vc;
 
-pub use run::{verify_members, verify_program};
+pub use run::verify_members;

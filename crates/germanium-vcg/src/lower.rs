@@ -85,7 +85,9 @@ impl<'t, 'a> Lower<'t, 'a> {
         }
     }
 
-    /// `fact` must hold where `reach` holds; else `reason` about `offending` in `ctx`.
+    /// `fact` must hold where `reach` holds; else `reason` about `offending` in `ctx`. A false
+    /// assertion is assumed after its check; so is a negative index, whose length check
+    /// still says something; any other failure ends the path (see `Check::cutting`).
     pub fn check(
         &mut self,
         reach: &Term,
@@ -94,11 +96,8 @@ impl<'t, 'a> Lower<'t, 'a> {
         reason: Reason,
         offending: &Expr,
     ) {
-        // A false assertion is assumed after its check; so is a negative index, whose
-        // length check still says something.
         let cutting = !matches!(reason, Reason::AssertionFalse | Reason::SeqIndexNegative(_));
-        let error = make_error(self.t.sources, ctx, &reason, offending).into_diagnostic();
-        self.vc.check(reach, fact, error, cutting);
+        self.record(reach, fact, ctx, reason, offending, cutting);
     }
 
     /// A check whose failure ends its path whatever the reason (a function's precondition
@@ -111,8 +110,28 @@ impl<'t, 'a> Lower<'t, 'a> {
         reason: Reason,
         offending: &Expr,
     ) {
+        self.record(reach, fact, ctx, reason, offending, true);
+    }
+
+    fn record(
+        &mut self,
+        reach: &Term,
+        fact: Term,
+        ctx: &ErrorContext,
+        reason: Reason,
+        offending: &Expr,
+        cutting: bool,
+    ) {
         let error = make_error(self.t.sources, ctx, &reason, offending).into_diagnostic();
-        self.vc.check(reach, fact, error, true);
+        self.vc.check(reach, fact, error, cutting);
+    }
+
+    /// The local variable an identifier expression names.
+    pub fn variable(&self, e: &Expr) -> R<germanium_semantics::VarId> {
+        match self.t.sem.idents.get(e.id.0 as usize).copied().flatten() {
+            Some(v) => Ok(v),
+            None => unsupported(e.span, "this variable"),
+        }
     }
 
     /// A definedness check of an expression (none where reads are lenient: there the

@@ -19,16 +19,6 @@ use crate::functions::Axioms;
 use crate::lower::{Lower, Tables};
 use crate::vc::Vc;
 
-/// Verifies every member of a well-typed program; returns the errors (empty: verified).
-pub fn verify_program(
-    program: &Program,
-    sem: &Semantics,
-    sources: &SourceMap,
-    options: &VerifyOptions,
-) -> Vec<Diagnostic> {
-    verify_members(program, sem, sources, options).diagnostics()
-}
-
 /// Verifies the members `options.members` selects.
 pub fn verify_members(
     program: &Program,

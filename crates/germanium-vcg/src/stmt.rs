@@ -167,16 +167,7 @@ impl Lower<'_, '_> {
         let reach = st.reach.clone();
         match &target.kind {
             ExprKind::Ident(_) => {
-                let Some(v) = self
-                    .t
-                    .sem
-                    .idents
-                    .get(target.id.0 as usize)
-                    .copied()
-                    .flatten()
-                else {
-                    return unsupported(target.span, "this variable");
-                };
+                let v = self.variable(target)?;
                 let t = self.expr(st, &reach, rhs, ctx)?;
                 let name = self.t.sem.var(v).name.clone();
                 let t = self.vc.define(&name, t);
@@ -238,16 +229,7 @@ impl Lower<'_, '_> {
         let ExprKind::Ident(_) = &target.kind else {
             return unsupported(target.span, "this target of `new`");
         };
-        let Some(v) = self
-            .t
-            .sem
-            .idents
-            .get(target.id.0 as usize)
-            .copied()
-            .flatten()
-        else {
-            return unsupported(target.span, "this variable");
-        };
+        let v = self.variable(target)?;
         st.store.insert(v, r);
         Ok(())
     }
@@ -319,16 +301,7 @@ impl Lower<'_, '_> {
         st.memory = callee_state.memory;
         st.reach = callee_state.reach;
         for (target, value) in targets.iter().zip(results) {
-            let Some(v) = self
-                .t
-                .sem
-                .idents
-                .get(target.id.0 as usize)
-                .copied()
-                .flatten()
-            else {
-                return unsupported(target.span, "this call target");
-            };
+            let v = self.variable(target)?;
             st.store.insert(v, value);
         }
         Ok(())
