@@ -12,6 +12,17 @@ use germanium_verifier::errors::{ErrorContext, Reason};
 use crate::lower::{unsupported, Lower, R};
 use crate::state::{join, Memory, State};
 
+/// A location of `acc`: in the heap and permission maps `map` (a field or predicate name),
+/// at `index`, an amount; `node` is the location as written, `amount_node` the amount.
+pub struct Held<'x> {
+    pub map: String,
+    pub index: Term,
+    pub amount: Term,
+    pub field: bool,
+    pub node: &'x Expr,
+    pub amount_node: Option<&'x Expr>,
+}
+
 /// Whether `take` checks what it takes (exhale, assert) or assumes it (impure `assume`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Taking {
@@ -22,7 +33,8 @@ enum Taking {
 /// Whether an assertion holds permissions (then it is not a plain boolean expression).
 pub fn is_impure(sem: &germanium_semantics::Semantics, e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Acc(..) | ExprKind::InhaleExhale(..) | ExprKind::Unfolding(..) => true,
+        ExprKind::Acc(..) | ExprKind::InhaleExhale(..) => true,
+        ExprKind::Unfolding(_, body) => is_impure(sem, body),
         ExprKind::Binary(BinaryOp::Wand, ..) => true,
         ExprKind::Binary(BinaryOp::And | BinaryOp::Implies, a, b) => {
             is_impure(sem, a) || is_impure(sem, b)
@@ -68,46 +80,79 @@ impl Lower<'_, '_> {
                     |l, s| l.inhale(s, y, ctx),
                 )
             }
-            ExprKind::Acc(loc, amount) => {
-                let (field, r, p) = self.location_and_amount(st, loc, amount.as_deref(), ctx)?;
-                let reach = st.reach.clone();
-                let nonnegative = Term::ge(p.clone(), Term::real(0, 1));
-                let offending = amount.as_deref().unwrap_or(a);
-                self.check(
-                    &reach,
-                    nonnegative,
-                    ctx,
-                    Reason::NegativePermission,
-                    offending,
-                );
-                let p = if self.wildcard_amounts {
-                    let some = self.vc.fresh("wildcard", germanium_smt::Sort::Real);
-                    self.vc.fact(Term::gt(some.clone(), Term::real(0, 1)));
-                    some
-                } else {
-                    p
-                };
-                let mask = st.memory.mask[&field].clone();
-                let now = Term::add(vec![Term::select(mask.clone(), r.clone()), p.clone()]);
-                let updated = self
-                    .vc
-                    .define(&format!("M_{field}"), Term::store(mask, r.clone(), now));
-                let facts = Term::and([
-                    Term::implies(
-                        Term::gt(p, Term::real(0, 1)),
-                        Term::not(Term::eq(r.clone(), self.t.theories.null())),
-                    ),
-                    Term::le(Term::select(updated.clone(), r), Term::real(1, 1)),
-                ]);
-                st.memory.mask.insert(field, updated);
-                st.reach = self.vc.assume(&st.reach, facts);
-                Ok(())
-            }
-            _ => unsupported(
-                a.span,
-                "this assertion (predicates, functions, quantifiers, wands)",
-            ),
+            _ => match self.resource(st, a, ctx)? {
+                Some(held) => self.inhale_held(st, a, held, ctx),
+                None => unsupported(a.span, "this assertion (quantifiers, wands)"),
+            },
         }
+    }
+
+    /// Adds the amount of `held` to the state.
+    fn inhale_held(&mut self, st: &mut State, a: &Expr, held: Held<'_>, ctx: &ErrorContext) -> R<()> {
+        let Held {
+            map,
+            index,
+            amount: p,
+            field,
+            amount_node,
+            ..
+        } = held;
+        let reach = st.reach.clone();
+        let nonnegative = Term::ge(p.clone(), Term::real(0, 1));
+        let offending = amount_node.unwrap_or(a);
+        self.check(
+            &reach,
+            nonnegative,
+            ctx,
+            Reason::NegativePermission,
+            offending,
+        );
+        let p = if self.wildcard_amounts {
+            // Some positive amount where one is written (`none` stays nothing).
+            let some = self.vc.fresh("wildcard", germanium_smt::Sort::Real);
+            self.vc.fact(Term::gt(some.clone(), Term::real(0, 1)));
+            let positive = Term::gt(p, Term::real(0, 1));
+            Term::ite(positive, some, Term::real(0, 1))
+        } else {
+            p
+        };
+        let mask = st.memory.mask[&map].clone();
+        let before = Term::select(mask.clone(), index.clone());
+        let now = Term::add(vec![before.clone(), p.clone()]);
+        let updated = self
+            .vc
+            .define(&format!("M_{map}"), Term::store(mask, index.clone(), now));
+        if self.fresh_on_inhale {
+            let heap = st.memory.heap[&map].clone();
+            let sort = match heap.sort().array_parts() {
+                Some((_, value)) => value.clone(),
+                None => return unsupported(a.span, "this location"),
+            };
+            let value = self.vc.fresh("v", sort);
+            let kept = Term::ite(
+                Term::gt(before, Term::real(0, 1)),
+                Term::select(heap.clone(), index.clone()),
+                value,
+            );
+            let heap = self
+                .vc
+                .define(&format!("H_{map}"), Term::store(heap, index.clone(), kept));
+            st.memory.heap.insert(map.clone(), heap);
+        }
+        let facts = if field {
+            Term::and([
+                Term::implies(
+                    Term::gt(p, Term::real(0, 1)),
+                    Term::not(Term::eq(index.clone(), self.t.theories.null())),
+                ),
+                Term::le(Term::select(updated.clone(), index), Term::real(1, 1)),
+            ])
+        } else {
+            Term::tt()
+        };
+        st.memory.mask.insert(map, updated);
+        st.reach = self.vc.assume(&st.reach, facts);
+        Ok(())
     }
 
     /// Checks and takes `a` from `st` (expressions read in `st` as it was before), then
@@ -153,22 +198,27 @@ impl Lower<'_, '_> {
         Ok(())
     }
 
-    /// A fresh heap map for `field`, equal to the old one wherever permission is held.
-    pub fn havoc_unheld(&mut self, memory: &mut Memory, field: &str) {
-        let old = memory.heap[field].clone();
-        let mask = memory.mask[field].clone();
-        let new = self.vc.fresh(&format!("H_{field}"), old.sort().clone());
-        let r = Term::var(Symbol::user("r"), self.t.reference.clone());
+    /// A fresh heap map for `name` (a field or predicate), equal to the old one wherever
+    /// permission is held.
+    pub fn havoc_unheld(&mut self, memory: &mut Memory, name: &str) {
+        let old = memory.heap[name].clone();
+        let mask = memory.mask[name].clone();
+        let index = match old.sort().array_parts() {
+            Some((index, _)) => index.clone(),
+            None => self.t.reference.clone(),
+        };
+        let new = self.vc.fresh(&format!("H_{name}"), old.sort().clone());
+        let r = Term::var(Symbol::user("r"), index.clone());
         let read = Term::select(new.clone(), r.clone());
         self.vc.fact(Term::forall(
-            vec![(Symbol::user("r"), self.t.reference.clone())],
+            vec![(Symbol::user("r"), index)],
             Term::implies(
                 Term::gt(Term::select(mask, r.clone()), Term::real(0, 1)),
                 Term::eq(read.clone(), Term::select(old, r)),
             ),
             vec![vec![read]],
         ));
-        memory.heap.insert(field.to_string(), new);
+        memory.heap.insert(name.to_string(), new);
     }
 
     /// Takes `a` from `st` (reading `eval`): its amounts and facts checked, or (`Assumed`,
@@ -220,67 +270,96 @@ impl Lower<'_, '_> {
                     |l, s| l.take(eval, s, y, ctx, how),
                 )
             }
-            ExprKind::Acc(loc, amount) => {
-                let (field, r, p) = self.location_and_amount(&view, loc, amount.as_deref(), ctx)?;
+            _ => {
+                let Some(held) = self.resource(&view, a, ctx)? else {
+                    return unsupported(a.span, "this assertion (quantifiers, wands)");
+                };
                 let reach = st.reach.clone();
-                let offending = amount.as_deref().unwrap_or(a);
-                let mask = st.memory.mask[&field].clone();
-                let held = Term::select(mask.clone(), r.clone());
+                let offending = held.amount_node.unwrap_or(a);
+                let (map, index, p) = (held.map, held.index, held.amount);
+                let mask = st.memory.mask[&map].clone();
+                let amount_held = Term::select(mask.clone(), index.clone());
                 let nonnegative = Term::ge(p.clone(), Term::real(0, 1));
-                let enough = Term::ge(held.clone(), p.clone());
+                let enough = Term::ge(amount_held.clone(), p.clone());
                 match how {
                     Taking::Checked => {
                         let negative = Reason::NegativePermission;
                         self.check(&reach, nonnegative, ctx, negative, offending);
-                        self.check(&reach, enough, ctx, Reason::InsufficientPermission, loc);
+                        let missing = Reason::InsufficientPermission;
+                        self.check(&reach, enough, ctx, missing, held.node);
                     }
                     Taking::Assumed => {
-                        let somewhere = Term::implies(
-                            Term::gt(p.clone(), Term::real(0, 1)),
-                            Term::not(Term::eq(r.clone(), self.t.theories.null())),
-                        );
+                        let somewhere = if held.field {
+                            Term::implies(
+                                Term::gt(p.clone(), Term::real(0, 1)),
+                                Term::not(Term::eq(index.clone(), self.t.theories.null())),
+                            )
+                        } else {
+                            Term::tt()
+                        };
                         let facts = Term::and([nonnegative, enough, somewhere]);
                         st.reach = self.vc.assume(&st.reach, facts);
                     }
                 }
                 let updated = self.vc.define(
-                    &format!("M_{field}"),
-                    Term::store(mask, r, Term::sub(held, p)),
+                    &format!("M_{map}"),
+                    Term::store(mask, index, Term::sub(amount_held, p)),
                 );
-                st.memory.mask.insert(field, updated);
+                st.memory.mask.insert(map, updated);
                 Ok(())
             }
-            _ => unsupported(
-                a.span,
-                "this assertion (predicates, functions, quantifiers, wands)",
-            ),
         }
     }
 
-    /// The field, receiver and amount of `acc(loc, amount)`.
-    fn location_and_amount(
+    /// Where `a` holds permission, if it is `acc` of a field or a predicate instance: the
+    /// map, the index in it and the amount (times `scale`).
+    pub fn resource<'x>(
         &mut self,
         st: &State,
-        loc: &Expr,
-        amount: Option<&Expr>,
+        a: &'x Expr,
         ctx: &ErrorContext,
-    ) -> R<(String, Term, Term)> {
-        let ExprKind::FieldAccess(rcv, field) = &loc.kind else {
-            return unsupported(loc.span, "predicate permissions");
-        };
-        if !st.memory.mask.contains_key(&field.name) {
-            return unsupported(field.span, "this field");
-        }
+    ) -> R<Option<Held<'x>>> {
         let reach = st.reach.clone();
-        let r = self.expr(st, &reach, rcv, ctx)?;
-        let p = match amount {
-            None => Term::real(1, 1),
-            Some(x) => {
-                let p = self.expr(st, &reach, x, ctx)?;
-                germanium_theories::operators::real(p)
+        let (held, amount_node) = if let Some(pa) = crate::predicates::access(self.t.sem, a) {
+            let index = self.instance(st, &reach, &pa, ctx)?;
+            let held = Held {
+                map: pa.name.clone(),
+                index,
+                amount: Term::real(1, 1),
+                field: false,
+                node: pa.call,
+                amount_node: pa.amount,
+            };
+            (held, pa.amount)
+        } else if let ExprKind::Acc(loc, amount) = &a.kind {
+            let ExprKind::FieldAccess(rcv, field) = &loc.kind else {
+                return unsupported(loc.span, "permissions to wands");
+            };
+            if !self.t.is_field(&field.name) {
+                return unsupported(field.span, "this field");
             }
+            let r = self.expr(st, &reach, rcv, ctx)?;
+            let held = Held {
+                map: field.name.clone(),
+                index: r,
+                amount: Term::real(1, 1),
+                field: true,
+                node: loc,
+                amount_node: amount.as_deref(),
+            };
+            (held, amount.as_deref())
+        } else {
+            return Ok(None);
         };
-        Ok((field.name.clone(), r, p))
+        let mut held = held;
+        if let Some(x) = amount_node {
+            let p = self.expr(st, &reach, x, ctx)?;
+            held.amount = germanium_theories::operators::real(p);
+        }
+        if let Some(scale) = &self.scale {
+            held.amount = Term::mul(vec![scale.clone(), held.amount]);
+        }
+        Ok(Some(held))
     }
 
     /// `assume a` with permissions: what holds if `a` could be exhaled here (the amounts are

@@ -97,16 +97,22 @@ impl Lower<'_, '_> {
                 None => unsupported(field.span, "an unresolved field"),
             },
             ExprKind::Perm(loc) => {
-                let ExprKind::FieldAccess(rcv, field) = &loc.kind else {
-                    return unsupported(e.span, "`perm` of a predicate or wand");
+                let reach = guard.clone();
+                let (map, index) = if let Some(pa) = crate::predicates::access(self.t.sem, loc) {
+                    let index = self.instance(st, &reach, &pa, ctx)?;
+                    (pa.name, index)
+                } else if let ExprKind::FieldAccess(rcv, field) = &loc.kind {
+                    (field.name.clone(), self.expr(st, guard, rcv, ctx)?)
+                } else {
+                    return unsupported(e.span, "`perm` of a wand");
                 };
-                let r = self.expr(st, guard, rcv, ctx)?;
                 let masks = self.perm_masks.as_ref().unwrap_or(&st.memory.mask);
-                match masks.get(&field.name) {
-                    Some(mask) => Ok(Term::select(mask.clone(), r)),
-                    None => unsupported(field.span, "this field"),
+                match masks.get(&map) {
+                    Some(mask) => Ok(Term::select(mask.clone(), index)),
+                    None => unsupported(loc.span, "this location"),
                 }
             }
+            ExprKind::Unfolding(access, body) => self.unfolding(st, guard, access, body, ctx),
             ExprKind::Write => Ok(Term::real(1, 1)),
             ExprKind::NoPerm => Ok(Term::real(0, 1)),
             ExprKind::Old(label, x) => {

@@ -25,10 +25,28 @@ pub struct FunctionShape<'a> {
     pub function: &'a Function,
     pub params: Vec<VarId>,
     pub result: Type,
-    /// The footprint: the field and receiver of each `acc` of the precondition, in order.
-    pub footprint: Vec<(String, &'a Expr)>,
+    /// The footprint: the locations the precondition holds, in order.
+    pub footprint: Vec<Footprint<'a>>,
     pub full: FunDecl,
     pub limited: FunDecl,
+}
+
+/// A location of a function's footprint.
+#[derive(Clone, Debug)]
+pub enum Footprint<'a> {
+    /// `acc(e.f)`: the field and the receiver.
+    Field(String, &'a Expr),
+    /// `P(args)`: the predicate and its arguments.
+    Predicate(String, &'a [Expr]),
+}
+
+impl Footprint<'_> {
+    /// The field or predicate.
+    pub fn map(&self) -> &str {
+        match self {
+            Footprint::Field(f, _) | Footprint::Predicate(f, _) => f,
+        }
+    }
 }
 
 /// The shapes of the program's functions; a function whose precondition the VCG cannot
@@ -51,7 +69,7 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
             .contract
             .requires
             .iter()
-            .all(|pre| collect_footprint(pre, &mut footprint))
+            .all(|pre| collect_footprint(t.sem, pre, &mut footprint))
         {
             continue;
         }
@@ -63,10 +81,16 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
                 Err(_) => sorts_known = false,
             }
         }
-        for (field, _) in &footprint {
-            match t.fields.iter().find(|(f, _)| f == field) {
-                Some((_, s)) => args.push(s.clone()),
-                None => sorts_known = false,
+        for item in &footprint {
+            match item {
+                Footprint::Field(field, _) => match t.fields.iter().find(|(f, _)| f == field) {
+                    Some((_, s)) => args.push(s.clone()),
+                    None => sorts_known = false,
+                },
+                Footprint::Predicate(name, _) if t.predicates.contains_key(name) => {
+                    args.push(t.frames.sort.clone())
+                }
+                Footprint::Predicate(..) => sorts_known = false,
             }
         }
         let Ok(result) = t.theories.sort(&info.result) else {
@@ -97,33 +121,44 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
     out
 }
 
-/// Adds the `acc(e.f)` of `a` to `out`; false for a precondition the VCG cannot frame.
-fn collect_footprint<'a>(a: &'a Expr, out: &mut Vec<(String, &'a Expr)>) -> bool {
+/// Adds the locations `a` holds to `out`; false for a precondition the VCG cannot frame.
+fn collect_footprint<'a>(
+    sem: &germanium_semantics::Semantics,
+    a: &'a Expr,
+    out: &mut Vec<Footprint<'a>>,
+) -> bool {
+    if let Some(pa) = crate::predicates::access(sem, a) {
+        out.push(Footprint::Predicate(pa.name, pa.args));
+        return true;
+    }
     match &a.kind {
         ExprKind::Acc(loc, _) => match &loc.kind {
             ExprKind::FieldAccess(rcv, field) => {
-                out.push((field.name.clone(), &**rcv));
+                out.push(Footprint::Field(field.name.clone(), rcv));
                 true
             }
             _ => false,
         },
         ExprKind::Binary(BinaryOp::And, x, y) => {
-            collect_footprint(x, out) && collect_footprint(y, out)
+            collect_footprint(sem, x, out) && collect_footprint(sem, y, out)
         }
-        ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => collect_footprint(x, out),
+        ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => collect_footprint(sem, x, out),
         ExprKind::Binary(BinaryOp::Implies, _, x) | ExprKind::Quantifier { body: x, .. } => {
-            !has_acc(x)
+            !holds_permission(sem, x)
         }
-        ExprKind::Cond(_, x, y) => !has_acc(x) && !has_acc(y),
-        ExprKind::Call(..) | ExprKind::Unfolding(..) | ExprKind::InhaleExhale(..) => false,
-        _ => true,
+        ExprKind::Cond(_, x, y) => !holds_permission(sem, x) && !holds_permission(sem, y),
+        ExprKind::InhaleExhale(..) => false,
+        _ => !holds_permission(sem, a),
     }
 }
 
-fn has_acc(e: &Expr) -> bool {
+/// Whether `e` holds permission anywhere (`acc`, a predicate instance, a wand).
+fn holds_permission(sem: &germanium_semantics::Semantics, e: &Expr) -> bool {
     let mut found = false;
     germanium_semantics::visit::walk_expr(e, &mut |x| {
-        found |= matches!(x.kind, ExprKind::Acc(..) | ExprKind::Unfolding(..));
+        found |= matches!(x.kind, ExprKind::Acc(..) | ExprKind::InhaleExhale(..))
+            || matches!(x.kind, ExprKind::Binary(BinaryOp::Wand, ..))
+            || matches!(sem.call(x.id), Some(germanium_semantics::CallTarget::Predicate(_)));
     });
     found
 }
@@ -160,9 +195,9 @@ impl Lower<'_, '_> {
         let mut values = args;
         let lenient = std::mem::replace(&mut self.lenient, true);
         let read = (|| -> R<()> {
-            for (field, rcv) in &shape.footprint {
-                let r = self.expr(&callee, guard, rcv, ctx)?;
-                values.push(self.read_location(&callee, field, r, e)?);
+            for item in &shape.footprint {
+                let at = self.footprint_location(&callee, guard, item, ctx)?;
+                values.push(self.read_location(&callee, item.map(), at, e)?);
             }
             Ok(())
         })();
@@ -206,10 +241,34 @@ impl Lower<'_, '_> {
         Ok(app)
     }
 
-    /// The value at `field` of `r`: the heap's, or in an axiom the footprint's.
+    /// Where a footprint's location is in `st`: the receiver, or the predicate location.
+    fn footprint_location(
+        &mut self,
+        st: &State,
+        guard: &Term,
+        item: &Footprint<'_>,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
+        match item {
+            Footprint::Field(_, rcv) => self.expr(st, guard, rcv, ctx),
+            Footprint::Predicate(name, args) => {
+                let Some(shape) = self.t.predicates.get(name).cloned() else {
+                    return unsupported(Default::default(), format!("the predicate {name}"));
+                };
+                let mut terms = Vec::new();
+                for a in *args {
+                    terms.push(self.expr(st, guard, a, ctx)?);
+                }
+                Ok(shape.location(terms))
+            }
+        }
+    }
+
+    /// The value at `field` (or predicate) of `r`: the heap's, or in an axiom the
+    /// footprint's.
     pub fn read_location(&mut self, st: &State, field: &str, r: Term, e: &Expr) -> R<Term> {
         if let Some(snapshot) = &self.snapshot {
-            return match snapshot.iter().find(|(f, rcv, _)| f == field && *rcv == r) {
+            return match snapshot.iter().rev().find(|(f, rcv, _)| f == field && *rcv == r) {
                 Some((_, _, v)) => Ok(v.clone()),
                 None => unsupported(e.span, "a read outside the function's footprint"),
             };
@@ -228,6 +287,15 @@ impl Lower<'_, '_> {
         a: &Expr,
         ctx: &ErrorContext,
     ) -> R<()> {
+        if let Some(pa) = crate::predicates::access(self.t.sem, a) {
+            let loc = self.instance(st, guard, &pa, ctx)?;
+            let Some(mask) = st.memory.mask.get(&pa.name) else {
+                return unsupported(pa.call.span, "this predicate");
+            };
+            let held = Term::gt(Term::select(mask.clone(), loc), Term::real(0, 1));
+            self.check(guard, held, ctx, Reason::InsufficientPermission, pa.call);
+            return Ok(());
+        }
         match &a.kind {
             ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => {
                 self.check_precondition(st, guard, x, ctx)
@@ -255,7 +323,7 @@ impl Lower<'_, '_> {
                 self.check(guard, held, ctx, Reason::InsufficientPermission, loc);
                 Ok(())
             }
-            _ if has_acc(a) => unsupported(a.span, "this precondition"),
+            _ if holds_permission(self.t.sem, a) => unsupported(a.span, "this precondition"),
             _ => {
                 let t = self.expr(st, guard, a, ctx)?;
                 self.check_ending_path(guard, t, ctx, Reason::AssertionFalse, a);
@@ -282,7 +350,7 @@ impl Lower<'_, '_> {
         if !f.contract.decreases.is_empty() {
             return unsupported(f.name.span, "termination measures");
         }
-        let memory = Memory::empty(&mut self.vc, &self.t.fields, &self.t.reference);
+        let memory = Memory::empty(&mut self.vc, self.t);
         let mut st = State {
             store: Default::default(),
             memory,
@@ -363,7 +431,7 @@ impl Lower<'_, '_> {
         let mut vars: Vec<(Symbol, Sort)> = Vec::new();
         let mut st = State {
             store: Default::default(),
-            memory: Memory::empty(&mut self.vc, &self.t.fields, &self.t.reference),
+            memory: Memory::empty(&mut self.vc, self.t),
             labels: Default::default(),
             reach: Term::tt(),
         };
@@ -382,32 +450,44 @@ impl Lower<'_, '_> {
         let lenient = std::mem::replace(&mut self.lenient, true);
         let checks = self.vc.checks.len();
         let mut held = Vec::new();
+        // The `unfolded%P` marks of the footprint's instances, with their frame's position.
+        let mut frame_vars = Vec::new();
+        let params = shape.params.len();
         let built = (|| -> R<Vec<Term>> {
-            for (i, (field, rcv)) in shape.footprint.iter().enumerate() {
-                let r = self.expr(&st, &Term::tt(), rcv, &ctx)?;
-                let sort = self
-                    .t
-                    .fields
-                    .iter()
-                    .find(|(f, _)| f == field)
-                    .map(|(_, s)| s.clone());
+            for (i, item) in shape.footprint.iter().enumerate() {
+                let at = self.footprint_location(&st, &Term::tt(), item, &ctx)?;
+                let sort = match item {
+                    Footprint::Field(field, _) => {
+                        // The function was verified where it held these locations: not at
+                        // null.
+                        held.push(Term::not(Term::eq(at.clone(), self.t.theories.null())));
+                        self.t
+                            .fields
+                            .iter()
+                            .find(|(f, _)| f == field)
+                            .map(|(_, s)| s.clone())
+                    }
+                    Footprint::Predicate(name, _) => {
+                        let shape = &self.t.predicates[name];
+                        frame_vars.push((shape.unfolded.clone(), i));
+                        Some(self.t.frames.sort.clone())
+                    }
+                };
                 let Some(sort) = sort else {
-                    return unsupported(rcv.span, "this field");
+                    return unsupported(shape.function.name.span, "this footprint");
                 };
                 let symbol = Symbol::user(&format!("v{i}%f"));
                 let v = Term::var(symbol.clone(), sort.clone());
                 vars.push((symbol, sort));
                 args.push(v.clone());
-                // The function was verified where it held these locations: not at null.
-                held.push(Term::not(Term::eq(r.clone(), self.t.theories.null())));
                 if let Some(s) = self.snapshot.as_mut() {
-                    s.push((field.clone(), r, v));
+                    s.push((item.map().to_string(), at, v));
                 }
             }
             let app = Term::app(&shape.full, args.clone());
             let mut pure = Vec::new();
             for pre in &shape.function.contract.requires {
-                pure_parts(pre, &mut pure);
+                pure_parts(self.t.sem, pre, &mut pure);
             }
             let mut pre_terms = held.clone();
             for p in pure {
@@ -415,7 +495,16 @@ impl Lower<'_, '_> {
             }
             let pre = Term::and(pre_terms);
             if which == Axioms::Postcondition {
-                let outer = self.result.replace(app.clone());
+                // Of every application, limited ones too (an application is equal to its
+                // limited twin): the values a definition unrolls to are known to satisfy
+                // the postcondition. A postcondition applying its own function would then
+                // unroll forever: it speaks of applications only.
+                let about = if applies(self.t.sem, &shape.function.contract.ensures, name) {
+                    app.clone()
+                } else {
+                    Term::app(&shape.limited, args.clone())
+                };
+                let outer = self.result.replace(about.clone());
                 let posts = (|| -> R<Vec<Term>> {
                     let mut out = Vec::new();
                     for post in &shape.function.contract.ensures {
@@ -425,13 +514,17 @@ impl Lower<'_, '_> {
                 })();
                 self.result = outer;
                 let posts = posts?;
-                if posts.is_empty() {
+                let body = Term::implies(pre.clone(), Term::and(posts.clone()));
+                // A postcondition that says nothing of the value (`ensures false` of a
+                // function whose precondition cannot hold) would be a quantifier without a
+                // trigger, there for every application or none: it is left out.
+                if posts.is_empty() || body.as_bool().is_some() {
                     return Ok(Vec::new());
                 }
                 return Ok(vec![Term::forall(
                     vars.clone(),
                     Term::implies(pre, Term::and(posts)),
-                    vec![vec![app]],
+                    vec![vec![about]],
                 )]);
             }
             let mut axioms = vec![Term::forall(
@@ -444,10 +537,18 @@ impl Lower<'_, '_> {
                 let body = self.expr(&st, &Term::tt(), body, &ctx);
                 self.limited = false;
                 let body = body?;
+                // Applied, or its limited twin where the program unfolded an instance of the
+                // footprint (seed 002's second trigger set).
+                let limited = Term::app(&shape.limited, args.clone());
+                let mut triggers = vec![vec![app.clone()]];
+                for (unfolded, i) in &frame_vars {
+                    let frame = args[params + i].clone();
+                    triggers.push(vec![limited.clone(), Term::app(unfolded, vec![frame])]);
+                }
                 axioms.push(Term::forall(
                     vars.clone(),
                     Term::implies(pre.clone(), Term::eq(app.clone(), body)),
-                    vec![vec![app.clone()]],
+                    triggers,
                 ));
             }
             Ok(axioms)
@@ -467,16 +568,27 @@ pub enum Axioms {
     Postcondition,
 }
 
+/// Whether one of `exprs` applies the function `name`.
+fn applies(sem: &germanium_semantics::Semantics, exprs: &[Expr], name: &str) -> bool {
+    let mut found = false;
+    for e in exprs {
+        germanium_semantics::visit::walk_expr(e, &mut |x| {
+            found |= matches!(sem.call(x.id), Some(germanium_semantics::CallTarget::Function(f)) if f == name);
+        });
+    }
+    found
+}
+
 /// The conjuncts of a precondition that hold no permission.
-fn pure_parts<'x>(a: &'x Expr, out: &mut Vec<&'x Expr>) {
+fn pure_parts<'x>(sem: &germanium_semantics::Semantics, a: &'x Expr, out: &mut Vec<&'x Expr>) {
     match &a.kind {
         ExprKind::Binary(BinaryOp::And, x, y) => {
-            pure_parts(x, out);
-            pure_parts(y, out);
+            pure_parts(sem, x, out);
+            pure_parts(sem, y, out);
         }
-        ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => pure_parts(x, out),
+        ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => pure_parts(sem, x, out),
         ExprKind::Acc(..) => {}
-        _ if has_acc(a) => {}
+        _ if holds_permission(sem, a) => {}
         _ => out.push(a),
     }
 }

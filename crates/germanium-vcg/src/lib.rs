@@ -1,5 +1,5 @@
 //! The verification-condition back end, Carbon's way without Boogie: each member is lowered
-//! to guarded commands over an explicit state (per field a heap map and a permission map),
+//! to guarded commands over an explicit state (per field and per predicate a heap map and a permission map),
 //! and its weakest precondition goes to the solver as SMT-LIB, one labelled assertion per
 //! check, so that a model names every check that fails.
 //!
@@ -10,8 +10,10 @@
 mod assertions;
 mod collections;
 mod expr;
+mod frames;
 mod functions;
 mod lower;
+mod predicates;
 mod run;
 mod state;
 mod stmt;

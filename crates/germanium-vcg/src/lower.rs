@@ -40,6 +40,33 @@ pub struct Tables<'a> {
     pub reference: Sort,
     /// The functions the VCG can frame (see `functions`).
     pub functions: std::collections::HashMap<String, crate::functions::FunctionShape<'a>>,
+    /// The values of predicate instances (see `frames`).
+    pub frames: crate::frames::Frames,
+    pub predicates: std::collections::HashMap<String, crate::frames::PredicateShape<'a>>,
+}
+
+impl Tables<'_> {
+    /// Every heap map of the state: per field (indexed by references) and per predicate
+    /// (indexed by its locations, holding frames), with its index and value sorts, fields
+    /// first, in a fixed order.
+    pub fn maps(&self) -> Vec<(String, Sort, Sort)> {
+        let mut out: Vec<(String, Sort, Sort)> = self
+            .fields
+            .iter()
+            .map(|(f, s)| (f.clone(), self.reference.clone(), s.clone()))
+            .collect();
+        let mut names: Vec<&String> = self.predicates.keys().collect();
+        names.sort();
+        for name in names {
+            let shape = &self.predicates[name];
+            out.push((name.clone(), shape.index.clone(), self.frames.sort.clone()));
+        }
+        out
+    }
+
+    pub fn is_field(&self, name: &str) -> bool {
+        self.fields.iter().any(|(f, _)| f == name)
+    }
 }
 
 /// One member being lowered.
@@ -67,6 +94,15 @@ pub struct Lower<'t, 'a> {
     /// Every permission amount inhaled is some positive amount (a function's precondition:
     /// Viper reads its amounts as wildcards, so `acc(x.f) && acc(x.f)` is satisfiable there).
     pub wildcard_amounts: bool,
+    /// Amounts of `acc` are multiplied by this (the body of an instance folded or unfolded
+    /// with an amount).
+    pub scale: Option<Term>,
+    /// An inhaled location not held before gets a value of its own (an unfolded body: its
+    /// values are the instance's, whatever the heap said where nothing was held).
+    pub fresh_on_inhale: bool,
+    /// How many instance bodies are being opened inside each other (an `unfolding` in a
+    /// recursive predicate's body would open bodies forever).
+    pub opening_depth: usize,
 }
 
 impl<'t, 'a> Lower<'t, 'a> {
@@ -82,12 +118,17 @@ impl<'t, 'a> Lower<'t, 'a> {
             wildcard_amounts: false,
             verifying_function: None,
             assuming_postcondition: false,
+            scale: None,
+            fresh_on_inhale: false,
+            opening_depth: 0,
         }
     }
 
     /// `fact` must hold where `reach` holds; else `reason` about `offending` in `ctx`. A false
     /// assertion is assumed after its check; so is a negative index, whose length check
-    /// still says something; any other failure ends the path (see `Check::cutting`).
+    /// still says something, and an amount to fold or unfold that is not positive, where
+    /// the permission held is checked too; any other failure ends the path (see
+    /// `Check::cutting`).
     pub fn check(
         &mut self,
         reach: &Term,
@@ -96,7 +137,10 @@ impl<'t, 'a> Lower<'t, 'a> {
         reason: Reason,
         offending: &Expr,
     ) {
-        let cutting = !matches!(reason, Reason::AssertionFalse | Reason::SeqIndexNegative(_));
+        let cutting = !matches!(
+            reason,
+            Reason::AssertionFalse | Reason::SeqIndexNegative(_) | Reason::NotPositive
+        );
         self.record(reach, fact, ctx, reason, offending, cutting);
     }
 

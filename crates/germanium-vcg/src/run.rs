@@ -175,6 +175,7 @@ fn tables<'a>(
             .map_err(|u| format!("the field {name} has no sort: {}", u.0))?;
         fields.push((name.clone(), sort));
     }
+    let frames = crate::frames::Frames::new(&fields);
     let mut tables = Tables {
         program,
         sem,
@@ -183,7 +184,10 @@ fn tables<'a>(
         fields,
         reference: Sort::named("Ref"),
         functions: Default::default(),
+        frames,
+        predicates: Default::default(),
     };
+    tables.predicates = crate::frames::shapes(&tables, &tables.frames);
     tables.functions = crate::functions::shapes(&tables);
     Ok(tables)
 }
@@ -215,6 +219,7 @@ fn start(tables: &Tables<'_>, options: &VerifyOptions) -> Result<Solver, String>
             solver.declare_fun(&null)?;
         }
         send(&mut solver, tables.theories.axioms())?;
+        send(&mut solver, &crate::frames::commands(tables))?;
         let mut names: Vec<&String> = tables.functions.keys().collect();
         names.sort();
         for name in names {
@@ -300,7 +305,7 @@ fn verify_member(
     let lowered = match member {
         Member::Method(m) => lower.method(m),
         Member::Function(f) => lower.function(f),
-        Member::Predicate(p) => crate::lower::unsupported(p.name.span, "predicates"),
+        Member::Predicate(p) => lower.predicate(p),
     };
     if let Err(u) = lowered {
         let errors = vec![

@@ -8,9 +8,10 @@ use std::collections::{BTreeMap, HashMap};
 use germanium_semantics::VarId;
 use germanium_smt::{Sort, Term};
 
+use crate::lower::Tables;
 use crate::vc::Vc;
 
-/// Heap and permission maps of every field, and which references are allocated (every
+/// Heap and permission maps of every field and predicate, and which references are allocated (every
 /// value in the heap or the store is; `new` gives one that is not yet).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Memory {
@@ -34,29 +35,23 @@ pub const OLD: &str = "old";
 
 impl Memory {
     /// A memory with arbitrary values and no permission (a method's or a loop body's start).
-    pub fn empty(vc: &mut Vc, fields: &[(String, Sort)], reference: &Sort) -> Memory {
+    pub fn empty(vc: &mut Vc, t: &Tables<'_>) -> Memory {
         let mut heap = BTreeMap::new();
         let mut mask = BTreeMap::new();
-        for (name, sort) in fields {
-            let h = vc.fresh(
-                &format!("H_{name}"),
-                Sort::array(reference.clone(), sort.clone()),
-            );
-            let m = vc.fresh(
-                &format!("M_{name}"),
-                Sort::array(reference.clone(), Sort::Real),
-            );
-            let r = Term::var(germanium_smt::Symbol::user("r"), reference.clone());
+        for (name, index, value) in t.maps() {
+            let h = vc.fresh(&format!("H_{name}"), Sort::array(index.clone(), value));
+            let m = vc.fresh(&format!("M_{name}"), Sort::array(index.clone(), Sort::Real));
+            let r = Term::var(germanium_smt::Symbol::user("r"), index.clone());
             let at = Term::select(m.clone(), r.clone());
             vc.fact(Term::forall(
-                vec![(germanium_smt::Symbol::user("r"), reference.clone())],
+                vec![(germanium_smt::Symbol::user("r"), index)],
                 Term::eq(at.clone(), Term::real(0, 1)),
                 vec![vec![at]],
             ));
             heap.insert(name.clone(), h);
-            mask.insert(name.clone(), m);
+            mask.insert(name, m);
         }
-        let allocated = vc.fresh("allocated", Sort::array(reference.clone(), Sort::Bool));
+        let allocated = vc.fresh("allocated", Sort::array(t.reference.clone(), Sort::Bool));
         Memory {
             heap,
             mask,

@@ -20,7 +20,7 @@ impl Lower<'_, '_> {
         let Some(info) = self.t.sem.methods.get(&m.name.name).cloned() else {
             return unsupported(m.name.span, "this method");
         };
-        let memory = Memory::empty(&mut self.vc, &self.t.fields, &self.t.reference);
+        let memory = Memory::empty(&mut self.vc, self.t);
         let null = Term::select(memory.allocated.clone(), self.t.theories.null());
         self.vc.fact(null);
         let mut st = State {
@@ -40,7 +40,7 @@ impl Lower<'_, '_> {
         st.labels.insert(OLD.to_string(), st.memory.clone());
         // The postcondition is well-formed with its own permissions, after the precondition.
         let mut post_state = st.clone();
-        post_state.memory = Memory::empty(&mut self.vc, &self.t.fields, &self.t.reference);
+        post_state.memory = Memory::empty(&mut self.vc, self.t);
         post_state.reach = self.vc.branch_off(&st.reach);
         for post in &m.contract.ensures {
             self.inhale(&mut post_state, post, &wellformed.for_clause(post))?;
@@ -155,6 +155,8 @@ impl Lower<'_, '_> {
                 let ctx = ErrorContext::at("inhale.failed", a.span, "Inhale might fail.");
                 self.assume_exhalable(st, a, &ctx)
             }
+            StmtKind::Fold(a) => self.fold(st, a, s.span),
+            StmtKind::Unfold(a) => self.unfold(st, a, s.span),
             StmtKind::Label(name, invariants) if invariants.is_empty() => {
                 st.labels.insert(name.name.clone(), st.memory.clone());
                 Ok(())
@@ -203,7 +205,8 @@ impl Lower<'_, '_> {
             st.memory.allocated.clone(),
             r.clone(),
         ))];
-        for mask in st.memory.mask.values() {
+        let field_masks = st.memory.mask.iter().filter(|(f, _)| self.t.is_field(f));
+        for (_, mask) in field_masks {
             facts.push(Term::eq(
                 Term::select(mask.clone(), r.clone()),
                 Term::real(0, 1),
@@ -341,7 +344,7 @@ impl Lower<'_, '_> {
         self.leniently(|l| l.exhale_all(st, &clauses, false))?;
         // One iteration from any state the invariant allows.
         let mut inner = st.clone();
-        inner.memory = Memory::empty(&mut self.vc, &self.t.fields, &self.t.reference);
+        inner.memory = Memory::empty(&mut self.vc, self.t);
         let kept = grows(
             &st.memory.allocated,
             &inner.memory.allocated,

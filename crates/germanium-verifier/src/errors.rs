@@ -68,6 +68,8 @@ pub enum Reason {
     InsufficientPermission,
     DivisionByZero,
     NegativePermission,
+    /// A fold or unfold of no permission.
+    NotPositive,
     SeqIndexNegative(String),
     SeqIndexLength(String),
     MapKeyContains(String),
@@ -84,6 +86,7 @@ impl Reason {
             Reason::InsufficientPermission => "insufficient.permission",
             Reason::DivisionByZero => "division.by.zero",
             Reason::NegativePermission => "negative.permission",
+            Reason::NotPositive => "permission.not.positive",
             Reason::SeqIndexNegative(_) => "seq.index.negative",
             Reason::SeqIndexLength(_) => "seq.index.length",
             Reason::MapKeyContains(_) => "map.key.contains",
@@ -103,6 +106,7 @@ impl Reason {
             }
             Reason::DivisionByZero => format!("Divisor {e} might be zero."),
             Reason::NegativePermission => format!("Fraction {e} might be negative."),
+            Reason::NotPositive => format!("Fraction {e} might not be positive."),
             Reason::SeqIndexNegative(s) => format!("Index {e} into {s} might be negative."),
             Reason::SeqIndexLength(s) => {
                 format!("Index {e} into {s} might exceed sequence length.")
