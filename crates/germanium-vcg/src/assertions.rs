@@ -21,6 +21,8 @@ pub struct Held<'x> {
     pub field: bool,
     pub node: &'x Expr,
     pub amount_node: Option<&'x Expr>,
+    /// The amount is `wildcard`: taking it needs only some permission, and takes less.
+    pub wildcard: bool,
 }
 
 /// Whether `take` checks what it takes (exhale, assert) or assumes it (impure `assume`).
@@ -280,7 +282,20 @@ impl Lower<'_, '_> {
                 let mask = st.memory.mask[&map].clone();
                 let amount_held = Term::select(mask.clone(), index.clone());
                 let nonnegative = Term::ge(p.clone(), Term::real(0, 1));
-                let enough = Term::ge(amount_held.clone(), p.clone());
+                let enough = if held.wildcard {
+                    // Less than what is held, where some is.
+                    let less = Term::implies(
+                        Term::gt(p.clone(), Term::real(0, 1)),
+                        Term::lt(p.clone(), amount_held.clone()),
+                    );
+                    st.reach = self.vc.assume(&st.reach, less);
+                    Term::implies(
+                        Term::gt(p.clone(), Term::real(0, 1)),
+                        Term::gt(amount_held.clone(), Term::real(0, 1)),
+                    )
+                } else {
+                    Term::ge(amount_held.clone(), p.clone())
+                };
                 match how {
                     Taking::Checked => {
                         let negative = Reason::NegativePermission;
@@ -329,6 +344,7 @@ impl Lower<'_, '_> {
                 field: false,
                 node: pa.call,
                 amount_node: pa.amount,
+                wildcard: false,
             };
             (held, pa.amount)
         } else if let ExprKind::Acc(loc, amount) = &a.kind {
@@ -346,17 +362,31 @@ impl Lower<'_, '_> {
                 field: true,
                 node: loc,
                 amount_node: amount.as_deref(),
+                wildcard: false,
             };
             (held, amount.as_deref())
         } else {
             return Ok(None);
         };
         let mut held = held;
-        if let Some(x) = amount_node {
-            let p = self.expr(st, &reach, x, ctx)?;
-            held.amount = germanium_theories::operators::real(p);
+        match amount_node {
+            Some(x) if matches!(x.kind, ExprKind::Wildcard) => {
+                held.amount = self.some_amount();
+                held.wildcard = true;
+            }
+            Some(x) => {
+                let p = self.expr(st, &reach, x, ctx)?;
+                held.amount = germanium_theories::operators::real(p);
+            }
+            None => {}
         }
-        if let Some(scale) = &self.scale {
+        if self.wildcard_take && !held.wildcard {
+            // Some of what the body says, if it says some (a fold with a wildcard).
+            let positive = Term::gt(held.amount.clone(), Term::real(0, 1));
+            let some = self.some_amount();
+            held.amount = Term::ite(positive, some, Term::real(0, 1));
+            held.wildcard = true;
+        } else if let Some(scale) = &self.scale {
             held.amount = Term::mul(vec![scale.clone(), held.amount]);
         }
         Ok(Some(held))

@@ -304,21 +304,16 @@ impl Lower<'_, '_> {
                 self.check_precondition(st, guard, x, ctx)?;
                 self.check_precondition(st, guard, y, ctx)
             }
-            ExprKind::Acc(loc, amount) => {
+            ExprKind::Acc(loc, _) => {
                 let ExprKind::FieldAccess(rcv, field) = &loc.kind else {
                     return unsupported(loc.span, "predicate permissions");
                 };
                 let r = self.expr(st, guard, rcv, ctx)?;
-                let p = match amount {
-                    Some(x) => germanium_theories::operators::real(self.expr(st, guard, x, ctx)?),
-                    None => Term::real(1, 1),
-                };
                 let Some(mask) = st.memory.mask.get(&field.name) else {
                     return unsupported(field.span, "this field");
                 };
                 // A function needs only some positive amount of each permission (Viper
                 // reads its amounts as wildcards).
-                let _ = p;
                 let held = Term::gt(Term::select(mask.clone(), r), Term::real(0, 1));
                 self.check(guard, held, ctx, Reason::InsufficientPermission, loc);
                 Ok(())

@@ -103,6 +103,9 @@ pub struct Lower<'t, 'a> {
     /// How many instance bodies are being opened inside each other (an `unfolding` in a
     /// recursive predicate's body would open bodies forever).
     pub opening_depth: usize,
+    /// Every amount taken is some positive amount less than what is held (the body of a
+    /// `fold acc(P(..), wildcard)`).
+    pub wildcard_take: bool,
 }
 
 impl<'t, 'a> Lower<'t, 'a> {
@@ -121,6 +124,7 @@ impl<'t, 'a> Lower<'t, 'a> {
             scale: None,
             fresh_on_inhale: false,
             opening_depth: 0,
+            wildcard_take: false,
         }
     }
 
@@ -199,6 +203,13 @@ impl<'t, 'a> Lower<'t, 'a> {
         let r = f(self);
         self.lenient = before;
         r
+    }
+
+    /// `wildcard`: some positive amount, chosen where it is used.
+    pub fn some_amount(&mut self) -> Term {
+        let w = self.vc.fresh("wildcard", Sort::Real);
+        self.vc.fact(Term::gt(w.clone(), Term::real(0, 1)));
+        w
     }
 
     pub fn type_of(&self, e: &Expr) -> R<Type> {

@@ -44,6 +44,10 @@ pub fn access<'x>(sem: &germanium_semantics::Semantics, e: &'x Expr) -> Option<A
     }
 }
 
+fn is_wildcard(amount: Option<&Expr>) -> bool {
+    amount.is_some_and(|x| matches!(x.kind, ExprKind::Wildcard))
+}
+
 /// How an instance is taken when it is opened.
 #[derive(Clone, Copy)]
 enum Opening<'c> {
@@ -114,6 +118,9 @@ impl<'t, 'a> Lower<'t, 'a> {
         let Some(x) = pa.amount else {
             return Ok(Term::real(1, 1));
         };
+        if matches!(x.kind, ExprKind::Wildcard) {
+            return Ok(self.some_amount());
+        }
         let reach = st.reach.clone();
         let p = germanium_theories::operators::real(self.expr(st, &reach, x, ctx)?);
         let positive = Term::gt(p.clone(), Term::real(0, 1));
@@ -142,8 +149,10 @@ impl<'t, 'a> Lower<'t, 'a> {
         // The body, taken from the caller's state with the predicate's parameters bound.
         let mut taking = inner;
         let outer = self.scale.replace(p.clone());
+        let wildcard = std::mem::replace(&mut self.wildcard_take, is_wildcard(pa.amount));
         let taken = self.exhale_all(&mut taking, &[(body, ctx.clone())], false);
         self.scale = outer;
+        self.wildcard_take = wildcard;
         taken?;
         st.memory = taking.memory;
         st.reach = taking.reach;
@@ -207,6 +216,13 @@ impl<'t, 'a> Lower<'t, 'a> {
         let frame = Term::select(heap.clone(), loc.clone());
         let reach = st.reach.clone();
         let (left, enough) = match opening {
+            Opening::Checked(ctx) if is_wildcard(pa.amount) => {
+                let some = Term::gt(held.clone(), Term::real(0, 1));
+                let missing = Reason::InsufficientPermission;
+                self.check(&reach, some.clone(), ctx, missing, pa.call);
+                let less = Term::lt(p.clone(), held.clone());
+                (Term::sub(held.clone(), p.clone()), Term::and([some, less]))
+            }
             Opening::Checked(ctx) => {
                 let enough = Term::ge(held.clone(), p.clone());
                 let missing = Reason::InsufficientPermission;
@@ -239,8 +255,9 @@ impl<'t, 'a> Lower<'t, 'a> {
         let fresh = std::mem::replace(&mut self.fresh_on_inhale, true);
         let positive = matches!(opening, Opening::Positive);
         let wildcard = std::mem::replace(&mut self.wildcard_amounts, positive);
+        // The body's expressions were checked with the predicate: not again here.
         self.opening_depth += 1;
-        let inhaled = self.inhale(&mut inner, body, &ctx);
+        let inhaled = self.leniently(|l| l.inhale(&mut inner, body, &ctx));
         self.opening_depth -= 1;
         self.scale = scale;
         self.fresh_on_inhale = fresh;
@@ -280,6 +297,7 @@ impl<'t, 'a> Lower<'t, 'a> {
         let args = self.instance_args(st, guard, &pa, ctx)?;
         let (p, guard) = match pa.amount {
             None => (Term::real(1, 1), guard.clone()),
+            Some(x) if matches!(x.kind, ExprKind::Wildcard) => (self.some_amount(), guard.clone()),
             Some(x) => {
                 let p = germanium_theories::operators::real(self.expr(st, guard, x, ctx)?);
                 let positive = Term::gt(p.clone(), Term::real(0, 1));
@@ -295,13 +313,14 @@ impl<'t, 'a> Lower<'t, 'a> {
         };
         let held = Term::select(mask.clone(), loc);
         let in_function = self.verifying_function.is_some();
-        let enough = if in_function {
+        let enough = if in_function || is_wildcard(pa.amount) {
             Term::gt(held.clone(), Term::real(0, 1))
         } else {
             Term::ge(held.clone(), p.clone())
         };
-        self.defined(guard, enough, ctx, Reason::InsufficientPermission, pa.call);
-        let start = self.vc.assume(guard, Term::gt(held, Term::real(0, 1)));
+        self.defined(guard, enough.clone(), ctx, Reason::InsufficientPermission, pa.call);
+        // Where not enough is held (a failed or a lenient check), nothing is assumed.
+        let start = self.vc.assume(guard, enough);
         let mut inner = State {
             reach: start.clone(),
             ..st.clone()
