@@ -173,7 +173,7 @@ impl Lower<'_, '_> {
             }
             _ => match self.collection(st, guard, e, ctx)? {
                 Some(t) => Ok(t),
-                None => unsupported(e.span, "this expression"),
+                None => unsupported(e.span, format!("this expression ({})", kind_name(&e.kind))),
             },
         }
     }
@@ -245,4 +245,11 @@ impl Lower<'_, '_> {
             BinaryTerm::Unsupported(why) => unsupported(e.span, why),
         }
     }
+}
+
+/// The name of an expression's kind, for a message about what is not lowered.
+pub fn kind_name(kind: &impl std::fmt::Debug) -> String {
+    let text = format!("{kind:?}");
+    let end = text.find(['(', ' ', '{']).unwrap_or(text.len());
+    text[..end].to_string()
 }

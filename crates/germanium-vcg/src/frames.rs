@@ -22,6 +22,9 @@ pub struct Frames {
     pub second: FunDecl,
     /// Per field: a value into a frame, and back.
     pub value: BTreeMap<String, (FunDecl, FunDecl)>,
+    /// Per field: the value a function's footprint has where a conditional location is not
+    /// in it.
+    pub unheld: BTreeMap<String, FunDecl>,
 }
 
 impl Frames {
@@ -39,7 +42,15 @@ impl Frames {
                 (name.clone(), (into, out))
             })
             .collect();
+        let unheld = fields
+            .iter()
+            .map(|(name, s)| {
+                let c = FunDecl::constant(Symbol::user(&format!("vcg%unheld%{name}")), s.clone());
+                (name.clone(), c)
+            })
+            .collect();
         Frames {
+            unheld,
             empty: f("vcg%frame%empty", vec![], sort.clone()),
             pair: f("vcg%frame%pair", vec![sort.clone(), sort.clone()], sort.clone()),
             first: f("vcg%frame%first", vec![sort.clone()], sort.clone()),
@@ -71,6 +82,15 @@ impl Frames {
         self.value.get(field).map(|(into, _)| Term::app(into, vec![v]))
     }
 
+    /// The value of a footprint's location of `map` (a field or a predicate) not held.
+    pub fn unheld(&self, map: &str) -> Option<Term> {
+        match self.unheld.get(map) {
+            Some(c) => Some(Term::constant(c)),
+            None if !self.value.contains_key(map) => Some(self.empty()),
+            None => None,
+        }
+    }
+
     /// The value of `field` a frame holds.
     pub fn value_in(&self, field: &str, frame: Term) -> Option<Term> {
         self.value.get(field).map(|(_, out)| Term::app(out, vec![frame]))
@@ -96,6 +116,9 @@ impl Frames {
             ]),
             vec![vec![pair]],
         )));
+        for c in self.unheld.values() {
+            out.push(Command::DeclareFun(c.clone()));
+        }
         for (into, back) in self.value.values() {
             out.push(Command::DeclareFun(into.clone()));
             out.push(Command::DeclareFun(back.clone()));

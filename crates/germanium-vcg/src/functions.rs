@@ -25,11 +25,16 @@ pub struct FunctionShape<'a> {
     pub function: &'a Function,
     pub params: Vec<VarId>,
     pub result: Type,
-    /// The footprint: the locations the precondition holds, in order.
-    pub footprint: Vec<Footprint<'a>>,
+    /// The footprint: the locations the precondition holds, in order, each with the
+    /// conditions under which it does (each condition and whether it holds or not).
+    pub footprint: Vec<(Conditions<'a>, Footprint<'a>)>,
     pub full: FunDecl,
     pub limited: FunDecl,
 }
+
+/// Conditions under which a location is in a footprint: each expression and whether it is
+/// true there.
+pub type Conditions<'a> = Vec<(&'a Expr, bool)>;
 
 /// A location of a function's footprint.
 #[derive(Clone, Debug)]
@@ -69,7 +74,7 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
             .contract
             .requires
             .iter()
-            .all(|pre| collect_footprint(t.sem, pre, &mut footprint))
+            .all(|pre| collect_footprint(t.sem, pre, &mut Vec::new(), &mut footprint))
         {
             continue;
         }
@@ -81,7 +86,7 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
                 Err(_) => sorts_known = false,
             }
         }
-        for item in &footprint {
+        for (_, item) in &footprint {
             match item {
                 Footprint::Field(field, _) => match t.fields.iter().find(|(f, _)| f == field) {
                     Some((_, s)) => args.push(s.clone()),
@@ -121,32 +126,41 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
     out
 }
 
-/// Adds the locations `a` holds to `out`; false for a precondition the VCG cannot frame.
+/// Adds the locations `a` holds (under `conditions`) to `out`; false for a precondition the
+/// VCG cannot frame.
 fn collect_footprint<'a>(
     sem: &germanium_semantics::Semantics,
     a: &'a Expr,
-    out: &mut Vec<Footprint<'a>>,
+    conditions: &mut Conditions<'a>,
+    out: &mut Vec<(Conditions<'a>, Footprint<'a>)>,
 ) -> bool {
     if let Some(pa) = crate::predicates::access(sem, a) {
-        out.push(Footprint::Predicate(pa.name, pa.args));
+        out.push((conditions.clone(), Footprint::Predicate(pa.name, pa.args)));
         return true;
     }
+    let mut under = |c: &'a Expr, holds: bool, x: &'a Expr, out: &mut Vec<_>| {
+        conditions.push((c, holds));
+        let framed = collect_footprint(sem, x, conditions, out);
+        conditions.pop();
+        framed
+    };
     match &a.kind {
         ExprKind::Acc(loc, _) => match &loc.kind {
             ExprKind::FieldAccess(rcv, field) => {
-                out.push(Footprint::Field(field.name.clone(), rcv));
+                let item = Footprint::Field(field.name.clone(), rcv);
+                out.push((conditions.clone(), item));
                 true
             }
             _ => false,
         },
         ExprKind::Binary(BinaryOp::And, x, y) => {
-            collect_footprint(sem, x, out) && collect_footprint(sem, y, out)
+            collect_footprint(sem, x, conditions, out) && collect_footprint(sem, y, conditions, out)
         }
-        ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => collect_footprint(sem, x, out),
-        ExprKind::Binary(BinaryOp::Implies, _, x) | ExprKind::Quantifier { body: x, .. } => {
-            !holds_permission(sem, x)
+        ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => {
+            collect_footprint(sem, x, conditions, out)
         }
-        ExprKind::Cond(_, x, y) => !holds_permission(sem, x) && !holds_permission(sem, y),
+        ExprKind::Binary(BinaryOp::Implies, c, x) => under(c, true, x, out),
+        ExprKind::Cond(c, x, y) => under(c, true, x, out) && under(c, false, y, out),
         ExprKind::InhaleExhale(..) => false,
         _ => !holds_permission(sem, a),
     }
@@ -195,9 +209,11 @@ impl Lower<'_, '_> {
         let mut values = args;
         let lenient = std::mem::replace(&mut self.lenient, true);
         let read = (|| -> R<()> {
-            for item in &shape.footprint {
+            for (conditions, item) in &shape.footprint {
                 let at = self.footprint_location(&callee, guard, item, ctx)?;
-                values.push(self.read_location(&callee, item.map(), at, e)?);
+                let value = self.read_location(&callee, item.map(), at, e)?;
+                let value = self.where_held(&callee, guard, conditions, item, value, ctx)?;
+                values.push(value);
             }
             Ok(())
         })();
@@ -239,6 +255,42 @@ impl Lower<'_, '_> {
             self.vc.fact(Term::implies(guard.clone(), Term::and(posts)));
         }
         Ok(app)
+    }
+
+    /// `value` where the conditions hold, else a fixed value (not held, it does not count).
+    fn where_held(
+        &mut self,
+        st: &State,
+        guard: &Term,
+        conditions: &Conditions<'_>,
+        item: &Footprint<'_>,
+        value: Term,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
+        if conditions.is_empty() {
+            return Ok(value);
+        }
+        let holds = self.conditions_hold(st, guard, conditions, ctx)?;
+        let Some(unheld) = self.t.frames.unheld(item.map()) else {
+            return unsupported(Default::default(), "this footprint");
+        };
+        Ok(Term::ite(holds, value, unheld))
+    }
+
+    /// The conjunction of the conditions, in `st`.
+    fn conditions_hold(
+        &mut self,
+        st: &State,
+        guard: &Term,
+        conditions: &Conditions<'_>,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
+        let mut parts = Vec::new();
+        for (c, holds) in conditions {
+            let t = self.expr(st, guard, c, ctx)?;
+            parts.push(if *holds { t } else { Term::not(t) });
+        }
+        Ok(Term::and(parts))
     }
 
     /// Where a footprint's location is in `st`: the receiver, or the predicate location.
@@ -303,6 +355,18 @@ impl Lower<'_, '_> {
             ExprKind::Binary(BinaryOp::And, x, y) => {
                 self.check_precondition(st, guard, x, ctx)?;
                 self.check_precondition(st, guard, y, ctx)
+            }
+            ExprKind::Binary(BinaryOp::Implies, c, x) if holds_permission(self.t.sem, x) => {
+                let c = self.expr(st, guard, c, ctx)?;
+                let inner = Term::and([guard.clone(), c]);
+                self.check_precondition(st, &inner, x, ctx)
+            }
+            ExprKind::Cond(c, x, y) if holds_permission(self.t.sem, a) => {
+                let c = self.expr(st, guard, c, ctx)?;
+                let then = Term::and([guard.clone(), c.clone()]);
+                self.check_precondition(st, &then, x, ctx)?;
+                let otherwise = Term::and([guard.clone(), Term::not(c)]);
+                self.check_precondition(st, &otherwise, y, ctx)
             }
             ExprKind::Acc(loc, _) => {
                 let ExprKind::FieldAccess(rcv, field) = &loc.kind else {
@@ -449,13 +513,15 @@ impl Lower<'_, '_> {
         let mut frame_vars = Vec::new();
         let params = shape.params.len();
         let built = (|| -> R<Vec<Term>> {
-            for (i, item) in shape.footprint.iter().enumerate() {
+            for (i, (conditions, item)) in shape.footprint.iter().enumerate() {
                 let at = self.footprint_location(&st, &Term::tt(), item, &ctx)?;
+                let holds = self.conditions_hold(&st, &Term::tt(), conditions, &ctx)?;
                 let sort = match item {
                     Footprint::Field(field, _) => {
                         // The function was verified where it held these locations: not at
                         // null.
-                        held.push(Term::not(Term::eq(at.clone(), self.t.theories.null())));
+                        let non_null = Term::not(Term::eq(at.clone(), self.t.theories.null()));
+                        held.push(Term::implies(holds, non_null));
                         self.t
                             .fields
                             .iter()

@@ -161,7 +161,10 @@ impl Lower<'_, '_> {
                 st.labels.insert(name.name.clone(), st.memory.clone());
                 Ok(())
             }
-            _ => unsupported(s.span, "this statement"),
+            _ => unsupported(
+                s.span,
+                format!("this statement ({})", crate::expr::kind_name(&s.kind)),
+            ),
         }
     }
 
