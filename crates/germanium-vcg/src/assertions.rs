@@ -63,6 +63,11 @@ impl Lower<'_, '_> {
         }
         match &a.kind {
             ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => self.inhale(st, x, ctx),
+            // `[a, b]`: `a` where inhaled, `b` where exhaled.
+            ExprKind::InhaleExhale(x, y) => {
+                let part = if self.exhale_parts { y } else { x };
+                self.inhale(st, part, ctx)
+            }
             ExprKind::Binary(BinaryOp::And, x, y) => {
                 self.inhale(st, x, ctx)?;
                 self.inhale(st, y, ctx)
@@ -154,6 +159,32 @@ impl Lower<'_, '_> {
         };
         st.memory.mask.insert(map, updated);
         st.reach = self.vc.assume(&st.reach, facts);
+        Ok(())
+    }
+
+    /// Inhales a contract's clauses (checking that they are well-formed in `ctx`). Where
+    /// one has inhale and exhale parts, the clauses with their exhale parts are checked too,
+    /// on a path of their own from the same state.
+    pub fn inhale_contract(&mut self, st: &mut State, clauses: &[Expr], ctx: &ErrorContext) -> R<()> {
+        let mut has_parts = false;
+        for c in clauses {
+            germanium_semantics::visit::walk_expr(c, &mut |x| {
+                has_parts |= matches!(x.kind, ExprKind::InhaleExhale(..));
+            });
+        }
+        if has_parts {
+            let mut side = st.clone();
+            side.reach = self.vc.branch_off(&st.reach);
+            let before = std::mem::replace(&mut self.exhale_parts, true);
+            let checked = clauses
+                .iter()
+                .try_for_each(|c| self.inhale(&mut side, c, &ctx.for_clause(c)));
+            self.exhale_parts = before;
+            checked?;
+        }
+        for c in clauses {
+            self.inhale(st, c, &ctx.for_clause(c))?;
+        }
         Ok(())
     }
 
@@ -253,6 +284,11 @@ impl Lower<'_, '_> {
             ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => {
                 self.take(eval, st, x, ctx, how)
             }
+            // An impure `assume` inhales: its inhale part.
+            ExprKind::InhaleExhale(x, y) => {
+                let part = if how == Taking::Assumed { x } else { y };
+                self.take(eval, st, part, ctx, how)
+            }
             ExprKind::Binary(BinaryOp::And, x, y) => {
                 self.take(eval, st, x, ctx, how)?;
                 self.take(eval, st, y, ctx, how)
@@ -282,7 +318,15 @@ impl Lower<'_, '_> {
                 let mask = st.memory.mask[&map].clone();
                 let amount_held = Term::select(mask.clone(), index.clone());
                 let nonnegative = Term::ge(p.clone(), Term::real(0, 1));
-                let enough = if held.wildcard {
+                // Inside a function every amount is a wildcard.
+                let (p, wildcard) = if !held.wildcard && self.verifying_function.is_some() {
+                    let some = self.some_amount();
+                    let positive = Term::gt(p, Term::real(0, 1));
+                    (Term::ite(positive, some, Term::real(0, 1)), true)
+                } else {
+                    (p, held.wildcard)
+                };
+                let enough = if wildcard {
                     // Less than what is held, where some is.
                     let less = Term::implies(
                         Term::gt(p.clone(), Term::real(0, 1)),

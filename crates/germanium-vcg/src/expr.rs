@@ -113,6 +113,10 @@ impl Lower<'_, '_> {
                 }
             }
             ExprKind::Unfolding(access, body) => self.unfolding(st, guard, access, body, ctx),
+            ExprKind::Forperm {
+                resources, body, ..
+            } => self.forperm(st, guard, e, resources, body, ctx),
+            ExprKind::Asserting(a, x) => self.asserting(st, guard, a, x, ctx),
             ExprKind::Write => Ok(Term::real(1, 1)),
             ExprKind::NoPerm => Ok(Term::real(0, 1)),
             ExprKind::Old(label, x) => {

@@ -161,7 +161,6 @@ fn collect_footprint<'a>(
         }
         ExprKind::Binary(BinaryOp::Implies, c, x) => under(c, true, x, out),
         ExprKind::Cond(c, x, y) => under(c, true, x, out) && under(c, false, y, out),
-        ExprKind::InhaleExhale(..) => false,
         _ => !holds_permission(sem, a),
     }
 }
@@ -170,7 +169,7 @@ fn collect_footprint<'a>(
 fn holds_permission(sem: &germanium_semantics::Semantics, e: &Expr) -> bool {
     let mut found = false;
     germanium_semantics::visit::walk_expr(e, &mut |x| {
-        found |= matches!(x.kind, ExprKind::Acc(..) | ExprKind::InhaleExhale(..))
+        found |= matches!(x.kind, ExprKind::Acc(..))
             || matches!(x.kind, ExprKind::Binary(BinaryOp::Wand, ..))
             || matches!(sem.call(x.id), Some(germanium_semantics::CallTarget::Predicate(_)));
     });
@@ -352,6 +351,7 @@ impl Lower<'_, '_> {
             ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => {
                 self.check_precondition(st, guard, x, ctx)
             }
+            ExprKind::InhaleExhale(_, x) => self.check_precondition(st, guard, x, ctx),
             ExprKind::Binary(BinaryOp::And, x, y) => {
                 self.check_precondition(st, guard, x, ctx)?;
                 self.check_precondition(st, guard, y, ctx)
@@ -426,12 +426,7 @@ impl Lower<'_, '_> {
         let wellformed =
             ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
         self.wildcard_amounts = true;
-        let inhaled = (|| -> R<()> {
-            for pre in &f.contract.requires {
-                self.inhale(&mut st, pre, &wellformed.for_clause(pre))?;
-            }
-            Ok(())
-        })();
+        let inhaled = self.inhale_contract(&mut st, &f.contract.requires, &wellformed);
         self.wildcard_amounts = false;
         inhaled?;
         let result = match &f.body {
@@ -648,6 +643,8 @@ fn pure_parts<'x>(sem: &germanium_semantics::Semantics, a: &'x Expr, out: &mut V
             pure_parts(sem, y, out);
         }
         ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => pure_parts(sem, x, out),
+        // What the function's verification assumed: the inhale part.
+        ExprKind::InhaleExhale(x, _) => pure_parts(sem, x, out),
         ExprKind::Acc(..) => {}
         _ if holds_permission(sem, a) => {}
         _ => out.push(a),

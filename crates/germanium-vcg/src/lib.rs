@@ -13,6 +13,7 @@ mod expr;
 mod frames;
 mod functions;
 mod lower;
+mod permissions;
 mod predicates;
 mod run;
 mod state;

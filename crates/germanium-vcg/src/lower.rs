@@ -106,6 +106,8 @@ pub struct Lower<'t, 'a> {
     /// Every amount taken is some positive amount less than what is held (the body of a
     /// `fold acc(P(..), wildcard)`).
     pub wildcard_take: bool,
+    /// Inhaling reads the exhale parts of `[a, b]` (to check they are well-formed).
+    pub exhale_parts: bool,
 }
 
 impl<'t, 'a> Lower<'t, 'a> {
@@ -125,6 +127,7 @@ impl<'t, 'a> Lower<'t, 'a> {
             fresh_on_inhale: false,
             opening_depth: 0,
             wildcard_take: false,
+            exhale_parts: false,
         }
     }
 
@@ -172,6 +175,14 @@ impl<'t, 'a> Lower<'t, 'a> {
     ) {
         let error = make_error(self.t.sources, ctx, &reason, offending).into_diagnostic();
         self.vc.check(reach, fact, error, cutting);
+    }
+
+    /// `refute`: an error unless `fact` can be false where `reach` holds.
+    pub fn refutation(&mut self, reach: &Term, fact: Term, ctx: &ErrorContext, offending: &Expr) {
+        let error = make_error(self.t.sources, ctx, &Reason::RefutationTrue, offending);
+        self.vc
+            .refutations
+            .push((reach.clone(), fact, error.into_diagnostic()));
     }
 
     /// The local variable an identifier expression names.

@@ -423,6 +423,18 @@ fn solve(solver: &mut Solver, vc: Vc, budget: Budget) -> Result<Vec<Diagnostic>,
                 break;
             }
         }
+        // A refuted assertion must be false in some state reaching it (unknown counts as
+        // not shown).
+        for (reach, fact, error) in &vc.refutations {
+            solver.push().map_err(failed)?;
+            solver.assert(reach).map_err(failed)?;
+            solver.assert(&Term::not(fact.clone())).map_err(failed)?;
+            let answer = solver.check_sat(budget.limits()).map_err(failed)?;
+            solver.pop(1).map_err(failed)?;
+            if !answer.is_sat() && !errors.contains(error) {
+                errors.push(error.clone());
+            }
+        }
         errors.sort_by_key(|d| (d.span.file, d.span.start, d.span.end));
         Ok(errors)
     })();

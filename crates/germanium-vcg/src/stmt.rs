@@ -34,17 +34,13 @@ impl Lower<'_, '_> {
         }
         let wellformed =
             ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
-        for pre in &m.contract.requires {
-            self.inhale(&mut st, pre, &wellformed.for_clause(pre))?;
-        }
+        self.inhale_contract(&mut st, &m.contract.requires, &wellformed)?;
         st.labels.insert(OLD.to_string(), st.memory.clone());
         // The postcondition is well-formed with its own permissions, after the precondition.
         let mut post_state = st.clone();
         post_state.memory = Memory::empty(&mut self.vc, self.t);
         post_state.reach = self.vc.branch_off(&st.reach);
-        for post in &m.contract.ensures {
-            self.inhale(&mut post_state, post, &wellformed.for_clause(post))?;
-        }
+        self.inhale_contract(&mut post_state, &m.contract.ensures, &wellformed)?;
         let Some(body) = &m.body else { return Ok(()) };
         if !m.contract.decreases.is_empty() {
             return unsupported(m.name.span, "termination measures");
@@ -155,6 +151,14 @@ impl Lower<'_, '_> {
                 let ctx = ErrorContext::at("inhale.failed", a.span, "Inhale might fail.");
                 self.assume_exhalable(st, a, &ctx)
             }
+            StmtKind::Refute(a) if !crate::assertions::is_impure(self.t.sem, a) => {
+                let ctx = ErrorContext::at("refute.failed", s.span, "Refute might fail.");
+                let reach = st.reach.clone();
+                let t = self.expr(st, &reach, a, &ctx)?;
+                self.refutation(&reach, t, &ctx, a);
+                Ok(())
+            }
+            StmtKind::Quasihavoc(cond, res) => self.quasihavoc(st, s, cond.as_ref(), res),
             StmtKind::Fold(a) => self.fold(st, a, s.span),
             StmtKind::Unfold(a) => self.unfold(st, a, s.span),
             StmtKind::Label(name, invariants) if invariants.is_empty() => {
@@ -360,9 +364,7 @@ impl Lower<'_, '_> {
                 self.havoc_var(&mut inner, *v, s.span)?;
             }
         }
-        for inv in invariants {
-            self.inhale(&mut inner, inv, &wellformed.for_clause(inv))?;
-        }
+        self.inhale_contract(&mut inner, invariants, &wellformed)?;
         let reach = inner.reach.clone();
         let c = self.expr(&inner, &reach, cond, &while_ctx)?;
         inner.reach = self.vc.assume(&inner.reach, c);

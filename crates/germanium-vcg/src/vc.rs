@@ -39,6 +39,8 @@ pub struct Vc {
     pub decls: Vec<FunDecl>,
     pub facts: Vec<Term>,
     pub checks: Vec<Check>,
+    /// `refute`s: where `reach` holds, `fact` must be possibly false, else the error.
+    pub refutations: Vec<(Term, Term, Diagnostic)>,
     reaches: std::collections::HashMap<Term, ReachDef>,
 }
 
