@@ -108,6 +108,10 @@ pub struct Lower<'t, 'a> {
     pub wildcard_take: bool,
     /// Inhaling reads the exhale parts of `[a, b]` (to check they are well-formed).
     pub exhale_parts: bool,
+    /// The states of `goto`s whose label is still ahead, by label.
+    pub pending_jumps: std::collections::HashMap<String, Vec<crate::state::State>>,
+    /// The labels passed so far (a `goto` to one of them jumps back).
+    pub labels_passed: std::collections::HashSet<String>,
 }
 
 impl<'t, 'a> Lower<'t, 'a> {
@@ -128,6 +132,8 @@ impl<'t, 'a> Lower<'t, 'a> {
             opening_depth: 0,
             wildcard_take: false,
             exhale_parts: false,
+            pending_jumps: Default::default(),
+            labels_passed: Default::default(),
         }
     }
 

@@ -423,15 +423,16 @@ fn solve(solver: &mut Solver, vc: Vc, budget: Budget) -> Result<Vec<Diagnostic>,
                 break;
             }
         }
-        // A refuted assertion must be false in some state reaching it (unknown counts as
-        // not shown).
+        // A refuted assertion must not be provable where it is reached: only a proof of it
+        // (`unsat` of its negation) is an error, as a verifier that cannot prove it has
+        // refuted it as far as it can tell.
         for (reach, fact, error) in &vc.refutations {
             solver.push().map_err(failed)?;
             solver.assert(reach).map_err(failed)?;
             solver.assert(&Term::not(fact.clone())).map_err(failed)?;
             let answer = solver.check_sat(budget.limits()).map_err(failed)?;
             solver.pop(1).map_err(failed)?;
-            if !answer.is_sat() && !errors.contains(error) {
+            if answer.is_unsat() && !errors.contains(error) {
                 errors.push(error.clone());
             }
         }

@@ -46,6 +46,9 @@ impl Lower<'_, '_> {
             return unsupported(m.name.span, "termination measures");
         }
         self.stmts(&mut st, &body.stmts)?;
+        if let Some(label) = self.pending_jumps.keys().next() {
+            return unsupported(m.name.span, format!("a jump to the label {label} from here"));
+        }
         let violated = ErrorContext::at_conjunct(
             "postcondition.violated",
             format!("Postcondition of {} might not hold.", m.name.name),
@@ -162,9 +165,28 @@ impl Lower<'_, '_> {
             StmtKind::Fold(a) => self.fold(st, a, s.span),
             StmtKind::Unfold(a) => self.unfold(st, a, s.span),
             StmtKind::Label(name, invariants) if invariants.is_empty() => {
+                // Where the jumps to it meet the path that reaches it in order.
+                for jumped in self.pending_jumps.remove(&name.name).unwrap_or_default() {
+                    *st = crate::state::join(&mut self.vc, st, &jumped);
+                }
+                self.labels_passed.insert(name.name.clone());
                 st.labels.insert(name.name.clone(), st.memory.clone());
                 Ok(())
             }
+            // A jump forward: its state waits at the label; nothing after it is reached.
+            StmtKind::Goto(target) if !self.labels_passed.contains(&target.name) => {
+                let here = st.clone();
+                self.pending_jumps
+                    .entry(target.name.clone())
+                    .or_default()
+                    .push(here);
+                st.reach = Term::ff();
+                Ok(())
+            }
+            StmtKind::Goto(target) => unsupported(
+                target.span,
+                "a jump back to a label (a loop made of labels and gotos)",
+            ),
             _ => unsupported(
                 s.span,
                 format!("this statement ({})", crate::expr::kind_name(&s.kind)),
@@ -368,7 +390,13 @@ impl Lower<'_, '_> {
         let reach = inner.reach.clone();
         let c = self.expr(&inner, &reach, cond, &while_ctx)?;
         inner.reach = self.vc.assume(&inner.reach, c);
+        let pending = |l: &Self| l.pending_jumps.values().map(Vec::len).sum::<usize>();
+        let jumps_before = pending(self);
         self.stmts(&mut inner, &body.stmts)?;
+        // A jump out of the body would have to take the loop's frame along: not lowered.
+        if pending(self) > jumps_before {
+            return unsupported(s.span, "a jump out of a loop");
+        }
         let clauses = with_contexts(invariants, &preserved);
         self.leniently(|l| l.exhale_all(&mut inner, &clauses, false))?;
         // After the loop: the frame, the invariant, the condition false.
