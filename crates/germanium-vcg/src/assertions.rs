@@ -95,7 +95,13 @@ impl Lower<'_, '_> {
     }
 
     /// Adds the amount of `held` to the state.
-    fn inhale_held(&mut self, st: &mut State, a: &Expr, held: Held<'_>, ctx: &ErrorContext) -> R<()> {
+    fn inhale_held(
+        &mut self,
+        st: &mut State,
+        a: &Expr,
+        held: Held<'_>,
+        ctx: &ErrorContext,
+    ) -> R<()> {
         let Held {
             map,
             index,
@@ -165,7 +171,12 @@ impl Lower<'_, '_> {
     /// Inhales a contract's clauses (checking that they are well-formed in `ctx`). Where
     /// one has inhale and exhale parts, the clauses with their exhale parts are checked too,
     /// on a path of their own from the same state.
-    pub fn inhale_contract(&mut self, st: &mut State, clauses: &[Expr], ctx: &ErrorContext) -> R<()> {
+    pub fn inhale_contract(
+        &mut self,
+        st: &mut State,
+        clauses: &[Expr],
+        ctx: &ErrorContext,
+    ) -> R<()> {
         let mut has_parts = false;
         for c in clauses {
             germanium_semantics::visit::walk_expr(c, &mut |x| {

@@ -52,7 +52,11 @@ impl Frames {
         Frames {
             unheld,
             empty: f("vcg%frame%empty", vec![], sort.clone()),
-            pair: f("vcg%frame%pair", vec![sort.clone(), sort.clone()], sort.clone()),
+            pair: f(
+                "vcg%frame%pair",
+                vec![sort.clone(), sort.clone()],
+                sort.clone(),
+            ),
             first: f("vcg%frame%first", vec![sort.clone()], sort.clone()),
             second: f("vcg%frame%second", vec![sort.clone()], sort.clone()),
             value,
@@ -79,7 +83,9 @@ impl Frames {
 
     /// The frame holding the value of `field`.
     pub fn of_value(&self, field: &str, v: Term) -> Option<Term> {
-        self.value.get(field).map(|(into, _)| Term::app(into, vec![v]))
+        self.value
+            .get(field)
+            .map(|(into, _)| Term::app(into, vec![v]))
     }
 
     /// The value of a footprint's location of `map` (a field or a predicate) not held.
@@ -93,7 +99,9 @@ impl Frames {
 
     /// The value of `field` a frame holds.
     pub fn value_in(&self, field: &str, frame: Term) -> Option<Term> {
-        self.value.get(field).map(|(_, out)| Term::app(out, vec![frame]))
+        self.value
+            .get(field)
+            .map(|(_, out)| Term::app(out, vec![frame]))
     }
 
     /// Declarations and axioms: the selectors undo the pair, a value comes back out.

@@ -171,7 +171,10 @@ fn holds_permission(sem: &germanium_semantics::Semantics, e: &Expr) -> bool {
     germanium_semantics::visit::walk_expr(e, &mut |x| {
         found |= matches!(x.kind, ExprKind::Acc(..))
             || matches!(x.kind, ExprKind::Binary(BinaryOp::Wand, ..))
-            || matches!(sem.call(x.id), Some(germanium_semantics::CallTarget::Predicate(_)));
+            || matches!(
+                sem.call(x.id),
+                Some(germanium_semantics::CallTarget::Predicate(_))
+            );
     });
     found
 }
@@ -319,7 +322,11 @@ impl Lower<'_, '_> {
     /// footprint's.
     pub fn read_location(&mut self, st: &State, field: &str, r: Term, e: &Expr) -> R<Term> {
         if let Some(snapshot) = &self.snapshot {
-            return match snapshot.iter().rev().find(|(f, rcv, _)| f == field && *rcv == r) {
+            return match snapshot
+                .iter()
+                .rev()
+                .find(|(f, rcv, _)| f == field && *rcv == r)
+            {
                 Some((_, _, v)) => Ok(v.clone()),
                 None => unsupported(e.span, "a read outside the function's footprint"),
             };

@@ -109,12 +109,7 @@ impl<'t, 'a> Lower<'t, 'a> {
 
     /// The amount of `pa`, and that it is positive where it is written (folding and
     /// unfolding need some permission).
-    fn positive_amount(
-        &mut self,
-        st: &mut State,
-        pa: &Access<'_>,
-        ctx: &ErrorContext,
-    ) -> R<Term> {
+    fn positive_amount(&mut self, st: &mut State, pa: &Access<'_>, ctx: &ErrorContext) -> R<Term> {
         let Some(x) = pa.amount else {
             return Ok(Term::real(1, 1));
         };
@@ -130,7 +125,12 @@ impl<'t, 'a> Lower<'t, 'a> {
     }
 
     /// `fold acc(P(args), p)`.
-    pub fn fold(&mut self, st: &mut State, access_expr: &Expr, span: germanium_syntax::Span) -> R<()> {
+    pub fn fold(
+        &mut self,
+        st: &mut State,
+        access_expr: &Expr,
+        span: germanium_syntax::Span,
+    ) -> R<()> {
         let Some(pa) = access(self.t.sem, access_expr) else {
             return unsupported(access_expr.span, "this fold");
         };
@@ -178,7 +178,12 @@ impl<'t, 'a> Lower<'t, 'a> {
     }
 
     /// `unfold acc(P(args), p)`.
-    pub fn unfold(&mut self, st: &mut State, access_expr: &Expr, span: germanium_syntax::Span) -> R<()> {
+    pub fn unfold(
+        &mut self,
+        st: &mut State,
+        access_expr: &Expr,
+        span: germanium_syntax::Span,
+    ) -> R<()> {
         let Some(pa) = access(self.t.sem, access_expr) else {
             return unsupported(access_expr.span, "this unfold");
         };
@@ -318,7 +323,13 @@ impl<'t, 'a> Lower<'t, 'a> {
         } else {
             Term::ge(held.clone(), p.clone())
         };
-        self.defined(guard, enough.clone(), ctx, Reason::InsufficientPermission, pa.call);
+        self.defined(
+            guard,
+            enough.clone(),
+            ctx,
+            Reason::InsufficientPermission,
+            pa.call,
+        );
         // Where not enough is held (a failed or a lenient check), nothing is assumed.
         let start = self.vc.assume(guard, enough);
         let mut inner = State {

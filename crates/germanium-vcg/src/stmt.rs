@@ -47,7 +47,10 @@ impl Lower<'_, '_> {
         }
         self.stmts(&mut st, &body.stmts)?;
         if let Some(label) = self.pending_jumps.keys().next() {
-            return unsupported(m.name.span, format!("a jump to the label {label} from here"));
+            return unsupported(
+                m.name.span,
+                format!("a jump to the label {label} from here"),
+            );
         }
         let violated = ErrorContext::at_conjunct(
             "postcondition.violated",
