@@ -65,7 +65,7 @@ impl Lower<'_, '_> {
             ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => self.inhale(st, x, ctx),
             // `[a, b]`: `a` where inhaled, `b` where exhaled.
             ExprKind::InhaleExhale(x, y) => {
-                let part = if self.exhale_parts { y } else { x };
+                let part = if self.modes.exhale_parts { y } else { x };
                 self.inhale(st, part, ctx)
             }
             ExprKind::Binary(BinaryOp::And, x, y) => {
@@ -120,7 +120,7 @@ impl Lower<'_, '_> {
             Reason::NegativePermission,
             offending,
         );
-        let p = if self.wildcard_amounts {
+        let p = if self.modes.wildcard_amounts {
             // Some positive amount where one is written (`none` stays nothing).
             let some = self.vc.fresh("wildcard", germanium_smt::Sort::Real);
             self.vc.fact(Term::gt(some.clone(), Term::real(0, 1)));
@@ -135,7 +135,7 @@ impl Lower<'_, '_> {
         let updated = self
             .vc
             .define(&format!("M_{map}"), Term::store(mask, index.clone(), now));
-        if self.fresh_on_inhale {
+        if self.modes.fresh_on_inhale {
             let heap = st.memory.heap[&map].clone();
             let sort = match heap.sort().array_parts() {
                 Some((_, value)) => value.clone(),
@@ -186,12 +186,14 @@ impl Lower<'_, '_> {
         if has_parts {
             let mut side = st.clone();
             side.reach = self.vc.branch_off(&st.reach);
-            let before = std::mem::replace(&mut self.exhale_parts, true);
-            let checked = clauses
-                .iter()
-                .try_for_each(|c| self.inhale(&mut side, c, &ctx.for_clause(c)));
-            self.exhale_parts = before;
-            checked?;
+            self.with_modes(
+                |m| m.exhale_parts = true,
+                |l| {
+                    clauses
+                        .iter()
+                        .try_for_each(|c| l.inhale(&mut side, c, &ctx.for_clause(c)))
+                },
+            )?;
         }
         for c in clauses {
             self.inhale(st, c, &ctx.for_clause(c))?;
@@ -435,13 +437,13 @@ impl Lower<'_, '_> {
             }
             None => {}
         }
-        if self.wildcard_take && !held.wildcard {
+        if self.modes.wildcard_take && !held.wildcard {
             // Some of what the body says, if it says some (a fold with a wildcard).
             let positive = Term::gt(held.amount.clone(), Term::real(0, 1));
             let some = self.some_amount();
             held.amount = Term::ite(positive, some, Term::real(0, 1));
             held.wildcard = true;
-        } else if let Some(scale) = &self.scale {
+        } else if let Some(scale) = &self.modes.scale {
             held.amount = Term::mul(vec![scale.clone(), held.amount]);
         }
         Ok(Some(held))

@@ -198,7 +198,7 @@ impl Lower<'_, '_> {
         for (p, a) in shape.params.iter().zip(&args) {
             callee.store.insert(*p, a.clone());
         }
-        if !self.lenient && self.snapshot.is_none() {
+        if !self.modes.lenient && self.snapshot.is_none() {
             let pre_ctx = ErrorContext::at(
                 "application.precondition",
                 e.span,
@@ -209,18 +209,15 @@ impl Lower<'_, '_> {
             }
         }
         let mut values = args;
-        let lenient = std::mem::replace(&mut self.lenient, true);
-        let read = (|| -> R<()> {
+        self.leniently(|l| {
             for (conditions, item) in &shape.footprint {
-                let at = self.footprint_location(&callee, guard, item, ctx)?;
-                let value = self.read_location(&callee, item.map(), at, e)?;
-                let value = self.where_held(&callee, guard, conditions, item, value, ctx)?;
+                let at = l.footprint_location(&callee, guard, item, ctx)?;
+                let value = l.read_location(&callee, item.map(), at, e)?;
+                let value = l.where_held(&callee, guard, conditions, item, value, ctx)?;
                 values.push(value);
             }
             Ok(())
-        })();
-        self.lenient = lenient;
-        read?;
+        })?;
         let decl = if self.limited {
             &shape.limited
         } else {
@@ -240,7 +237,7 @@ impl Lower<'_, '_> {
             // Applications inside the postcondition get none of their own (one level).
             self.assuming_postcondition = true;
             let outer = self.result.replace(app.clone());
-            let lenient = std::mem::replace(&mut self.lenient, true);
+            let lenient = std::mem::replace(&mut self.modes.lenient, true);
             let checks = self.vc.checks.len();
             let posts = (|| -> R<Vec<Term>> {
                 let mut out = Vec::new();
@@ -250,7 +247,7 @@ impl Lower<'_, '_> {
                 Ok(out)
             })();
             self.vc.checks.truncate(checks);
-            self.lenient = lenient;
+            self.modes.lenient = lenient;
             self.result = outer;
             self.assuming_postcondition = false;
             let posts = posts?;
@@ -432,10 +429,10 @@ impl Lower<'_, '_> {
         // Contracts as a method's; the body's reads at the function's name (as Viper).
         let wellformed =
             ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
-        self.wildcard_amounts = true;
-        let inhaled = self.inhale_contract(&mut st, &f.contract.requires, &wellformed);
-        self.wildcard_amounts = false;
-        inhaled?;
+        self.with_modes(
+            |m| m.wildcard_amounts = true,
+            |l| l.inhale_contract(&mut st, &f.contract.requires, &wellformed),
+        )?;
         let result = match &f.body {
             Some(body) => {
                 let reach = st.reach.clone();
@@ -508,7 +505,7 @@ impl Lower<'_, '_> {
         }
         let ctx = ErrorContext::at_conjunct("internal", "");
         self.snapshot = Some(Vec::new());
-        let lenient = std::mem::replace(&mut self.lenient, true);
+        let lenient = std::mem::replace(&mut self.modes.lenient, true);
         let checks = self.vc.checks.len();
         let mut held = Vec::new();
         // The `unfolded%P` marks of the footprint's instances, with their frame's position.
@@ -617,7 +614,7 @@ impl Lower<'_, '_> {
             Ok(axioms)
         })();
         self.vc.checks.truncate(checks);
-        self.lenient = lenient;
+        self.modes.lenient = lenient;
         self.snapshot = None;
         built.ok()
     }

@@ -69,28 +69,14 @@ impl Tables<'_> {
     }
 }
 
-/// One member being lowered.
-pub struct Lower<'t, 'a> {
-    pub t: &'t Tables<'a>,
-    pub vc: Vc,
+/// How assertions are read at a point of the lowering. A rule that changes them does so for
+/// what it lowers inside (`Lower::with_modes`), and they are back as they were after it.
+#[derive(Clone, Debug, Default)]
+pub struct Modes {
     /// Expressions need no definedness checks (postconditions and invariants where they are
     /// exhaled, a callee's postcondition where it is inhaled: their well-formedness is
     /// checked and reported on its own, as in Carbon).
     pub lenient: bool,
-    /// The permission maps `perm(..)` reads during an exhale: what is left at that point.
-    pub perm_masks: Option<std::collections::BTreeMap<String, Term>>,
-    /// `result` in a function's postcondition.
-    pub result: Option<Term>,
-    /// In a function's axioms: the footprint's locations (field, receiver) and their values,
-    /// where every read must be found.
-    pub snapshot: Option<Vec<(String, Term, Term)>>,
-    /// Applications are of the limited twins (inside a definitional axiom).
-    pub limited: bool,
-    /// The function being verified: its recursive applications, and those of abstract
-    /// functions, get their postconditions assumed where applied (no axioms exist yet).
-    pub verifying_function: Option<String>,
-    /// A postcondition is being assumed where its function is applied.
-    pub assuming_postcondition: bool,
     /// Every permission amount inhaled is some positive amount (a function's precondition:
     /// Viper reads its amounts as wildcards, so `acc(x.f) && acc(x.f)` is satisfiable there).
     pub wildcard_amounts: bool,
@@ -108,6 +94,28 @@ pub struct Lower<'t, 'a> {
     pub wildcard_take: bool,
     /// Inhaling reads the exhale parts of `[a, b]` (to check they are well-formed).
     pub exhale_parts: bool,
+}
+
+/// One member being lowered.
+pub struct Lower<'t, 'a> {
+    pub t: &'t Tables<'a>,
+    pub vc: Vc,
+    /// The permission maps `perm(..)` reads during an exhale: what is left at that point.
+    pub perm_masks: Option<std::collections::BTreeMap<String, Term>>,
+    /// `result` in a function's postcondition.
+    pub result: Option<Term>,
+    /// In a function's axioms: the footprint's locations (field, receiver) and their values,
+    /// where every read must be found.
+    pub snapshot: Option<Vec<(String, Term, Term)>>,
+    /// Applications are of the limited twins (inside a definitional axiom).
+    pub limited: bool,
+    /// The function being verified: its recursive applications, and those of abstract
+    /// functions, get their postconditions assumed where applied (no axioms exist yet).
+    pub verifying_function: Option<String>,
+    /// A postcondition is being assumed where its function is applied.
+    pub assuming_postcondition: bool,
+    /// How assertions are read where this point is lowered (see `Modes`).
+    pub modes: Modes,
     /// The states of `goto`s whose label is still ahead, by label.
     pub pending_jumps: std::collections::HashMap<String, Vec<crate::state::State>>,
     /// The labels passed so far (a `goto` to one of them jumps back).
@@ -119,19 +127,13 @@ impl<'t, 'a> Lower<'t, 'a> {
         Lower {
             t,
             vc: Vc::continuing(names),
-            lenient: false,
             perm_masks: None,
             result: None,
             snapshot: None,
             limited: false,
-            wildcard_amounts: false,
             verifying_function: None,
             assuming_postcondition: false,
-            scale: None,
-            fresh_on_inhale: false,
-            opening_depth: 0,
-            wildcard_take: false,
-            exhale_parts: false,
+            modes: Modes::default(),
             pending_jumps: Default::default(),
             labels_passed: Default::default(),
         }
@@ -209,17 +211,27 @@ impl<'t, 'a> Lower<'t, 'a> {
         reason: Reason,
         offending: &Expr,
     ) {
-        if !self.lenient {
+        if !self.modes.lenient {
             self.check(guard, fact, ctx, reason, offending);
         }
     }
 
-    /// Runs `f` with lenient reads (see `lenient`), restoring the mode whatever it returns.
-    pub fn leniently<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
-        let before = std::mem::replace(&mut self.lenient, true);
+    /// Runs `f` with the modes `set` makes, restoring them whatever it returns.
+    pub fn with_modes<T>(
+        &mut self,
+        set: impl FnOnce(&mut Modes),
+        f: impl FnOnce(&mut Self) -> R<T>,
+    ) -> R<T> {
+        let before = self.modes.clone();
+        set(&mut self.modes);
         let r = f(self);
-        self.lenient = before;
+        self.modes = before;
         r
+    }
+
+    /// Runs `f` with lenient reads (see `Modes::lenient`).
+    pub fn leniently<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        self.with_modes(|m| m.lenient = true, f)
     }
 
     /// `wildcard`: some positive amount, chosen where it is used.

@@ -76,10 +76,7 @@ impl<'t, 'a> Lower<'t, 'a> {
         ctx: &ErrorContext,
     ) -> R<Term> {
         let shape = self.predicate_shape(&pa.name, pa.call.span)?;
-        let mut args = Vec::new();
-        for a in pa.args {
-            args.push(self.expr(st, guard, a, ctx)?);
-        }
+        let args = self.instance_args(st, guard, pa, ctx)?;
         Ok(shape.location(args))
     }
 
@@ -124,6 +121,22 @@ impl<'t, 'a> Lower<'t, 'a> {
         Ok(p)
     }
 
+    /// The instance a `fold` or `unfold` statement names, and the context of its errors.
+    fn statement_access<'x>(
+        &self,
+        access_expr: &'x Expr,
+        span: germanium_syntax::Span,
+        error_id: &'static str,
+        verb: &str,
+    ) -> R<(Access<'x>, ErrorContext)> {
+        let Some(pa) = access(self.t.sem, access_expr) else {
+            return unsupported(access_expr.span, "this statement's predicate access");
+        };
+        let text = text_of(self.t.sources, access_expr.span);
+        let ctx = ErrorContext::at(error_id, span, format!("{verb} {text} might fail."));
+        Ok((pa, ctx))
+    }
+
     /// `fold acc(P(args), p)`.
     pub fn fold(
         &mut self,
@@ -131,11 +144,7 @@ impl<'t, 'a> Lower<'t, 'a> {
         access_expr: &Expr,
         span: germanium_syntax::Span,
     ) -> R<()> {
-        let Some(pa) = access(self.t.sem, access_expr) else {
-            return unsupported(access_expr.span, "this fold");
-        };
-        let text = text_of(self.t.sources, access_expr.span);
-        let ctx = ErrorContext::at("fold.failed", span, format!("Folding {text} might fail."));
+        let (pa, ctx) = self.statement_access(access_expr, span, "fold.failed", "Folding")?;
         let shape = self.predicate_shape(&pa.name, pa.call.span)?;
         let Some(body) = &shape.predicate.body else {
             return unsupported(access_expr.span, "folding an abstract predicate");
@@ -148,12 +157,13 @@ impl<'t, 'a> Lower<'t, 'a> {
         let frame = self.vc.define(&format!("frame_{}", pa.name), frame);
         // The body, taken from the caller's state with the predicate's parameters bound.
         let mut taking = inner;
-        let outer = self.scale.replace(p.clone());
-        let wildcard = std::mem::replace(&mut self.wildcard_take, is_wildcard(pa.amount));
-        let taken = self.exhale_all(&mut taking, &[(body, ctx.clone())], false);
-        self.scale = outer;
-        self.wildcard_take = wildcard;
-        taken?;
+        self.with_modes(
+            |m| {
+                m.scale = Some(p.clone());
+                m.wildcard_take = is_wildcard(pa.amount);
+            },
+            |l| l.exhale_all(&mut taking, &[(body, ctx.clone())], false),
+        )?;
         st.memory = taking.memory;
         st.reach = taking.reach;
         let loc = shape.location(args);
@@ -184,15 +194,7 @@ impl<'t, 'a> Lower<'t, 'a> {
         access_expr: &Expr,
         span: germanium_syntax::Span,
     ) -> R<()> {
-        let Some(pa) = access(self.t.sem, access_expr) else {
-            return unsupported(access_expr.span, "this unfold");
-        };
-        let text = text_of(self.t.sources, access_expr.span);
-        let ctx = ErrorContext::at(
-            "unfold.failed",
-            span,
-            format!("Unfolding {text} might fail."),
-        );
+        let (pa, ctx) = self.statement_access(access_expr, span, "unfold.failed", "Unfolding")?;
         let reach = st.reach.clone();
         let args = self.instance_args(st, &reach, &pa, &ctx)?;
         let p = self.positive_amount(st, &pa, &ctx)?;
@@ -256,18 +258,18 @@ impl<'t, 'a> Lower<'t, 'a> {
         st.memory.heap.insert(pa.name.clone(), heap);
         let mut inner = self.body_state(st, &shape, &args);
         let ctx = body_ctx.clone();
-        let scale = self.scale.replace(p);
-        let fresh = std::mem::replace(&mut self.fresh_on_inhale, true);
         let positive = matches!(opening, Opening::Positive);
-        let wildcard = std::mem::replace(&mut self.wildcard_amounts, positive);
         // The body's expressions were checked with the predicate: not again here.
-        self.opening_depth += 1;
-        let inhaled = self.leniently(|l| l.inhale(&mut inner, body, &ctx));
-        self.opening_depth -= 1;
-        self.scale = scale;
-        self.fresh_on_inhale = fresh;
-        self.wildcard_amounts = wildcard;
-        inhaled?;
+        self.with_modes(
+            |m| {
+                m.scale = Some(p);
+                m.fresh_on_inhale = true;
+                m.wildcard_amounts = positive;
+                m.opening_depth += 1;
+                m.lenient = true;
+            },
+            |l| l.inhale(&mut inner, body, &ctx),
+        )?;
         let again = self.leniently(|l| l.frame_of(&inner, body))?;
         inner.reach = self.vc.assume(&inner.reach, Term::eq(frame, again));
         st.memory = inner.memory;
@@ -294,7 +296,7 @@ impl<'t, 'a> Lower<'t, 'a> {
         }
         // Inside a body opened inside another: the value is left unknown (the body's
         // well-formedness is checked with its predicate).
-        if self.opening_depth >= 2 {
+        if self.modes.opening_depth >= 2 {
             let ty = self.type_of(body)?;
             let sort = self.sort(&ty, body.span)?;
             return Ok(self.vc.fresh("unfolding", sort));
@@ -337,15 +339,15 @@ impl<'t, 'a> Lower<'t, 'a> {
             ..st.clone()
         };
         // Amounts of the expression are not scaled by an enclosing fold or unfold.
-        let scale = self.scale.take();
         let opening = if in_function {
             Opening::Positive
         } else {
             Opening::Assumed
         };
-        let opened = self.open_instance(&mut inner, &pa, args, p, opening, ctx);
-        self.scale = scale;
-        opened?;
+        self.with_modes(
+            |m| m.scale = None,
+            |l| l.open_instance(&mut inner, &pa, args, p, opening, ctx),
+        )?;
         self.vc.fact(Term::implies(start, inner.reach.clone()));
         let reach = inner.reach.clone();
         self.expr(&inner, &reach, body, ctx)
