@@ -7,6 +7,7 @@
 //! Architecture invariant: this crate never touches the file system, the solver or stdout.
 
 pub mod auto_import;
+pub mod calls;
 mod check_expr;
 mod check_members;
 mod check_stmt;

@@ -159,6 +159,9 @@ pub struct PredicateShape<'a> {
     /// definitions of functions over the instance unroll once more there (seed 002's
     /// second trigger set).
     pub unfolded: FunDecl,
+    /// `instance%P(loc)`: the instance as a `PredicateInstance` termination measure (where
+    /// the program has that library type).
+    pub instance: Option<FunDecl>,
 }
 
 impl PredicateShape<'_> {
@@ -210,9 +213,18 @@ pub fn shapes<'a>(
             vec![frames.sort.clone()],
             Sort::Bool,
         );
+        let measure_type = germanium_semantics::Type::Domain("PredicateInstance".into(), vec![]);
+        let instance = t.theories.sort(&measure_type).ok().map(|sort| {
+            FunDecl::new(
+                Symbol::user(&format!("vcg%instance%{name}")),
+                vec![index.clone()],
+                sort,
+            )
+        });
         out.insert(
             name.clone(),
             PredicateShape {
+                instance,
                 predicate: p,
                 params: info.params.clone(),
                 index,
@@ -237,6 +249,9 @@ pub fn commands(t: &Tables<'_>) -> Vec<Command> {
         out.push(Command::DeclareSort(shape.index_name.clone()));
         out.push(Command::DeclareFun(shape.location.clone()));
         out.push(Command::DeclareFun(shape.unfolded.clone()));
+        if let Some(instance) = &shape.instance {
+            out.push(Command::DeclareFun(instance.clone()));
+        }
         let vars: Vec<(Symbol, Sort)> = shape
             .location
             .args()

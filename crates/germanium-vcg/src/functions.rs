@@ -198,6 +198,7 @@ impl Lower<'_, '_> {
         for (p, a) in shape.params.iter().zip(&args) {
             callee.store.insert(*p, a.clone());
         }
+        self.check_application_terminates(&callee, guard, shape.function, e.span)?;
         if !self.modes.lenient && self.snapshot.is_none() {
             let pre_ctx = ErrorContext::at(
                 "application.precondition",
@@ -224,15 +225,11 @@ impl Lower<'_, '_> {
             &shape.full
         };
         let app = Term::app(decl, values);
-        // While functions are verified no function axiom exists: a recursive application
-        // (induction, as termination is assumed) and an abstract function's (trusted) get
-        // their postcondition where they are applied, the precondition having been checked.
-        let recursive = self.verifying_function.as_deref() == Some(name);
-        let abstract_function = shape.function.body.is_none();
-        if self.snapshot.is_none()
-            && self.verifying_function.is_some()
-            && !self.assuming_postcondition
-            && (recursive || abstract_function)
+        // While functions are verified no postcondition axiom exists: each application gets
+        // its function's postcondition where it is applied, the precondition having been
+        // checked (as in Viper, which trusts functions to terminate: a recursive application
+        // is the induction hypothesis; termination is checked where a measure asks).
+        if self.snapshot.is_none() && self.verifying_function.is_some() && !self.assuming_postcondition
         {
             // Applications inside the postcondition get none of their own (one level).
             self.assuming_postcondition = true;
@@ -398,6 +395,10 @@ impl Lower<'_, '_> {
     /// A function's body and postcondition against its precondition.
     pub fn function(&mut self, f: &Function) -> R<()> {
         self.verifying_function = Some(f.name.name.clone());
+        self.nests_instances = germanium_semantics::auto_import::has_predicate_measure(
+            &f.contract.decreases,
+            self.t.sem,
+        );
         let r = self.function_obligations(f);
         self.verifying_function = None;
         r
@@ -410,9 +411,6 @@ impl Lower<'_, '_> {
                 "a function whose precondition is not framed yet",
             );
         };
-        if !f.contract.decreases.is_empty() {
-            return unsupported(f.name.span, "termination measures");
-        }
         let memory = Memory::empty(&mut self.vc, self.t);
         let mut st = State {
             store: Default::default(),
@@ -429,10 +427,29 @@ impl Lower<'_, '_> {
         // Contracts as a method's; the body's reads at the function's name (as Viper).
         let wellformed =
             ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
-        self.with_modes(
-            |m| m.wildcard_amounts = true,
-            |l| l.inhale_contract(&mut st, &f.contract.requires, &wellformed),
-        )?;
+        // Applications in the precondition terminate by the measure of the initial state;
+        // those in the body and postcondition by that after the precondition.
+        let decreases = &f.contract.decreases;
+        let caller = self.caller_at(&st, &f.name.name, decreases, false)?;
+        self.with_caller(caller, |l| {
+            l.with_modes(
+                |m| m.wildcard_amounts = true,
+                |l| l.inhale_contract(&mut st, &f.contract.requires, &wellformed),
+            )
+        })?;
+        let caller = self.caller_at(&st, &f.name.name, decreases, false)?;
+        self.with_caller(caller, |l| l.function_after_precondition(f, &shape, st))
+    }
+
+    /// A function's body and postcondition, from `st` where its precondition holds.
+    fn function_after_precondition(
+        &mut self,
+        f: &Function,
+        shape: &FunctionShape<'_>,
+        mut st: State,
+    ) -> R<()> {
+        let wellformed =
+            ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
         let result = match &f.body {
             Some(body) => {
                 let reach = st.reach.clone();

@@ -18,6 +18,7 @@ mod predicates;
 mod run;
 mod state;
 mod stmt;
+mod termination;
 mod vc;
 
 pub use run::verify_members;

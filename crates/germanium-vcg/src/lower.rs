@@ -43,6 +43,11 @@ pub struct Tables<'a> {
     /// The values of predicate instances (see `frames`).
     pub frames: crate::frames::Frames,
     pub predicates: std::collections::HashMap<String, crate::frames::PredicateShape<'a>>,
+    /// Which methods each method calls, and which functions each function applies (for
+    /// recursion clusters in termination checks).
+    pub call_graph: std::collections::HashMap<String, std::collections::HashSet<String>>,
+    pub function_call_graph:
+        std::collections::HashMap<String, std::collections::HashSet<String>>,
 }
 
 impl Tables<'_> {
@@ -120,6 +125,12 @@ pub struct Lower<'t, 'a> {
     pub pending_jumps: std::collections::HashMap<String, Vec<crate::state::State>>,
     /// The labels passed so far (a `goto` to one of them jumps back).
     pub labels_passed: std::collections::HashSet<String>,
+    /// The member whose termination is being proved, with its measures (see
+    /// `termination`).
+    pub caller: Option<crate::termination::Caller>,
+    /// The member has predicate instances as measures: unfolds record which instances are
+    /// nested in which (see `termination`).
+    pub nests_instances: bool,
 }
 
 impl<'t, 'a> Lower<'t, 'a> {
@@ -136,6 +147,8 @@ impl<'t, 'a> Lower<'t, 'a> {
             modes: Modes::default(),
             pending_jumps: Default::default(),
             labels_passed: Default::default(),
+            caller: None,
+            nests_instances: false,
         }
     }
 

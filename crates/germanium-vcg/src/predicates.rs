@@ -274,7 +274,7 @@ impl<'t, 'a> Lower<'t, 'a> {
         inner.reach = self.vc.assume(&inner.reach, Term::eq(frame, again));
         st.memory = inner.memory;
         st.reach = inner.reach;
-        Ok(())
+        self.assume_nested_instances(st, &pa.name, &args)
     }
 
     /// `unfolding acc(P(args), p) in e`: `e` in a copy of the state where the instance is

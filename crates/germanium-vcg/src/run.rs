@@ -186,6 +186,8 @@ fn tables<'a>(
         functions: Default::default(),
         frames,
         predicates: Default::default(),
+        call_graph: germanium_semantics::calls::call_graph(program, sem),
+        function_call_graph: germanium_semantics::calls::function_call_graph(program, sem),
     };
     tables.predicates = crate::frames::shapes(&tables, &tables.frames);
     tables.functions = crate::functions::shapes(&tables);

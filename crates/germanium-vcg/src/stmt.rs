@@ -20,6 +20,9 @@ impl Lower<'_, '_> {
         let Some(info) = self.t.sem.methods.get(&m.name.name).cloned() else {
             return unsupported(m.name.span, "this method");
         };
+        let decreases = germanium_semantics::auto_import::method_decreases(m);
+        self.nests_instances =
+            germanium_semantics::auto_import::has_predicate_measure(decreases, self.t.sem);
         let memory = Memory::empty(&mut self.vc, self.t);
         let null = Term::select(memory.allocated.clone(), self.t.theories.null());
         self.vc.fact(null);
@@ -42,10 +45,8 @@ impl Lower<'_, '_> {
         post_state.reach = self.vc.branch_off(&st.reach);
         self.inhale_contract(&mut post_state, &m.contract.ensures, &wellformed)?;
         let Some(body) = &m.body else { return Ok(()) };
-        if !m.contract.decreases.is_empty() {
-            return unsupported(m.name.span, "termination measures");
-        }
-        self.stmts(&mut st, &body.stmts)?;
+        let caller = self.caller_at(&st, &m.name.name, &m.contract.decreases, true)?;
+        self.with_caller(caller, |l| l.stmts(&mut st, &body.stmts))?;
         if let Some(label) = self.pending_jumps.keys().next() {
             return unsupported(
                 m.name.span,
@@ -286,9 +287,6 @@ impl Lower<'_, '_> {
         ) else {
             return unsupported(s.span, "this call");
         };
-        if !callee.contract.decreases.is_empty() {
-            return unsupported(s.span, "calls with termination measures");
-        }
         let failed = ErrorContext::at("call.failed", s.span, "Method call might fail.");
         let reach = st.reach.clone();
         let mut values = Vec::new();
@@ -300,6 +298,7 @@ impl Lower<'_, '_> {
         for (p, v) in info.params.iter().zip(values) {
             callee_state.store.insert(*p, v);
         }
+        self.check_call_terminates(&callee_state, callee, s.span)?;
         let at_call = st.memory.clone();
         let pre_ctx = ErrorContext::at(
             "call.precondition",
@@ -352,9 +351,6 @@ impl Lower<'_, '_> {
         else {
             return unsupported(s.span, "this loop");
         };
-        if !decreases.is_empty() {
-            return unsupported(s.span, "termination measures of loops");
-        }
         let established = ErrorContext::at_conjunct(
             "invariant.not.established",
             "Loop invariant might not hold on entry.",
@@ -393,12 +389,20 @@ impl Lower<'_, '_> {
         let reach = inner.reach.clone();
         let c = self.expr(&inner, &reach, cond, &while_ctx)?;
         inner.reach = self.vc.assume(&inner.reach, c);
+        let start = self.loop_measures_at_start(&inner, decreases, s.span)?;
         let pending = |l: &Self| l.pending_jumps.values().map(Vec::len).sum::<usize>();
         let jumps_before = pending(self);
         self.stmts(&mut inner, &body.stmts)?;
         // A jump out of the body would have to take the loop's frame along: not lowered.
         if pending(self) > jumps_before {
             return unsupported(s.span, "a jump out of a loop");
+        }
+        if !start.is_empty() {
+            let reach = inner.reach.clone();
+            let checks = self.vc.checks.len();
+            let again = self.leniently(|l| l.expr(&inner, &reach, cond, &while_ctx));
+            self.vc.checks.truncate(checks);
+            self.loop_measures_at_end(&inner, decreases, again?, &start)?;
         }
         let clauses = with_contexts(invariants, &preserved);
         self.leniently(|l| l.exhale_all(&mut inner, &clauses, false))?;

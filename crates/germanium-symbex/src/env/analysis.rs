@@ -1,11 +1,11 @@
 //! Facts read off the program's syntax once: whether an assertion holds permissions, which
 //! members call which (for recursion clusters and function heights).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use germanium_semantics::{CallTarget, Semantics};
 use germanium_syntax::ast::{
-    BinaryOp, Expr, ExprKind, Function, ItemKind, Program, Stmt, StmtKind,
+    BinaryOp, Expr, ExprKind, Function, ItemKind, Program,
 };
 
 /// Whether the assertion has an inhale-exhale part `[a, b]` (outside pure expressions).
@@ -44,82 +44,6 @@ pub fn is_impure(sem: &Semantics, e: &Expr) -> bool {
 /// function without any reads no location, whatever its arguments).
 pub fn reads_heap(sem: &Semantics, f: &Function) -> bool {
     f.contract.requires.iter().any(|p| is_impure(sem, p))
-}
-
-/// Which methods each method calls (for recursion clusters).
-pub fn call_graph(program: &Program, sem: &Semantics) -> HashMap<String, HashSet<String>> {
-    fn walk(stmts: &[Stmt], sem: &Semantics, out: &mut HashSet<String>) {
-        for s in stmts {
-            match &s.kind {
-                StmtKind::Call(..) => {
-                    if let Some(CallTarget::Method(m)) = sem.call(s.id) {
-                        out.insert(m.clone());
-                    }
-                }
-                StmtKind::Assign(_, rhs) => {
-                    if let Some(CallTarget::Method(m)) = sem.call(rhs.id) {
-                        out.insert(m.clone());
-                    }
-                }
-                StmtKind::Block(b) | StmtKind::While { body: b, .. } => walk(&b.stmts, sem, out),
-                StmtKind::If {
-                    then, otherwise, ..
-                } => {
-                    walk(&then.stmts, sem, out);
-                    if let Some(o) = otherwise {
-                        walk(&o.stmts, sem, out);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    let mut graph = HashMap::new();
-    for item in &program.items {
-        if let ItemKind::Method(m) = &item.kind {
-            let mut out = HashSet::new();
-            if let Some(b) = &m.body {
-                walk(&b.stmts, sem, &mut out);
-            }
-            graph.insert(m.name.name.clone(), out);
-        }
-    }
-    graph
-}
-
-/// Which functions each function's body calls.
-pub fn function_call_graph(program: &Program, sem: &Semantics) -> HashMap<String, HashSet<String>> {
-    let mut graph = HashMap::new();
-    for item in &program.items {
-        if let ItemKind::Function(f) = &item.kind {
-            let mut out = HashSet::new();
-            let exprs = f
-                .body
-                .iter()
-                .chain(&f.contract.requires)
-                .chain(&f.contract.ensures);
-            for e in exprs {
-                germanium_semantics::visit::walk_expr(e, &mut |x: &Expr| {
-                    if let Some(CallTarget::Function(g)) = sem.call(x.id) {
-                        out.insert(g.clone());
-                    }
-                });
-            }
-            graph.insert(f.name.name.clone(), out);
-        }
-    }
-    graph
-}
-
-/// Whether `e` applies a Viper function (whose termination a contract must then check).
-pub fn calls_function(sem: &Semantics, e: &Expr) -> bool {
-    let mut found = false;
-    germanium_semantics::visit::walk_expr(e, &mut |x: &Expr| {
-        if let Some(CallTarget::Function(_)) = sem.call(x.id) {
-            found = true;
-        }
-    });
-    found
 }
 
 /// Whether `e` is a magic wand `A --* B`.

@@ -515,7 +515,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let heap = inner.heap.clone();
             let c = self.eval(&inner, &heap, cond, &while_ctx)?;
             self.assume(c, s.span)?;
-            let start = if crate::rules::termination::has_measure(decreases) {
+            let start = if germanium_semantics::calls::has_measure(decreases) {
                 self.loop_measures_at_start(&inner, decreases, s.span)?
             } else {
                 Vec::new()

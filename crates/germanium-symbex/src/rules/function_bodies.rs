@@ -11,7 +11,7 @@ use germanium_smt::Term;
 use crate::errors::ErrorContext;
 use crate::rules::context::{Abort, Verifier, R};
 use crate::rules::execute::path_end;
-use crate::rules::termination::reaches;
+use germanium_semantics::calls::reaches;
 use crate::state::{Heap, State};
 
 impl<'e, 'a> Verifier<'e, 'a> {

@@ -47,7 +47,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
     fn limited_in_axiom(&self, callee: &str) -> bool {
         match &self.modes.current_function {
             Some(caller) => {
-                crate::rules::termination::reaches(&self.env.function_call_graph, callee, caller)
+                germanium_semantics::calls::reaches(&self.env.function_call_graph, callee, caller)
             }
             None => true,
         }

@@ -183,9 +183,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let calls = |clauses: &[germanium_syntax::ast::Expr]| {
                 clauses
                     .iter()
-                    .any(|c| crate::env::analysis::calls_function(self.env.sem, c))
+                    .any(|c| germanium_semantics::calls::calls_function(self.env.sem, c))
             };
-            let terminating = crate::rules::termination::has_measure(&f.contract.decreases);
+            let terminating = germanium_semantics::calls::has_measure(&f.contract.decreases);
             let (check_pres, check_posts) = (
                 terminating && calls(&f.contract.requires),
                 terminating && calls(&f.contract.ensures),

@@ -4,7 +4,7 @@
 //! compared lexicographically) under the callee's condition; a call out of the cluster
 //! needs the callee's termination condition; a loop body must decrease the loop's measure.
 
-use std::collections::{HashMap, HashSet};
+use germanium_semantics::calls::reaches;
 
 use germanium_semantics::Type;
 use germanium_smt::Term;
@@ -23,32 +23,6 @@ pub struct Measure {
     pub guard: Term,
     pub tuple: Option<Vec<(Term, Type)>>,
     pub span: Span,
-}
-
-/// Whether `to` can be reached from `from` by calls.
-pub fn reaches(graph: &HashMap<String, HashSet<String>>, from: &str, to: &str) -> bool {
-    let mut seen = HashSet::new();
-    let mut stack = vec![from.to_string()];
-    while let Some(m) = stack.pop() {
-        if let Some(next) = graph.get(&m) {
-            for n in next {
-                if n == to {
-                    return true;
-                }
-                if seen.insert(n.clone()) {
-                    stack.push(n.clone());
-                }
-            }
-        }
-    }
-    false
-}
-
-/// Whether the clauses ask for a termination proof (a measure, not only `*`).
-pub fn has_measure(clauses: &[Decreases]) -> bool {
-    clauses
-        .iter()
-        .any(|d| !matches!(d.kind, DecreasesKind::Star))
 }
 
 impl<'e, 'a> Verifier<'e, 'a> {

@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use germanium_semantics::{visit, CallTarget, Semantics};
 use germanium_syntax::ast::{Expr, ExprKind, Function, NodeId};
 
-use crate::rules::termination::reaches;
+use germanium_semantics::calls::reaches;
 
 /// The ids of the predicate-access expressions of those unfoldings in `f`'s body.
 pub fn recursive_unfoldings(
@@ -60,7 +60,7 @@ mod tests {
 
     fn unfolded_predicates(src: &str, function: &str) -> Vec<String> {
         let (program, sem) = germanium_theories::testing::checked(src);
-        let graph = crate::env::analysis::function_call_graph(&program, &sem);
+        let graph = germanium_semantics::calls::function_call_graph(&program, &sem);
         let f = program
             .items
             .iter()
