@@ -109,4 +109,3 @@ pub fn has_measure(clauses: &[Decreases]) -> bool {
         .iter()
         .any(|d| !matches!(d.kind, DecreasesKind::Star))
 }
-

@@ -16,6 +16,8 @@ use germanium_smt::{FunDecl, Sort, Symbol, Term};
 use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, Function};
 use germanium_verifier::errors::{ErrorContext, Reason};
 
+use germanium_semantics::calls::reaches;
+
 use crate::lower::{unsupported, Lower, Tables, R};
 use crate::state::{Memory, State};
 
@@ -30,6 +32,26 @@ pub struct FunctionShape<'a> {
     pub footprint: Vec<(Conditions<'a>, Footprint<'a>)>,
     pub full: FunDecl,
     pub limited: FunDecl,
+    /// A recursive function's definition holds where this does: everywhere but in the
+    /// verification of a function of its recursion cluster, whose termination would be
+    /// proved from a definition that may contradict itself (`f(x) == 1 + f(x)`).
+    pub trusted: Option<FunDecl>,
+}
+
+impl FunctionShape<'_> {
+    /// Whether this function's definition may be assumed while `member` is verified (a
+    /// function, or `None` for a method or predicate).
+    pub fn trusted_in(&self, t: &Tables<'_>, member: Option<&str>) -> bool {
+        let name = &self.function.name.name;
+        match member {
+            Some(m) => {
+                !(m == name
+                    || reaches(&t.function_call_graph, m, name)
+                        && reaches(&t.function_call_graph, name, m))
+            }
+            None => true,
+        }
+    }
 }
 
 /// Conditions under which a location is in a footprint: each expression and whether it is
@@ -111,6 +133,9 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
             result.clone(),
         );
         let limited = FunDecl::new(Symbol::user(&format!("fun%{name}%limited")), args, result);
+        let recursive = reaches(&t.function_call_graph, name, name);
+        let trusted = recursive
+            .then(|| FunDecl::constant(Symbol::user(&format!("fun%{name}%trusted")), Sort::Bool));
         out.insert(
             name.clone(),
             FunctionShape {
@@ -120,6 +145,7 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
                 footprint,
                 full,
                 limited,
+                trusted,
             },
         );
     }
@@ -198,16 +224,25 @@ impl Lower<'_, '_> {
         for (p, a) in shape.params.iter().zip(&args) {
             callee.store.insert(*p, a.clone());
         }
+        // The termination and precondition checks; where reads are lenient (checked on
+        // their own) or in an axiom, only what they say, for the postcondition below.
+        let first_check = self.vc.checks.len();
         self.check_application_terminates(&callee, guard, shape.function, e.span)?;
-        if !self.modes.lenient && self.snapshot.is_none() {
-            let pre_ctx = ErrorContext::at(
-                "application.precondition",
-                e.span,
-                format!("Precondition of function {name} might not hold."),
-            );
-            for pre in &shape.function.contract.requires {
-                self.check_precondition(&callee, guard, pre, &pre_ctx)?;
-            }
+        let pre_ctx = ErrorContext::at(
+            "application.precondition",
+            e.span,
+            format!("Precondition of function {name} might not hold."),
+        );
+        for pre in &shape.function.contract.requires {
+            self.check_precondition(&callee, guard, pre, &pre_ctx)?;
+        }
+        let precondition = Term::and(
+            self.vc.checks[first_check..]
+                .iter()
+                .map(|c| Term::implies(c.reach.clone(), c.fact.clone())),
+        );
+        if self.modes.lenient || self.snapshot.is_some() {
+            self.vc.checks.truncate(first_check);
         }
         let mut values = args;
         self.leniently(|l| {
@@ -229,7 +264,9 @@ impl Lower<'_, '_> {
         // its function's postcondition where it is applied, the precondition having been
         // checked (as in Viper, which trusts functions to terminate: a recursive application
         // is the induction hypothesis; termination is checked where a measure asks).
-        if self.snapshot.is_none() && self.verifying_function.is_some() && !self.assuming_postcondition
+        if self.snapshot.is_none()
+            && self.verifying_function.is_some()
+            && !self.assuming_postcondition
         {
             // Applications inside the postcondition get none of their own (one level).
             self.assuming_postcondition = true;
@@ -248,7 +285,10 @@ impl Lower<'_, '_> {
             self.result = outer;
             self.assuming_postcondition = false;
             let posts = posts?;
-            self.vc.fact(Term::implies(guard.clone(), Term::and(posts)));
+            // Only where the application's checks hold: they must not be answered by what
+            // the postcondition says.
+            let applies = Term::and([guard.clone(), precondition]);
+            self.vc.fact(Term::implies(applies, Term::and(posts)));
         }
         Ok(app)
     }
@@ -437,6 +477,7 @@ impl Lower<'_, '_> {
                 |l| l.inhale_contract(&mut st, &f.contract.requires, &wellformed),
             )
         })?;
+        self.assume_terminated(&mut st);
         let caller = self.caller_at(&st, &f.name.name, decreases, false)?;
         self.with_caller(caller, |l| l.function_after_precondition(f, &shape, st))
     }
@@ -458,7 +499,9 @@ impl Lower<'_, '_> {
                     f.name.span,
                     "Function might not be well-formed.",
                 );
-                self.expr(&st, &reach, body, &ctx)?
+                let value = self.expr(&st, &reach, body, &ctx)?;
+                self.assume_terminated(&mut st);
+                value
             }
             None => {
                 let sort = self.sort(&shape.result, f.name.span)?;
@@ -622,11 +665,11 @@ impl Lower<'_, '_> {
                     let frame = args[params + i].clone();
                     triggers.push(vec![limited.clone(), Term::app(unfolded, vec![frame])]);
                 }
-                axioms.push(Term::forall(
-                    vars.clone(),
-                    Term::implies(pre.clone(), Term::eq(app.clone(), body)),
-                    triggers,
-                ));
+                let mut defined = Term::implies(pre.clone(), Term::eq(app.clone(), body));
+                if let Some(trusted) = &shape.trusted {
+                    defined = Term::implies(Term::constant(trusted), defined);
+                }
+                axioms.push(Term::forall(vars.clone(), defined, triggers));
             }
             Ok(axioms)
         })();

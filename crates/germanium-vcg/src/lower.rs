@@ -46,8 +46,7 @@ pub struct Tables<'a> {
     /// Which methods each method calls, and which functions each function applies (for
     /// recursion clusters in termination checks).
     pub call_graph: std::collections::HashMap<String, std::collections::HashSet<String>>,
-    pub function_call_graph:
-        std::collections::HashMap<String, std::collections::HashSet<String>>,
+    pub function_call_graph: std::collections::HashMap<String, std::collections::HashSet<String>>,
 }
 
 impl Tables<'_> {
@@ -131,6 +130,9 @@ pub struct Lower<'t, 'a> {
     /// The member has predicate instances as measures: unfolds record which instances are
     /// nested in which (see `termination`).
     pub nests_instances: bool,
+    /// The termination checks from here on are not yet assumed by the path (see
+    /// `termination`).
+    pub terminated_from: usize,
 }
 
 impl<'t, 'a> Lower<'t, 'a> {
@@ -149,6 +151,7 @@ impl<'t, 'a> Lower<'t, 'a> {
             labels_passed: Default::default(),
             caller: None,
             nests_instances: false,
+            terminated_from: 0,
         }
     }
 

@@ -228,6 +228,9 @@ fn start(tables: &Tables<'_>, options: &VerifyOptions) -> Result<Solver, String>
             let shape = &tables.functions[name];
             solver.declare_fun(&shape.full)?;
             solver.declare_fun(&shape.limited)?;
+            if let Some(trusted) = &shape.trusted {
+                solver.declare_fun(trusted)?;
+            }
         }
         Ok(())
     })();
@@ -328,6 +331,21 @@ fn verify_member(
         return (errors, false);
     }
     *names = lower.vc.names();
+    // The recursive definitions this member may assume (see `FunctionShape::trusted`).
+    let verifying = match member {
+        Member::Function(f) => Some(f.name.name.as_str()),
+        _ => None,
+    };
+    let mut names_sorted: Vec<&String> = tables.functions.keys().collect();
+    names_sorted.sort();
+    for name in names_sorted {
+        let shape = &tables.functions[name];
+        if let Some(trusted) = &shape.trusted {
+            if shape.trusted_in(tables, verifying) {
+                lower.vc.fact(Term::constant(trusted));
+            }
+        }
+    }
     match solve(solver, lower.vc, budget) {
         Ok(errors) => (errors, false),
         Err(message) => (

@@ -299,6 +299,7 @@ impl Lower<'_, '_> {
             callee_state.store.insert(*p, v);
         }
         self.check_call_terminates(&callee_state, callee, s.span)?;
+        self.assume_terminated(&mut callee_state);
         let at_call = st.memory.clone();
         let pre_ctx = ErrorContext::at(
             "call.precondition",
@@ -390,6 +391,7 @@ impl Lower<'_, '_> {
         let c = self.expr(&inner, &reach, cond, &while_ctx)?;
         inner.reach = self.vc.assume(&inner.reach, c);
         let start = self.loop_measures_at_start(&inner, decreases, s.span)?;
+        self.assume_terminated(&mut inner);
         let pending = |l: &Self| l.pending_jumps.values().map(Vec::len).sum::<usize>();
         let jumps_before = pending(self);
         self.stmts(&mut inner, &body.stmts)?;
@@ -403,6 +405,7 @@ impl Lower<'_, '_> {
             let again = self.leniently(|l| l.expr(&inner, &reach, cond, &while_ctx));
             self.vc.checks.truncate(checks);
             self.loop_measures_at_end(&inner, decreases, again?, &start)?;
+            self.assume_terminated(&mut inner);
         }
         let clauses = with_contexts(invariants, &preserved);
         self.leniently(|l| l.exhale_all(&mut inner, &clauses, false))?;

@@ -106,7 +106,10 @@ impl Lower<'_, '_> {
             return unsupported(e.span, "this predicate");
         };
         let Some(instance) = shape.instance.clone() else {
-            return unsupported(e.span, "predicate instances as measures without the library");
+            return unsupported(
+                e.span,
+                "predicate instances as measures without the library",
+            );
         };
         let mut values = Vec::new();
         for a in args {
@@ -167,13 +170,36 @@ impl Lower<'_, '_> {
     }
 
     /// `fact` must hold where `reach` does, else `termination.failed:reason` about `what`.
-    fn termination_check(&mut self, reach: &Term, fact: Term, reason: &str, span: Span, what: &str) {
+    /// The path after it assumes it (see `assume_terminated`).
+    fn termination_check(
+        &mut self,
+        reach: &Term,
+        fact: Term,
+        reason: &str,
+        span: Span,
+        what: &str,
+    ) {
         let error = Diagnostic::new(
             format!("termination.failed:{reason}"),
             span,
             format!("Termination of {what} might fail."),
         );
         self.vc.check(reach, fact, error, false);
+    }
+
+    /// After a statement, or a function's body, whose termination checks are done: the
+    /// path assumes them (as after any check that does not end it: a failure is reported
+    /// once, and what follows is checked as if it had held).
+    /// Only checks still in the VC count (one made where reads are lenient is dropped).
+    pub fn assume_terminated(&mut self, st: &mut State) {
+        let from = self.terminated_from.min(self.vc.checks.len());
+        let facts: Vec<Term> = self.vc.checks[from..]
+            .iter()
+            .filter(|c| c.error.id.starts_with("termination.failed"))
+            .map(|c| Term::implies(c.reach.clone(), c.fact.clone()))
+            .collect();
+        self.terminated_from = self.vc.checks.len();
+        st.reach = self.vc.assume(&st.reach, Term::and(facts));
     }
 
     /// The obligations of one call or application, where `reach` holds: under each caller
@@ -205,7 +231,13 @@ impl Lower<'_, '_> {
             );
             if !recursive {
                 if check_nonrecursive {
-                    self.termination_check(&under, applies, "termination.condition.false", span, what);
+                    self.termination_check(
+                        &under,
+                        applies,
+                        "termination.condition.false",
+                        span,
+                        what,
+                    );
                 }
                 continue;
             }
@@ -245,9 +277,9 @@ impl Lower<'_, '_> {
     }
 
     /// At an application of `callee` in a function with a measure, where `guard` holds
-    /// (`st` binds the callee's parameters to the arguments). Not where reads are lenient
-    /// (the same expression is checked on its own), in axioms, or in a postcondition
-    /// assumed where its function is applied.
+    /// (`st` binds the callee's parameters to the arguments). Not in axioms, or in a
+    /// postcondition assumed where its function is applied. (Where reads are lenient the
+    /// caller drops these checks: the expression is checked on its own.)
     pub fn check_application_terminates(
         &mut self,
         st: &State,
@@ -255,7 +287,7 @@ impl Lower<'_, '_> {
         callee: &Function,
         span: Span,
     ) -> R<()> {
-        if self.modes.lenient || self.snapshot.is_some() || self.assuming_postcondition {
+        if self.snapshot.is_some() || self.assuming_postcondition {
             return Ok(());
         }
         let Some(caller) = self.caller.clone().filter(|c| !c.method) else {
@@ -413,9 +445,8 @@ impl Lower<'_, '_> {
         }
         let checks = self.vc.checks.len();
         let mut facts = Vec::new();
-        let walked = self.leniently(|l| {
-            l.nested_in(&inner, body, &Term::tt(), &outer, &domain, &mut facts)
-        });
+        let walked =
+            self.leniently(|l| l.nested_in(&inner, body, &Term::tt(), &outer, &domain, &mut facts));
         self.vc.checks.truncate(checks);
         walked?;
         st.reach = self.vc.assume(&st.reach, Term::and(facts));

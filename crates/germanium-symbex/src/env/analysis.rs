@@ -4,9 +4,7 @@
 use std::collections::HashSet;
 
 use germanium_semantics::{CallTarget, Semantics};
-use germanium_syntax::ast::{
-    BinaryOp, Expr, ExprKind, Function, ItemKind, Program,
-};
+use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, Function, ItemKind, Program};
 
 /// Whether the assertion has an inhale-exhale part `[a, b]` (outside pure expressions).
 pub fn has_inhale_exhale(e: &Expr) -> bool {

@@ -11,8 +11,8 @@ use germanium_smt::Term;
 use crate::errors::ErrorContext;
 use crate::rules::context::{Abort, Verifier, R};
 use crate::rules::execute::path_end;
-use germanium_semantics::calls::reaches;
 use crate::state::{Heap, State};
+use germanium_semantics::calls::reaches;
 
 impl<'e, 'a> Verifier<'e, 'a> {
     /// Checks `f`'s body in `st` (the precondition produced).
