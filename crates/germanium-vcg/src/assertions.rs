@@ -185,15 +185,17 @@ impl Lower<'_, '_> {
         }
         if has_parts {
             let mut side = st.clone();
-            side.reach = self.vc.branch_off(&st.reach);
-            self.with_modes(
-                |m| m.exhale_parts = true,
-                |l| {
-                    clauses
-                        .iter()
-                        .try_for_each(|c| l.inhale(&mut side, c, &ctx.for_clause(c)))
-                },
-            )?;
+            self.side_path(&st.reach, |l, reach| {
+                side.reach = reach;
+                l.with_modes(
+                    |m| m.exhale_parts = true,
+                    |l| {
+                        clauses
+                            .iter()
+                            .try_for_each(|c| l.inhale(&mut side, c, &ctx.for_clause(c)))
+                    },
+                )
+            })?;
         }
         for c in clauses {
             self.inhale(st, c, &ctx.for_clause(c))?;

@@ -236,11 +236,15 @@ impl Lower<'_, '_> {
         for pre in &shape.function.contract.requires {
             self.check_precondition(&callee, guard, pre, &pre_ctx)?;
         }
-        let precondition = Term::and(
-            self.vc.checks[first_check..]
-                .iter()
-                .map(|c| Term::implies(c.reach.clone(), c.fact.clone())),
-        );
+        let precondition = Term::and(self.vc.checks[first_check..].iter().map(|c| c.holds()));
+        if self.snapshot.is_none() {
+            let checked = self.vc.checks[first_check..].iter();
+            let facts: Vec<Term> = checked
+                .filter(|c| c.error.id.starts_with("application.precondition"))
+                .map(|c| c.holds())
+                .collect();
+            self.defined_facts.extend(facts);
+        }
         if self.modes.lenient || self.snapshot.is_some() {
             self.vc.checks.truncate(first_check);
         }
@@ -266,24 +270,27 @@ impl Lower<'_, '_> {
         // is the induction hypothesis; termination is checked where a measure asks).
         if self.snapshot.is_none()
             && self.verifying_function.is_some()
-            && !self.assuming_postcondition
+            && !self.modes.assuming_postcondition
         {
-            // Applications inside the postcondition get none of their own (one level).
-            self.assuming_postcondition = true;
             let outer = self.result.replace(app.clone());
-            let lenient = std::mem::replace(&mut self.modes.lenient, true);
-            let checks = self.vc.checks.len();
-            let posts = (|| -> R<Vec<Term>> {
-                let mut out = Vec::new();
-                for post in &shape.function.contract.ensures {
-                    out.push(self.expr(&callee, guard, post, ctx)?);
-                }
-                Ok(out)
-            })();
+            let (checks, facts) = (self.vc.checks.len(), self.defined_facts.len());
+            // Applications inside the postcondition get none of their own (one level).
+            let posts = self.with_modes(
+                |m| {
+                    m.lenient = true;
+                    m.assuming_postcondition = true;
+                },
+                |l| {
+                    let mut out = Vec::new();
+                    for post in &shape.function.contract.ensures {
+                        out.push(l.expr(&callee, guard, post, ctx)?);
+                    }
+                    Ok(out)
+                },
+            );
             self.vc.checks.truncate(checks);
-            self.modes.lenient = lenient;
+            self.defined_facts.truncate(facts);
             self.result = outer;
-            self.assuming_postcondition = false;
             let posts = posts?;
             // Only where the application's checks hold: they must not be answered by what
             // the postcondition says.
@@ -517,12 +524,15 @@ impl Lower<'_, '_> {
             // Well-formedness on a path of its own; the postcondition itself is read
             // leniently (as a method's), so both are reported where both fail.
             let mut side = st.clone();
-            side.reach = self.vc.branch_off(&st.reach);
-            for post in &f.contract.ensures {
-                let reach = side.reach.clone();
-                let t = self.expr(&side, &reach, post, &wellformed.for_clause(post))?;
-                side.reach = self.vc.assume(&side.reach, t);
-            }
+            self.side_path(&st.reach, |l, reach| {
+                side.reach = reach;
+                for post in &f.contract.ensures {
+                    let reach = side.reach.clone();
+                    let t = l.expr(&side, &reach, post, &wellformed.for_clause(post))?;
+                    side.reach = l.vc.assume(&side.reach, t);
+                }
+                Ok(())
+            })?;
             for post in &f.contract.ensures {
                 let reach = st.reach.clone();
                 let ctx = wellformed.for_clause(post);

@@ -98,6 +98,8 @@ pub struct Modes {
     pub wildcard_take: bool,
     /// Inhaling reads the exhale parts of `[a, b]` (to check they are well-formed).
     pub exhale_parts: bool,
+    /// A postcondition is being assumed where its function is applied.
+    pub assuming_postcondition: bool,
 }
 
 /// One member being lowered.
@@ -116,8 +118,6 @@ pub struct Lower<'t, 'a> {
     /// The function being verified: its recursive applications, and those of abstract
     /// functions, get their postconditions assumed where applied (no axioms exist yet).
     pub verifying_function: Option<String>,
-    /// A postcondition is being assumed where its function is applied.
-    pub assuming_postcondition: bool,
     /// How assertions are read where this point is lowered (see `Modes`).
     pub modes: Modes,
     /// The states of `goto`s whose label is still ahead, by label.
@@ -133,6 +133,12 @@ pub struct Lower<'t, 'a> {
     /// The termination checks from here on are not yet assumed by the path (see
     /// `termination`).
     pub terminated_from: usize,
+    /// The definedness facts of the statement being lowered so far, each under its guard:
+    /// checked ones, and where reads are lenient the preconditions of applications (their
+    /// well-formedness is checked on its own). Every check is asked where they hold: as in
+    /// Viper, an ill-defined expression ends its path, so an assertion that is not defined
+    /// is reported once, as ill-defined.
+    pub defined_facts: Vec<Term>,
 }
 
 impl<'t, 'a> Lower<'t, 'a> {
@@ -145,13 +151,13 @@ impl<'t, 'a> Lower<'t, 'a> {
             snapshot: None,
             limited: false,
             verifying_function: None,
-            assuming_postcondition: false,
             modes: Modes::default(),
             pending_jumps: Default::default(),
             labels_passed: Default::default(),
             caller: None,
             nests_instances: false,
             terminated_from: 0,
+            defined_facts: Vec::new(),
         }
     }
 
@@ -198,7 +204,8 @@ impl<'t, 'a> Lower<'t, 'a> {
         cutting: bool,
     ) {
         let error = make_error(self.t.sources, ctx, &reason, offending).into_diagnostic();
-        self.vc.check(reach, fact, error, cutting);
+        let defined = Term::and(self.defined_facts.iter().cloned());
+        self.vc.check_under(reach, defined, fact, error, cutting);
     }
 
     /// `refute`: an error unless `fact` can be false where `reach` holds.
@@ -227,8 +234,11 @@ impl<'t, 'a> Lower<'t, 'a> {
         reason: Reason,
         offending: &Expr,
     ) {
+        // Where reads are lenient a read's definedness is not assumed either: as in Viper, an
+        // assertion reading what is not held is reported both ill-formed and false.
         if !self.modes.lenient {
-            self.check(guard, fact, ctx, reason, offending);
+            self.check(guard, fact.clone(), ctx, reason, offending);
+            self.defined_facts.push(Term::implies(guard.clone(), fact));
         }
     }
 
@@ -239,9 +249,24 @@ impl<'t, 'a> Lower<'t, 'a> {
         f: impl FnOnce(&mut Self) -> R<T>,
     ) -> R<T> {
         let before = self.modes.clone();
+        let facts = self.defined_facts.len();
         set(&mut self.modes);
         let r = f(self);
+        // Leaving lenient reads: their unchecked facts speak of what was read there only.
+        if !before.lenient {
+            self.defined_facts.truncate(facts);
+        }
         self.modes = before;
+        r
+    }
+
+    /// Runs `f` on a path of its own from `from` (see `Vc::branch_off`); the definedness
+    /// facts it checks there say nothing of the path it left.
+    pub fn side_path<T>(&mut self, from: &Term, f: impl FnOnce(&mut Self, Term) -> R<T>) -> R<T> {
+        let saved = self.defined_facts.clone();
+        let reach = self.vc.branch_off(from);
+        let r = f(self, reach);
+        self.defined_facts = saved;
         r
     }
 

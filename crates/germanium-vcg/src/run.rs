@@ -370,7 +370,7 @@ fn solve(solver: &mut Solver, vc: Vc, budget: Budget) -> Result<Vec<Diagnostic>,
         for check in &vc.checks {
             solver.declare_fun(&check.label).map_err(failed)?;
             let ok = Term::constant(&check.label);
-            let holds = Term::implies(check.reach.clone(), check.fact.clone());
+            let holds = check.holds();
             solver
                 .assert(&Term::eq(ok.clone(), holds))
                 .map_err(failed)?;

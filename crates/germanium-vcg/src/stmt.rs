@@ -42,8 +42,10 @@ impl Lower<'_, '_> {
         // The postcondition is well-formed with its own permissions, after the precondition.
         let mut post_state = st.clone();
         post_state.memory = Memory::empty(&mut self.vc, self.t);
-        post_state.reach = self.vc.branch_off(&st.reach);
-        self.inhale_contract(&mut post_state, &m.contract.ensures, &wellformed)?;
+        self.side_path(&st.reach, |l, reach| {
+            post_state.reach = reach;
+            l.inhale_contract(&mut post_state, &m.contract.ensures, &wellformed)
+        })?;
         let Some(body) = &m.body else { return Ok(()) };
         let caller = self.caller_at(&st, &m.name.name, &m.contract.decreases, true)?;
         self.with_caller(caller, |l| l.stmts(&mut st, &body.stmts))?;
@@ -82,6 +84,7 @@ impl Lower<'_, '_> {
     }
 
     fn stmt(&mut self, st: &mut State, s: &Stmt) -> R<()> {
+        self.defined_facts.clear();
         match &s.kind {
             StmtKind::VarDecl(decls, init) => {
                 for i in 0..decls.len() {
@@ -346,8 +349,8 @@ impl Lower<'_, '_> {
         let StmtKind::While {
             cond,
             invariants,
-            decreases,
             body,
+            ..
         } = &s.kind
         else {
             return unsupported(s.span, "this loop");
@@ -355,10 +358,6 @@ impl Lower<'_, '_> {
         let established = ErrorContext::at_conjunct(
             "invariant.not.established",
             "Loop invariant might not hold on entry.",
-        );
-        let preserved = ErrorContext::at_conjunct(
-            "invariant.not.preserved",
-            "Loop invariant might not be preserved.",
         );
         let wellformed =
             ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
@@ -380,8 +379,49 @@ impl Lower<'_, '_> {
             &self.t.reference,
         );
         self.vc.fact(kept);
-        inner.reach = self.vc.branch_off(&before_entry);
+        self.side_path(&before_entry, |l, reach| {
+            inner.reach = reach;
+            l.iteration(inner, s, &assigned)
+        })?;
+        // After the loop: the frame, the invariant, the condition false.
+        st.memory.allocate_more(&mut self.vc, &self.t.reference);
         for v in &assigned {
+            if st.store.contains_key(v) {
+                self.havoc_var(st, *v, s.span)?;
+            }
+        }
+        for inv in invariants {
+            self.inhale(st, inv, &wellformed.for_clause(inv))?;
+        }
+        let reach = st.reach.clone();
+        let c = self.expr(st, &reach, cond, &while_ctx)?;
+        st.reach = self.vc.assume(&st.reach, Term::not(c));
+        Ok(())
+    }
+}
+
+impl Lower<'_, '_> {
+    /// One iteration of the loop `s` from `inner` (the loop's frame left out): the
+    /// assigned variables havocked, the invariant and the condition assumed, the body, the
+    /// measure decreased, the invariant again.
+    fn iteration(&mut self, mut inner: State, s: &Stmt, assigned: &[VarId]) -> R<()> {
+        let StmtKind::While {
+            cond,
+            invariants,
+            decreases,
+            body,
+        } = &s.kind
+        else {
+            return unsupported(s.span, "this loop");
+        };
+        let preserved = ErrorContext::at_conjunct(
+            "invariant.not.preserved",
+            "Loop invariant might not be preserved.",
+        );
+        let wellformed =
+            ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
+        let while_ctx = ErrorContext::at("while.failed", cond.span, "While statement might fail.");
+        for v in assigned {
             if inner.store.contains_key(v) {
                 self.havoc_var(&mut inner, *v, s.span)?;
             }
@@ -408,21 +448,7 @@ impl Lower<'_, '_> {
             self.assume_terminated(&mut inner);
         }
         let clauses = with_contexts(invariants, &preserved);
-        self.leniently(|l| l.exhale_all(&mut inner, &clauses, false))?;
-        // After the loop: the frame, the invariant, the condition false.
-        st.memory.allocate_more(&mut self.vc, &self.t.reference);
-        for v in &assigned {
-            if st.store.contains_key(v) {
-                self.havoc_var(st, *v, s.span)?;
-            }
-        }
-        for inv in invariants {
-            self.inhale(st, inv, &wellformed.for_clause(inv))?;
-        }
-        let reach = st.reach.clone();
-        let c = self.expr(st, &reach, cond, &while_ctx)?;
-        st.reach = self.vc.assume(&st.reach, Term::not(c));
-        Ok(())
+        self.leniently(|l| l.exhale_all(&mut inner, &clauses, false))
     }
 }
 

@@ -196,7 +196,7 @@ impl Lower<'_, '_> {
         let facts: Vec<Term> = self.vc.checks[from..]
             .iter()
             .filter(|c| c.error.id.starts_with("termination.failed"))
-            .map(|c| Term::implies(c.reach.clone(), c.fact.clone()))
+            .map(|c| c.holds())
             .collect();
         self.terminated_from = self.vc.checks.len();
         st.reach = self.vc.assume(&st.reach, Term::and(facts));
@@ -287,7 +287,7 @@ impl Lower<'_, '_> {
         callee: &Function,
         span: Span,
     ) -> R<()> {
-        if self.snapshot.is_some() || self.assuming_postcondition {
+        if self.snapshot.is_some() || self.modes.assuming_postcondition {
             return Ok(());
         }
         let Some(caller) = self.caller.clone().filter(|c| !c.method) else {

@@ -15,6 +15,9 @@ pub struct Check {
     /// Names the check in the query: true exactly where the check holds.
     pub label: FunDecl,
     pub reach: Term,
+    /// What the check may assume besides its path (the definedness of what it reads,
+    /// checked before it).
+    pub under: Term,
     pub fact: Term,
     pub error: Diagnostic,
     /// A failure of this check ends its path (a missing permission, an ill-defined
@@ -30,6 +33,16 @@ enum ReachDef {
     Within(Term, Term),
     /// `a || b` (where two branches meet)
     Either(Term, Term),
+}
+
+impl Check {
+    /// What the check says: where it is reached (and what it may assume holds), its fact.
+    pub fn holds(&self) -> Term {
+        Term::implies(
+            Term::and([self.reach.clone(), self.under.clone()]),
+            self.fact.clone(),
+        )
+    }
 }
 
 /// The member's constants, definitions and checks, in the order they were made.
@@ -84,13 +97,26 @@ impl Vc {
 
     /// `fact` must hold where `reach` holds; `cutting`: see [`Check::cutting`].
     pub fn check(&mut self, reach: &Term, fact: Term, error: Diagnostic, cutting: bool) {
-        if fact == Term::tt() || *reach == Term::ff() {
+        self.check_under(reach, Term::tt(), fact, error, cutting);
+    }
+
+    /// `fact` must hold where `reach` and `under` hold.
+    pub fn check_under(
+        &mut self,
+        reach: &Term,
+        under: Term,
+        fact: Term,
+        error: Diagnostic,
+        cutting: bool,
+    ) {
+        if fact == Term::tt() || *reach == Term::ff() || under == Term::ff() {
             return;
         }
         let label = FunDecl::constant(self.names.fresh("check"), Sort::Bool);
         self.checks.push(Check {
             label,
             reach: reach.clone(),
+            under,
             fact,
             error,
             cutting,
