@@ -32,6 +32,15 @@ enum Taking {
     Assumed,
 }
 
+/// Whether `e` has an `[a, b]` anywhere.
+pub fn has_inhale_exhale(e: &Expr) -> bool {
+    let mut found = false;
+    germanium_semantics::visit::walk_expr(e, &mut |x| {
+        found |= matches!(x.kind, ExprKind::InhaleExhale(..));
+    });
+    found
+}
+
 /// Whether an assertion holds permissions (then it is not a plain boolean expression).
 pub fn is_impure(sem: &germanium_semantics::Semantics, e: &Expr) -> bool {
     match &e.kind {
@@ -177,13 +186,7 @@ impl Lower<'_, '_> {
         clauses: &[Expr],
         ctx: &ErrorContext,
     ) -> R<()> {
-        let mut has_parts = false;
-        for c in clauses {
-            germanium_semantics::visit::walk_expr(c, &mut |x| {
-                has_parts |= matches!(x.kind, ExprKind::InhaleExhale(..));
-            });
-        }
-        if has_parts {
+        if clauses.iter().any(has_inhale_exhale) {
             let mut side = st.clone();
             self.side_path(&st.reach, |l, reach| {
                 side.reach = reach;

@@ -175,6 +175,11 @@ impl Lower<'_, '_> {
                 };
                 self.theory(op, terms, e)
             }
+            // A pure `[a, b]`: `b` where it is exhaled, `a` where it is inhaled or assumed.
+            ExprKind::InhaleExhale(a, b) => {
+                let part = if self.modes.exhale_parts { b } else { a };
+                self.expr(st, guard, part, ctx)
+            }
             _ => match self.collection(st, guard, e, ctx)? {
                 Some(t) => Ok(t),
                 None => unsupported(e.span, format!("this expression ({})", kind_name(&e.kind))),

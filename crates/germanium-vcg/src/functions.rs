@@ -187,22 +187,30 @@ fn collect_footprint<'a>(
         }
         ExprKind::Binary(BinaryOp::Implies, c, x) => under(c, true, x, out),
         ExprKind::Cond(c, x, y) => under(c, true, x, out) && under(c, false, y, out),
+        // What the body may read is the inhale part; the exhale part is only checked where
+        // the function is applied.
+        ExprKind::InhaleExhale(x, _) => collect_footprint(sem, x, conditions, out),
         _ => !holds_permission(sem, a),
     }
 }
 
-/// Whether `e` holds permission anywhere (`acc`, a predicate instance, a wand).
+/// Whether `e` holds permission anywhere (`acc`, a predicate instance, a wand). The
+/// instance an `unfolding` opens is only read: `unfolding P(x) in e` is pure if `e` is.
 fn holds_permission(sem: &germanium_semantics::Semantics, e: &Expr) -> bool {
-    let mut found = false;
-    germanium_semantics::visit::walk_expr(e, &mut |x| {
-        found |= matches!(x.kind, ExprKind::Acc(..))
-            || matches!(x.kind, ExprKind::Binary(BinaryOp::Wand, ..))
-            || matches!(
-                sem.call(x.id),
-                Some(germanium_semantics::CallTarget::Predicate(_))
-            );
-    });
-    found
+    match &e.kind {
+        ExprKind::Acc(..) | ExprKind::Binary(BinaryOp::Wand, ..) => true,
+        ExprKind::Unfolding(_, body) => holds_permission(sem, body),
+        _ if matches!(
+            sem.call(e.id),
+            Some(germanium_semantics::CallTarget::Predicate(_))
+        ) =>
+        {
+            true
+        }
+        _ => germanium_semantics::visit::children(e)
+            .into_iter()
+            .any(|x| holds_permission(sem, x)),
+    }
 }
 
 impl Lower<'_, '_> {
@@ -233,9 +241,15 @@ impl Lower<'_, '_> {
             e.span,
             format!("Precondition of function {name} might not hold."),
         );
-        for pre in &shape.function.contract.requires {
-            self.check_precondition(&callee, guard, pre, &pre_ctx)?;
-        }
+        self.with_modes(
+            |m| m.function_reads = true,
+            |l| {
+                for pre in &shape.function.contract.requires {
+                    l.check_precondition(&callee, guard, pre, &pre_ctx)?;
+                }
+                Ok(())
+            },
+        )?;
         let precondition = Term::and(self.vc.checks[first_check..].iter().map(|c| c.holds()));
         if self.snapshot.is_none() {
             let checked = self.vc.checks[first_check..].iter();
@@ -453,10 +467,7 @@ impl Lower<'_, '_> {
 
     fn function_obligations(&mut self, f: &Function) -> R<()> {
         let Some(shape) = self.t.functions.get(&f.name.name).cloned() else {
-            return unsupported(
-                f.name.span,
-                "a function whose precondition is not framed yet",
-            );
+            return unsupported(f.name.span, "a function whose precondition it cannot frame");
         };
         let memory = Memory::empty(&mut self.vc, self.t);
         let mut st = State {
@@ -523,20 +534,45 @@ impl Lower<'_, '_> {
             );
             // Well-formedness on a path of its own; the postcondition itself is read
             // leniently (as a method's), so both are reported where both fail.
-            let mut side = st.clone();
-            self.side_path(&st.reach, |l, reach| {
-                side.reach = reach;
-                for post in &f.contract.ensures {
-                    let reach = side.reach.clone();
-                    let t = l.expr(&side, &reach, post, &wellformed.for_clause(post))?;
-                    side.reach = l.vc.assume(&side.reach, t);
+            // Both parts of an `[a, b]` must be well-formed.
+            let parts = |l: &mut Self, exhale_parts: bool, side: &mut State| {
+                l.with_modes(
+                    |m| m.exhale_parts = exhale_parts,
+                    |l| {
+                        for post in &f.contract.ensures {
+                            let reach = side.reach.clone();
+                            let t = l.expr(side, &reach, post, &wellformed.for_clause(post))?;
+                            side.reach = l.vc.assume(&side.reach, t);
+                        }
+                        Ok(())
+                    },
+                )
+            };
+            let has_parts = f
+                .contract
+                .ensures
+                .iter()
+                .any(crate::assertions::has_inhale_exhale);
+            for exhale_parts in [false, true] {
+                if exhale_parts && !has_parts {
+                    break;
                 }
-                Ok(())
-            })?;
+                let mut side = st.clone();
+                self.side_path(&st.reach, |l, reach| {
+                    side.reach = reach;
+                    parts(l, exhale_parts, &mut side)
+                })?;
+            }
             for post in &f.contract.ensures {
                 let reach = st.reach.clone();
                 let ctx = wellformed.for_clause(post);
-                let t = self.leniently(|l| l.expr(&st, &reach, post, &ctx))?;
+                let t = self.with_modes(
+                    |m| {
+                        m.lenient = true;
+                        m.exhale_parts = true;
+                    },
+                    |l| l.expr(&st, &reach, post, &ctx),
+                )?;
                 // An abstract function's postcondition is trusted (as in Viper).
                 if f.body.is_some() {
                     let at = violated.for_clause(post);

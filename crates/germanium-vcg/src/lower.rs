@@ -100,6 +100,9 @@ pub struct Modes {
     pub exhale_parts: bool,
     /// A postcondition is being assumed where its function is applied.
     pub assuming_postcondition: bool,
+    /// A function's precondition is being read where it is applied: as in the function,
+    /// an `unfolding` needs only some positive amount of its instance.
+    pub function_reads: bool,
 }
 
 /// One member being lowered.
@@ -251,9 +254,10 @@ impl<'t, 'a> Lower<'t, 'a> {
         let before = self.modes.clone();
         let facts = self.defined_facts.len();
         set(&mut self.modes);
+        let entered_lenient = self.modes.lenient && !before.lenient;
         let r = f(self);
         // Leaving lenient reads: their unchecked facts speak of what was read there only.
-        if !before.lenient {
+        if entered_lenient {
             self.defined_facts.truncate(facts);
         }
         self.modes = before;

@@ -319,7 +319,7 @@ impl<'t, 'a> Lower<'t, 'a> {
             return unsupported(pa.call.span, "this predicate");
         };
         let held = Term::select(mask.clone(), loc);
-        let in_function = self.verifying_function.is_some();
+        let in_function = self.verifying_function.is_some() || self.modes.function_reads;
         let enough = if in_function || is_wildcard(pa.amount) {
             Term::gt(held.clone(), Term::real(0, 1))
         } else {
