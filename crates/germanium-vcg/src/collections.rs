@@ -203,6 +203,25 @@ impl Lower<'_, '_> {
         body: &Expr,
         ctx: &ErrorContext,
     ) -> R<Term> {
+        let in_definition = self.limited.is_some();
+        self.with_modes(
+            |m| m.all_limited |= in_definition,
+            |l| l.quantifier_inside(st, guard, e, kind, count, triggers, body, ctx),
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn quantifier_inside(
+        &mut self,
+        st: &State,
+        guard: &Term,
+        e: &Expr,
+        kind: ViperKind,
+        count: usize,
+        triggers: &[germanium_syntax::ast::Trigger],
+        body: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
         let mut inner = st.clone();
         let mut to_vars: HashMap<Term, Term> = HashMap::new();
         let mut bound = Vec::new();

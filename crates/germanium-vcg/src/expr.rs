@@ -96,6 +96,13 @@ impl Lower<'_, '_> {
                 }
                 None => unsupported(field.span, "an unresolved field"),
             },
+            // A function's axioms speak of its footprint's values, not of what is held.
+            ExprKind::Perm(..) | ExprKind::Forperm { .. } if self.snapshot.is_some() => {
+                unsupported(
+                    e.span,
+                    "permission introspection in a function's definition",
+                )
+            }
             ExprKind::Perm(loc) => {
                 let reach = guard.clone();
                 let (map, index) = if let Some(pa) = crate::predicates::access(self.t.sem, loc) {

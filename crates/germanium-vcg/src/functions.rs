@@ -272,7 +272,13 @@ impl Lower<'_, '_> {
             }
             Ok(())
         })?;
-        let decl = if self.limited {
+        let in_cluster = self.limited.as_deref().is_some_and(|defined| {
+            let graph = &self.t.function_call_graph;
+            self.modes.all_limited
+                || name == defined
+                || reaches(graph, name, defined) && reaches(graph, defined, name)
+        });
+        let decl = if in_cluster {
             &shape.limited
         } else {
             &shape.full
@@ -377,14 +383,28 @@ impl Lower<'_, '_> {
     /// footprint's.
     pub fn read_location(&mut self, st: &State, field: &str, r: Term, e: &Expr) -> R<Term> {
         if let Some(snapshot) = &self.snapshot {
-            return match snapshot
+            // The footprint's location it is, or, read through another name (`y.f` where the
+            // precondition says `x == y`), the one it equals: a well-formed function reads
+            // nothing else where its precondition holds.
+            let mut candidates = snapshot.iter().rev().filter(|(f, _, _)| f == field);
+            if let Some((_, _, v)) = snapshot
                 .iter()
                 .rev()
                 .find(|(f, rcv, _)| f == field && *rcv == r)
             {
-                Some((_, _, v)) => Ok(v.clone()),
-                None => unsupported(e.span, "a read outside the function's footprint"),
+                return Ok(v.clone());
+            }
+            let Some((_, _, last)) = candidates.next_back() else {
+                return unsupported(e.span, "a read outside the function's footprint");
             };
+            let mut value = last.clone();
+            let others: Vec<(Term, Term)> = candidates
+                .map(|(_, rcv, v)| (rcv.clone(), v.clone()))
+                .collect();
+            for (rcv, v) in others.into_iter().rev() {
+                value = Term::ite(Term::eq(r.clone(), rcv), v, value);
+            }
+            return Ok(value);
         }
         match st.memory.heap.get(field) {
             Some(heap) => Ok(Term::select(heap.clone(), r)),
@@ -699,9 +719,9 @@ impl Lower<'_, '_> {
                 vec![vec![app.clone()]],
             )];
             if let Some(body) = &shape.function.body {
-                self.limited = true;
+                self.limited = Some(name.to_string());
                 let body = self.expr(&st, &Term::tt(), body, &ctx);
-                self.limited = false;
+                self.limited = None;
                 let body = body?;
                 // Applied, or its limited twin where the program unfolded an instance of the
                 // footprint (seed 002's second trigger set).

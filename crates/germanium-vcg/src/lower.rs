@@ -103,6 +103,9 @@ pub struct Modes {
     /// A function's precondition is being read where it is applied: as in the function,
     /// an `unfolding` needs only some positive amount of its instance.
     pub function_reads: bool,
+    /// Inside a quantifier of a definitional axiom: every application is of the limited
+    /// twin (a trigger must match the limited applications that definitions unroll to).
+    pub all_limited: bool,
 }
 
 /// One member being lowered.
@@ -116,8 +119,10 @@ pub struct Lower<'t, 'a> {
     /// In a function's axioms: the footprint's locations (field, receiver) and their values,
     /// where every read must be found.
     pub snapshot: Option<Vec<(String, Term, Term)>>,
-    /// Applications are of the limited twins (inside a definitional axiom).
-    pub limited: bool,
+    /// Inside the definitional axiom of this function: applications of its recursion
+    /// cluster are of the limited twins (so the definition does not unroll itself); others
+    /// are full, as their definitions unroll only as far as the call graph goes.
+    pub limited: Option<String>,
     /// The function being verified: its recursive applications, and those of abstract
     /// functions, get their postconditions assumed where applied (no axioms exist yet).
     pub verifying_function: Option<String>,
@@ -152,7 +157,7 @@ impl<'t, 'a> Lower<'t, 'a> {
             perm_masks: None,
             result: None,
             snapshot: None,
-            limited: false,
+            limited: None,
             verifying_function: None,
             modes: Modes::default(),
             pending_jumps: Default::default(),
