@@ -152,6 +152,44 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
     out
 }
 
+/// `name(args)` in a domain axiom: the function's SMT symbol, for a function whose value
+/// depends on its arguments only (its precondition holds no permission) and whose result
+/// is a built-in sort (the symbol must be the one its shape declares, which is known before
+/// the theories' sorts are); `None` leaves the axiom out.
+pub fn in_domain_axiom(
+    program: &germanium_syntax::ast::Program,
+    sem: &germanium_semantics::Semantics,
+    name: &str,
+    args: Vec<Term>,
+) -> Option<Term> {
+    let function = program.items.iter().find_map(|item| match &item.kind {
+        germanium_syntax::ast::ItemKind::Function(f) if f.name.name == name => Some(f),
+        _ => None,
+    })?;
+    let opaque = program.items.iter().any(|item| {
+        matches!(&item.kind, germanium_syntax::ast::ItemKind::Function(f) if f.name.name == name)
+            && item.annotations.iter().any(|a| a.name.name == "opaque")
+    });
+    if opaque
+        || function
+            .contract
+            .requires
+            .iter()
+            .any(|p| holds_permission(sem, p))
+    {
+        return None;
+    }
+    let result = match &sem.functions.get(name)?.result {
+        Type::Int => Sort::Int,
+        Type::Bool => Sort::Bool,
+        Type::Perm => Sort::Real,
+        _ => return None,
+    };
+    let sorts = args.iter().map(|a| a.sort().clone()).collect();
+    let decl = FunDecl::new(Symbol::user(&format!("fun%{name}")), sorts, result);
+    Some(Term::app(&decl, args))
+}
+
 /// Adds the locations `a` holds (under `conditions`) to `out`; false for a precondition the
 /// VCG cannot frame.
 fn collect_footprint<'a>(
@@ -406,10 +444,16 @@ impl Lower<'_, '_> {
             }
             return Ok(value);
         }
-        match st.memory.heap.get(field) {
-            Some(heap) => Ok(Term::select(heap.clone(), r)),
-            None => unsupported(e.span, "this field"),
+        let Some(heap) = st.memory.heap.get(field) else {
+            return unsupported(e.span, "this field");
+        };
+        let value = Term::select(heap.clone(), r);
+        // The heap holds allocated references only (a new object is none of them).
+        if *value.sort() == self.t.reference {
+            let allocated = Term::select(st.memory.allocated.clone(), value.clone());
+            self.vc.fact(allocated);
         }
+        Ok(value)
     }
 
     /// Checks without taking: permissions held (at least the amount), pure parts true.

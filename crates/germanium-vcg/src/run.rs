@@ -40,7 +40,9 @@ pub fn verify_members(
     if todo.is_empty() {
         return out;
     }
-    let theories = match Theories::new(program, sem) {
+    let calls =
+        |name: &str, args: Vec<Term>| crate::functions::in_domain_axiom(program, sem, name, args);
+    let theories = match Theories::with_functions(program, sem, &calls) {
         Ok(t) => t,
         Err(u) => {
             let message = format!("the program's types cannot be expressed: {}", u.0);
@@ -220,8 +222,8 @@ fn start(tables: &Tables<'_>, options: &VerifyOptions) -> Result<Solver, String>
         if !declared {
             solver.declare_fun(&null)?;
         }
-        send(&mut solver, tables.theories.axioms())?;
         send(&mut solver, &crate::frames::commands(tables))?;
+        // Functions before the theories' axioms, which may apply them.
         let mut names: Vec<&String> = tables.functions.keys().collect();
         names.sort();
         for name in names {
@@ -232,6 +234,7 @@ fn start(tables: &Tables<'_>, options: &VerifyOptions) -> Result<Solver, String>
                 solver.declare_fun(trusted)?;
             }
         }
+        send(&mut solver, tables.theories.axioms())?;
         Ok(())
     })();
     setup.map_err(|e| format!("the SMT solver rejected the preamble: {e}"))?;
