@@ -125,6 +125,10 @@ impl Lower<'_, '_> {
             } => self.forperm(st, guard, e, resources, body, ctx),
             ExprKind::Asserting(a, x) => self.asserting(st, guard, a, x, ctx),
             ExprKind::Write => Ok(Term::real(1, 1)),
+            // Inside an amount (`c ? wildcard : none`): some positive amount. Inhaled, it is
+            // one; taken, the check needs it held whatever it is (never less strict than
+            // Viper's, which chooses it below what is held).
+            ExprKind::Wildcard => Ok(self.some_amount()),
             ExprKind::NoPerm => Ok(Term::real(0, 1)),
             ExprKind::Old(label, x) => {
                 let name = label.as_ref().map_or(OLD, |l| l.name.as_str());

@@ -288,15 +288,15 @@ impl Lower<'_, '_> {
                 Ok(())
             },
         )?;
-        let precondition = Term::and(self.vc.checks[first_check..].iter().map(|c| c.holds()));
+        let checked = self.vc.checks[first_check..].iter();
+        let precondition: Vec<Term> = checked
+            .filter(|c| c.error.id.starts_with("application.precondition"))
+            .map(|c| c.holds())
+            .collect();
         if self.snapshot.is_none() {
-            let checked = self.vc.checks[first_check..].iter();
-            let facts: Vec<Term> = checked
-                .filter(|c| c.error.id.starts_with("application.precondition"))
-                .map(|c| c.holds())
-                .collect();
-            self.defined_facts.extend(facts);
+            self.defined_facts.extend(precondition.iter().cloned());
         }
+        let precondition = Term::and(precondition);
         if self.modes.lenient || self.snapshot.is_some() {
             self.vc.checks.truncate(first_check);
         }
@@ -350,10 +350,14 @@ impl Lower<'_, '_> {
             self.defined_facts.truncate(facts);
             self.result = outer;
             let posts = posts?;
-            // Only where the application's checks hold: they must not be answered by what
-            // the postcondition says.
+            // Only where the precondition holds, and only for the checks made after this
+            // point (see `Lower::activations`): the application's own checks, and those
+            // before it, must not be answered by what the postcondition says.
             let applies = Term::and([guard.clone(), precondition]);
-            self.vc.fact(Term::implies(applies, Term::and(posts)));
+            let active = self.vc.fresh("after", germanium_smt::Sort::Bool);
+            let assumed = Term::implies(applies, Term::and(posts));
+            self.vc.fact(Term::implies(active.clone(), assumed));
+            self.activations.push(active);
         }
         Ok(app)
     }

@@ -147,6 +147,10 @@ pub struct Lower<'t, 'a> {
     /// Viper, an ill-defined expression ends its path, so an assertion that is not defined
     /// is reported once, as ill-defined.
     pub defined_facts: Vec<Term>,
+    /// Facts that hold only after the point where they were made (a postcondition assumed
+    /// where its function is applied, in the order of the lowering, as Viper's symbolic
+    /// order has it): each is guarded by a constant here, which every later check assumes.
+    pub activations: Vec<Term>,
 }
 
 impl<'t, 'a> Lower<'t, 'a> {
@@ -166,6 +170,7 @@ impl<'t, 'a> Lower<'t, 'a> {
             nests_instances: false,
             terminated_from: 0,
             defined_facts: Vec::new(),
+            activations: Vec::new(),
         }
     }
 
@@ -212,8 +217,14 @@ impl<'t, 'a> Lower<'t, 'a> {
         cutting: bool,
     ) {
         let error = make_error(self.t.sources, ctx, &reason, offending).into_diagnostic();
-        let defined = Term::and(self.defined_facts.iter().cloned());
-        self.vc.check_under(reach, defined, fact, error, cutting);
+        let under = self.assumable();
+        self.vc.check_under(reach, under, fact, error, cutting);
+    }
+
+    /// What a check made now may assume besides its path: the definedness facts of its
+    /// statement and the facts activated before it.
+    pub fn assumable(&self) -> Term {
+        Term::and(self.defined_facts.iter().chain(&self.activations).cloned())
     }
 
     /// `refute`: an error unless `fact` can be false where `reach` holds.

@@ -184,7 +184,8 @@ impl Lower<'_, '_> {
             span,
             format!("Termination of {what} might fail."),
         );
-        self.vc.check(reach, fact, error, false);
+        let under = self.assumable();
+        self.vc.check_under(reach, under, fact, error, false);
     }
 
     /// After a statement, or a function's body, whose termination checks are done: the

@@ -95,12 +95,7 @@ impl Vc {
         self.facts.push(fact);
     }
 
-    /// `fact` must hold where `reach` holds; `cutting`: see [`Check::cutting`].
-    pub fn check(&mut self, reach: &Term, fact: Term, error: Diagnostic, cutting: bool) {
-        self.check_under(reach, Term::tt(), fact, error, cutting);
-    }
-
-    /// `fact` must hold where `reach` and `under` hold.
+    /// `fact` must hold where `reach` and `under` hold; `cutting`: see [`Check::cutting`].
     pub fn check_under(
         &mut self,
         reach: &Term,
