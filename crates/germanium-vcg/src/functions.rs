@@ -209,10 +209,22 @@ fn collect_footprint<'a>(
         framed
     };
     match &a.kind {
-        ExprKind::Acc(loc, _) => match &loc.kind {
+        ExprKind::Acc(loc, amount) => match &loc.kind {
             ExprKind::FieldAccess(rcv, field) => {
                 let item = Footprint::Field(field.name.clone(), rcv);
-                out.push((conditions.clone(), item));
+                // `acc(e.f, c ? p : none)` holds the location where `c` does.
+                let held_where = amount.as_deref().and_then(|a| match &a.kind {
+                    ExprKind::Cond(c, _, none) if matches!(none.kind, ExprKind::NoPerm) => {
+                        Some((&**c, true))
+                    }
+                    ExprKind::Cond(c, none, _) if matches!(none.kind, ExprKind::NoPerm) => {
+                        Some((&**c, false))
+                    }
+                    _ => None,
+                });
+                let mut at = conditions.clone();
+                at.extend(held_where);
+                out.push((at, item));
                 true
             }
             _ => false,
@@ -425,28 +437,10 @@ impl Lower<'_, '_> {
     /// footprint's.
     pub fn read_location(&mut self, st: &State, field: &str, r: Term, e: &Expr) -> R<Term> {
         if let Some(snapshot) = &self.snapshot {
-            // The footprint's location it is, or, read through another name (`y.f` where the
-            // precondition says `x == y`), the one it equals: a well-formed function reads
-            // nothing else where its precondition holds.
-            let mut candidates = snapshot.iter().rev().filter(|(f, _, _)| f == field);
-            if let Some((_, _, v)) = snapshot
-                .iter()
-                .rev()
-                .find(|(f, rcv, _)| f == field && *rcv == r)
-            {
-                return Ok(v.clone());
-            }
-            let Some((_, _, last)) = candidates.next_back() else {
-                return unsupported(e.span, "a read outside the function's footprint");
+            return match snapshot_value(snapshot, field, &r) {
+                Some(v) => Ok(v),
+                None => unsupported(e.span, "a read outside the function's footprint"),
             };
-            let mut value = last.clone();
-            let others: Vec<(Term, Term)> = candidates
-                .map(|(_, rcv, v)| (rcv.clone(), v.clone()))
-                .collect();
-            for (rcv, v) in others.into_iter().rev() {
-                value = Term::ite(Term::eq(r.clone(), rcv), v, value);
-            }
-            return Ok(value);
         }
         let Some(heap) = st.memory.heap.get(field) else {
             return unsupported(e.span, "this field");
@@ -694,7 +688,7 @@ impl Lower<'_, '_> {
                         // The function was verified where it held these locations: not at
                         // null.
                         let non_null = Term::not(Term::eq(at.clone(), self.t.theories.null()));
-                        held.push(Term::implies(holds, non_null));
+                        held.push(Term::implies(holds.clone(), non_null));
                         self.t
                             .fields
                             .iter()
@@ -715,7 +709,12 @@ impl Lower<'_, '_> {
                 vars.push((symbol, sort));
                 args.push(v.clone());
                 if let Some(s) = self.snapshot.as_mut() {
-                    s.push((item.map().to_string(), at, v));
+                    s.push(Snapshot {
+                        map: item.map().to_string(),
+                        at,
+                        value: v,
+                        held: holds.clone(),
+                    });
                 }
             }
             let app = Term::app(&shape.full, args.clone());
@@ -792,6 +791,44 @@ impl Lower<'_, '_> {
         self.snapshot = None;
         built.ok()
     }
+}
+
+/// In a function's axioms: a location of the footprint, its value, and where it is held.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    pub map: String,
+    pub at: Term,
+    pub value: Term,
+    pub held: Term,
+}
+
+/// The value of `r`'s `map` among the footprint's locations: the one it is where it is held
+/// (a location can be in the footprint under several conditions), or, read through another
+/// name (`y.f` where the precondition says `x == y`), the one it equals: a well-formed
+/// function reads nothing else where its precondition holds. Later entries first (an
+/// `unfolding` adds the locations it opens).
+fn snapshot_value(snapshot: &[Snapshot], map: &str, r: &Term) -> Option<Term> {
+    let same: Vec<&Snapshot> = snapshot.iter().rev().filter(|s| s.map == map).collect();
+    let exact: Vec<&Snapshot> = same.iter().copied().filter(|s| s.at == *r).collect();
+    let (candidates, compare) = if exact.is_empty() {
+        (same, true)
+    } else {
+        (exact, false)
+    };
+    if let Some(always) = candidates.iter().find(|s| s.held == Term::tt() && !compare) {
+        return Some(always.value.clone());
+    }
+    let (last, others) = candidates.split_last()?;
+    let mut value = last.value.clone();
+    for s in others.iter().rev() {
+        let here = if compare {
+            Term::and([Term::eq(r.clone(), s.at.clone()), s.held.clone()])
+        } else {
+            s.held.clone()
+        };
+        value = Term::ite(here, s.value.clone(), value);
+    }
+    Some(value)
 }
 
 /// Which axioms of a function: its definition (every function's, from the start: a body

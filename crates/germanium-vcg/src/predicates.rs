@@ -12,6 +12,7 @@ use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, Predicate};
 use germanium_verifier::errors::{text_of, ErrorContext, Reason};
 
 use crate::frames::PredicateShape;
+use crate::functions::Snapshot;
 use crate::lower::{unsupported, Lower, R};
 use crate::state::{Memory, State};
 
@@ -433,7 +434,12 @@ impl<'t, 'a> Lower<'t, 'a> {
         if let Some(pa) = access(self.t.sem, body) {
             let loc = self.instance(st, &reach, &pa, &ctx)?;
             if let Some(s) = self.snapshot.as_mut() {
-                s.push((pa.name, loc, frame));
+                s.push(Snapshot {
+                    map: pa.name,
+                    at: loc,
+                    value: frame,
+                    held: Term::tt(),
+                });
             }
             return Ok(());
         }
@@ -463,7 +469,12 @@ impl<'t, 'a> Lower<'t, 'a> {
                     return unsupported(field.span, "this field");
                 };
                 if let Some(s) = self.snapshot.as_mut() {
-                    s.push((field.name.clone(), r, v));
+                    s.push(Snapshot {
+                        map: field.name.clone(),
+                        at: r,
+                        value: v,
+                        held: Term::tt(),
+                    });
                 }
                 Ok(())
             }
