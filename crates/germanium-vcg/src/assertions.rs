@@ -448,8 +448,8 @@ impl Lower<'_, '_> {
             let some = self.some_amount();
             held.amount = Term::ite(positive, some, Term::real(0, 1));
             held.wildcard = true;
-        } else if let Some(scale) = &self.modes.scale {
-            held.amount = Term::mul(vec![scale.clone(), held.amount]);
+        } else if let Some(scale) = self.modes.scale.clone() {
+            held.amount = self.product(scale, held.amount);
         }
         Ok(Some(held))
     }

@@ -295,6 +295,40 @@ impl<'t, 'a> Lower<'t, 'a> {
         self.with_modes(|m| m.lenient = true, f)
     }
 
+    /// `a * b` of two amounts. With a numeral among them the product is linear; else it is
+    /// `vcg%mul(a, b)`, a function with what the VCG needs to know of products (positive
+    /// times positive is positive, one and zero): a product of two unknowns would make the
+    /// solver's arithmetic incomplete (`unknown`) where a linear argument suffices. True of
+    /// multiplication, these facts prove nothing multiplication would not.
+    pub fn product(&mut self, a: Term, b: Term) -> Term {
+        if is_numeral(&a) || is_numeral(&b) {
+            return Term::mul(vec![a, b]);
+        }
+        let product = Term::app(&product_decl(), vec![a.clone(), b.clone()]);
+        let (zero, one) = (Term::real(0, 1), Term::real(1, 1));
+        let positive = Term::and([
+            Term::gt(a.clone(), zero.clone()),
+            Term::gt(b.clone(), zero.clone()),
+        ]);
+        let facts = [
+            Term::implies(positive, Term::gt(product.clone(), zero.clone())),
+            Term::implies(
+                Term::eq(a.clone(), one.clone()),
+                Term::eq(product.clone(), b.clone()),
+            ),
+            Term::implies(
+                Term::eq(b.clone(), one),
+                Term::eq(product.clone(), a.clone()),
+            ),
+            Term::implies(
+                Term::or([Term::eq(a, zero.clone()), Term::eq(b, zero.clone())]),
+                Term::eq(product.clone(), zero),
+            ),
+        ];
+        self.vc.fact(Term::and(facts));
+        product
+    }
+
     /// `wildcard`: some positive amount, chosen where it is used.
     pub fn some_amount(&mut self) -> Term {
         let w = self.vc.fresh("wildcard", Sort::Real);
@@ -311,5 +345,23 @@ impl<'t, 'a> Lower<'t, 'a> {
 
     pub fn sort(&self, ty: &Type, span: Span) -> R<Sort> {
         self.t.theories.sort(ty).or_else(|u| unsupported(span, u.0))
+    }
+}
+
+/// The function products of two unknown amounts are (see `Lower::product`).
+pub fn product_decl() -> germanium_smt::FunDecl {
+    germanium_smt::FunDecl::new(
+        germanium_smt::Symbol::user("vcg%mul"),
+        vec![Sort::Real, Sort::Real],
+        Sort::Real,
+    )
+}
+
+/// A term of numerals and arithmetic only.
+fn is_numeral(t: &Term) -> bool {
+    match t.kind() {
+        germanium_smt::TermKind::Int(_) | germanium_smt::TermKind::Real(_) => true,
+        germanium_smt::TermKind::Op(_, args) => args.iter().all(is_numeral),
+        _ => false,
     }
 }

@@ -223,6 +223,7 @@ fn start(tables: &Tables<'_>, options: &VerifyOptions) -> Result<Solver, String>
             solver.declare_fun(&null)?;
         }
         send(&mut solver, &crate::frames::commands(tables))?;
+        solver.declare_fun(&crate::lower::product_decl())?;
         // Functions before the theories' axioms, which may apply them.
         let mut names: Vec<&String> = tables.functions.keys().collect();
         names.sort();
