@@ -93,6 +93,21 @@ impl Lower<'_, '_> {
                     };
                     self.havoc_var(st, v, s.span)?;
                 }
+                if let Some(init) = init {
+                    if let Some(CallTarget::Method(name)) = self.t.sem.call(init.id).cloned() {
+                        let ExprKind::Call(_, args) = &init.kind else {
+                            return unsupported(s.span, "this call");
+                        };
+                        let results = self.call(st, s, &name, args)?;
+                        for (i, value) in results.into_iter().enumerate() {
+                            let Some(v) = self.t.sem.binders.get(&(s.id, i)).copied() else {
+                                return unsupported(s.span, "this declaration");
+                            };
+                            st.store.insert(v, value);
+                        }
+                        return Ok(());
+                    }
+                }
                 if let (Some(init), [decl]) = (init, decls.as_slice()) {
                     let ctx =
                         ErrorContext::at("assignment.failed", s.span, "Assignment might fail.");
@@ -111,7 +126,19 @@ impl Lower<'_, '_> {
                     let ExprKind::Call(_, args) = &rhs.kind else {
                         return unsupported(s.span, "this call");
                     };
-                    return self.call(st, s, &name, args, targets);
+                    // Receivers are read before the call, the fields written after it (their
+                    // permission needed then).
+                    let ctx =
+                        ErrorContext::at("assignment.failed", s.span, "Assignment might fail.");
+                    let mut receivers = Vec::new();
+                    for target in targets {
+                        receivers.push(self.receiver(st, target, &ctx)?);
+                    }
+                    let results = self.call(st, s, &name, args)?;
+                    for ((target, receiver), value) in targets.iter().zip(receivers).zip(results) {
+                        self.assign_value(st, target, receiver, value, &ctx)?;
+                    }
+                    return Ok(());
                 }
                 let [target] = targets.as_slice() else {
                     return unsupported(s.span, "this assignment");
@@ -120,7 +147,7 @@ impl Lower<'_, '_> {
                 self.assign(st, target, rhs, &ctx)
             }
             StmtKind::Call(name, args) => match self.t.sem.call(s.id).cloned() {
-                Some(CallTarget::Method(m)) => self.call(st, s, &m, args, &[]),
+                Some(CallTarget::Method(m)) => self.call(st, s, &m, args).map(|_| ()),
                 _ => unsupported(name.span, "this call"),
             },
             StmtKind::New(target, fields) => self.new_object(st, s, target, fields),
@@ -203,18 +230,43 @@ impl Lower<'_, '_> {
 
     fn assign(&mut self, st: &mut State, target: &Expr, rhs: &Expr, ctx: &ErrorContext) -> R<()> {
         let reach = st.reach.clone();
+        let receiver = self.receiver(st, target, ctx)?;
+        let value = self.expr(st, &reach, rhs, ctx)?;
+        self.assign_value(st, target, receiver, value, ctx)
+    }
+
+    /// The receiver of a field target, read before what is assigned to it.
+    fn receiver(&mut self, st: &State, target: &Expr, ctx: &ErrorContext) -> R<Option<Term>> {
+        let reach = st.reach.clone();
+        match &target.kind {
+            ExprKind::FieldAccess(rcv, _) => Ok(Some(self.expr(st, &reach, rcv, ctx)?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// `target := value` (a field of `receiver`, if read already).
+    fn assign_value(
+        &mut self,
+        st: &mut State,
+        target: &Expr,
+        receiver: Option<Term>,
+        value: Term,
+        ctx: &ErrorContext,
+    ) -> R<()> {
+        let reach = st.reach.clone();
         match &target.kind {
             ExprKind::Ident(_) => {
                 let v = self.variable(target)?;
-                let t = self.expr(st, &reach, rhs, ctx)?;
                 let name = self.t.sem.var(v).name.clone();
-                let t = self.vc.define(&name, t);
+                let t = self.vc.define(&name, value);
                 st.store.insert(v, t);
                 Ok(())
             }
             ExprKind::FieldAccess(rcv, field) => {
-                let r = self.expr(st, &reach, rcv, ctx)?;
-                let value = self.expr(st, &reach, rhs, ctx)?;
+                let r = match receiver {
+                    Some(r) => r,
+                    None => self.expr(st, &reach, rcv, ctx)?,
+                };
                 let (Some(heap), Some(mask)) = (
                     st.memory.heap.get(&field.name).cloned(),
                     st.memory.mask.get(&field.name).cloned(),
@@ -265,22 +317,13 @@ impl Lower<'_, '_> {
             );
             st.memory.mask.insert(f, m);
         }
-        let ExprKind::Ident(_) = &target.kind else {
-            return unsupported(target.span, "this target of `new`");
-        };
-        let v = self.variable(target)?;
-        st.store.insert(v, r);
-        Ok(())
+        let ctx = ErrorContext::at("assignment.failed", s.span, "Assignment might fail.");
+        self.assign_value(st, target, None, r, &ctx)
     }
 
-    fn call(
-        &mut self,
-        st: &mut State,
-        s: &Stmt,
-        name: &str,
-        args: &[Expr],
-        targets: &[Expr],
-    ) -> R<()> {
+    /// A call: the callee's precondition exhaled, its postcondition inhaled; the values of
+    /// its results.
+    fn call(&mut self, st: &mut State, s: &Stmt, name: &str, args: &[Expr]) -> R<Vec<Term>> {
         let (Some(info), Some(callee)) = (
             self.t.sem.methods.get(name).cloned(),
             self.t.program.items.iter().find_map(|i| match &i.kind {
@@ -338,11 +381,7 @@ impl Lower<'_, '_> {
             .collect();
         st.memory = callee_state.memory;
         st.reach = callee_state.reach;
-        for (target, value) in targets.iter().zip(results) {
-            let v = self.variable(target)?;
-            st.store.insert(v, value);
-        }
-        Ok(())
+        Ok(results)
     }
 
     fn while_loop(&mut self, st: &mut State, s: &Stmt) -> R<()> {
