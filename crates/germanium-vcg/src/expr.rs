@@ -31,6 +31,10 @@ impl Lower<'_, '_> {
                 Some(t) => Ok(t.clone()),
                 None => unsupported(e.span, "this variable"),
             },
+            // `@reveal() f(..)`: this application of an opaque function is defined.
+            ExprKind::Annotated(a, x) if a.name.name == "reveal" => {
+                self.with_modes(|m| m.revealing = Some(x.id), |l| l.expr(st, guard, x, ctx))
+            }
             ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => self.expr(st, guard, x, ctx),
             ExprKind::Unary(UnaryOp::Not, x) => Ok(Term::not(self.expr(st, guard, x, ctx)?)),
             ExprKind::Unary(UnaryOp::Neg, x) => Ok(Term::neg(self.expr(st, guard, x, ctx)?)),

@@ -36,6 +36,9 @@ pub struct FunctionShape<'a> {
     /// verification of a function of its recursion cluster, whose termination would be
     /// proved from a definition that may contradict itself (`f(x) == 1 + f(x)`).
     pub trusted: Option<FunDecl>,
+    /// `@opaque()`: its definition holds only at applications `@reveal()` names; the others
+    /// are of its limited twin (its postcondition holds at all).
+    pub opaque: bool,
 }
 
 impl FunctionShape<'_> {
@@ -84,10 +87,7 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
         let germanium_syntax::ast::ItemKind::Function(f) = &item.kind else {
             continue;
         };
-        // An opaque function's definition is known only where revealed: not lowered yet.
-        if item.annotations.iter().any(|a| a.name.name == "opaque") {
-            continue;
-        }
+        let opaque = item.annotations.iter().any(|a| a.name.name == "opaque");
         let Some(info) = t.sem.functions.get(&f.name.name) else {
             continue;
         };
@@ -146,6 +146,7 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
                 full,
                 limited,
                 trusted,
+                opaque,
             },
         );
     }
@@ -328,7 +329,8 @@ impl Lower<'_, '_> {
                 || name == defined
                 || reaches(graph, name, defined) && reaches(graph, defined, name)
         });
-        let decl = if in_cluster {
+        let hidden = shape.opaque && self.modes.revealing != Some(e.id);
+        let decl = if in_cluster || hidden {
             &shape.limited
         } else {
             &shape.full
@@ -774,7 +776,13 @@ impl Lower<'_, '_> {
                 // footprint (seed 002's second trigger set).
                 let limited = Term::app(&shape.limited, args.clone());
                 let mut triggers = vec![vec![app.clone()]];
-                for (unfolded, i) in &frame_vars {
+                // Not for an opaque function: its limited applications are the hidden ones.
+                let unrolled = if shape.opaque {
+                    &[][..]
+                } else {
+                    &frame_vars[..]
+                };
+                for (unfolded, i) in unrolled {
                     let frame = args[params + i].clone();
                     triggers.push(vec![limited.clone(), Term::app(unfolded, vec![frame])]);
                 }

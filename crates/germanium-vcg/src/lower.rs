@@ -106,6 +106,8 @@ pub struct Modes {
     /// Inside a quantifier of a definitional axiom: every application is of the limited
     /// twin (a trigger must match the limited applications that definitions unroll to).
     pub all_limited: bool,
+    /// The application `@reveal()` names (an opaque function's definition holds there).
+    pub revealing: Option<germanium_syntax::ast::NodeId>,
 }
 
 /// One member being lowered.
