@@ -141,4 +141,122 @@ impl Lower<'_, '_> {
         st.memory.heap.insert(map, new);
         Ok(())
     }
+
+    /// `quasihavocall xs :: c ==> r`: the value at each location `r` names where `c` holds
+    /// becomes unknown. The heap map is a new one, equal to the old one at every location
+    /// no such `xs` names (an existential over `xs`, unless `r` is a field of one bound
+    /// reference, which names itself).
+    pub fn quasihavocall(
+        &mut self,
+        st: &mut State,
+        s: &Stmt,
+        count: usize,
+        cond: Option<&Expr>,
+        res: &Expr,
+    ) -> R<()> {
+        let ctx = ErrorContext::at("quasihavocall.failed", s.span, "Quasihavocall might fail.");
+        // The condition and location for some values of the variables, as constants.
+        let named = |l: &mut Self| -> R<(Vec<Term>, Term, String, Term)> {
+            let mut inner = st.clone();
+            let mut constants = Vec::new();
+            for i in 0..count {
+                let Some(var) = l.t.sem.binders.get(&(s.id, i)).copied() else {
+                    return unsupported(s.span, "this `quasihavocall`");
+                };
+                let info = l.t.sem.var(var).clone();
+                let sort = l.sort(&info.ty, s.span)?;
+                let constant = l.vc.fresh(&info.name, sort);
+                inner.store.insert(var, constant.clone());
+                constants.push(constant);
+            }
+            let reach = st.reach.clone();
+            let checks = l.vc.checks.len();
+            let found = l.leniently(|l| -> R<(Term, String, Term)> {
+                let c = match cond {
+                    Some(c) => l.expr(&inner, &reach, c, &ctx)?,
+                    None => Term::tt(),
+                };
+                let under = Term::and([reach.clone(), c.clone()]);
+                let (map, index) = l.resource_at(&inner, &under, res, &ctx)?;
+                Ok((c, map, index))
+            });
+            l.vc.checks.truncate(checks);
+            let (c, map, index) = found?;
+            Ok((constants, c, map, index))
+        };
+        let (constants, c, map, index) = named(self)?;
+        // Distinct values name distinct locations.
+        let (others, c2, _, index2) = named(self)?;
+        let same_location = Term::and([c.clone(), c2, Term::eq(index.clone(), index2)]);
+        let same_values = Term::and(
+            constants
+                .iter()
+                .zip(&others)
+                .map(|(a, b)| Term::eq(a.clone(), b.clone())),
+        );
+        let text = germanium_verifier::errors::text_of(self.t.sources, res.span);
+        let error = germanium_syntax::Diagnostic::new(
+            "quasihavocall.failed:quasihavocall.not.injective",
+            s.span,
+            format!("Quasihavocall might fail. The receiver {text} might not be injective."),
+        );
+        let under = self.assumable();
+        let reach = st.reach.clone();
+        self.vc.check_under(
+            &reach,
+            under,
+            Term::implies(same_location, same_values),
+            error,
+            true,
+        );
+        let mut to_vars = std::collections::HashMap::new();
+        let mut vars = Vec::new();
+        for (i, constant) in constants.iter().enumerate() {
+            let symbol = Symbol::user(&format!("h{i}%h{}", s.id.0));
+            let sort = constant.sort().clone();
+            to_vars.insert(constant.clone(), Term::var(symbol.clone(), sort.clone()));
+            vars.push((symbol, sort));
+        }
+        let (c, index) = (
+            germanium_smt::substitute(&c, &to_vars),
+            germanium_smt::substitute(&index, &to_vars),
+        );
+        let Some(heap) = st.memory.heap.get(&map).cloned() else {
+            return unsupported(res.span, "this resource");
+        };
+        let Some((index_sort, _)) = heap.sort().array_parts() else {
+            return unsupported(res.span, "this resource");
+        };
+        let index_sort = index_sort.clone();
+        let new = self.vc.fresh(&format!("H_{map}"), heap.sort().clone());
+        let l = Symbol::user(&format!("l%h{}", s.id.0));
+        let at = Term::var(l.clone(), index_sort.clone());
+        let named_here = match (vars.as_slice(), index.kind()) {
+            ([(x, _)], germanium_smt::TermKind::Var(v)) if v == x => {
+                germanium_smt::substitute(&c, &[(index.clone(), at.clone())].into_iter().collect())
+            }
+            _ => Term::quantifier(Quantifier {
+                kind: QuantifierKind::Exists,
+                vars: vars.clone(),
+                body: Term::and([c, Term::eq(index, at.clone())]),
+                triggers: vec![],
+                qid: None,
+                weight: None,
+            }),
+        };
+        let kept = Term::eq(
+            Term::select(new.clone(), at.clone()),
+            Term::select(heap, at.clone()),
+        );
+        self.vc.fact(Term::quantifier(Quantifier {
+            kind: QuantifierKind::Forall,
+            vars: vec![(l, index_sort)],
+            body: Term::or([named_here, kept]),
+            triggers: vec![vec![Term::select(new.clone(), at)]],
+            qid: None,
+            weight: None,
+        }));
+        st.memory.heap.insert(map, new);
+        Ok(())
+    }
 }

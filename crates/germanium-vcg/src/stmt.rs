@@ -196,6 +196,9 @@ impl Lower<'_, '_> {
                 Ok(())
             }
             StmtKind::Quasihavoc(cond, res) => self.quasihavoc(st, s, cond.as_ref(), res),
+            StmtKind::Quasihavocall(vars, cond, res) => {
+                self.quasihavocall(st, s, vars.len(), cond.as_ref(), res)
+            }
             StmtKind::Fold(a) => self.fold(st, a, s.span),
             StmtKind::Unfold(a) => self.unfold(st, a, s.span),
             StmtKind::Label(name, invariants) if invariants.is_empty() => {
