@@ -205,7 +205,10 @@ impl Lower<'_, '_> {
     ) -> R<Term> {
         let in_definition = self.limited.is_some();
         self.with_modes(
-            |m| m.all_limited |= in_definition,
+            |m| {
+                m.all_limited |= in_definition;
+                m.binding = true;
+            },
             |l| l.quantifier_inside(st, guard, e, kind, count, triggers, body, ctx),
         )
     }

@@ -126,7 +126,10 @@ impl Lower<'_, '_> {
             ExprKind::Unfolding(access, body) => self.unfolding(st, guard, access, body, ctx),
             ExprKind::Forperm {
                 resources, body, ..
-            } => self.forperm(st, guard, e, resources, body, ctx),
+            } => self.with_modes(
+                |m| m.binding = true,
+                |l| l.forperm(st, guard, e, resources, body, ctx),
+            ),
             ExprKind::Asserting(a, x) => self.asserting(st, guard, a, x, ctx),
             ExprKind::Write => Ok(Term::real(1, 1)),
             // Inside an amount (`c ? wildcard : none`): some positive amount. Inhaled, it is
@@ -150,7 +153,12 @@ impl Lower<'_, '_> {
                 r
             }
             ExprKind::Let(_, value, body) => {
-                let v = self.expr(st, guard, value, ctx)?;
+                let mut v = self.expr(st, guard, value, ctx)?;
+                // Named, so that its terms reach the solver even where the body does not
+                // use it (a `let` can be there for the axioms its value triggers).
+                if !self.modes.binding && self.snapshot.is_none() {
+                    v = self.vc.define("let", v);
+                }
                 let Some(var) = self.t.sem.binders.get(&(e.id, 0)).copied() else {
                     return unsupported(e.span, "this `let`");
                 };

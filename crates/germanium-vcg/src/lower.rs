@@ -108,6 +108,9 @@ pub struct Modes {
     pub all_limited: bool,
     /// The application `@reveal()` names (an opaque function's definition holds there).
     pub revealing: Option<germanium_syntax::ast::NodeId>,
+    /// Inside a quantifier (or `forperm`, `quasihavocall`): fresh constants stand for its
+    /// variables until the body is closed, so no definition may name a value here.
+    pub binding: bool,
 }
 
 /// One member being lowered.

@@ -184,9 +184,10 @@ impl Lower<'_, '_> {
             let (c, map, index) = found?;
             Ok((constants, c, map, index))
         };
-        let (constants, c, map, index) = named(self)?;
+        let binding = |l: &mut Self| l.with_modes(|m| m.binding = true, named);
+        let (constants, c, map, index) = binding(self)?;
         // Distinct values name distinct locations.
-        let (others, c2, _, index2) = named(self)?;
+        let (others, c2, _, index2) = binding(self)?;
         let same_location = Term::and([c.clone(), c2, Term::eq(index.clone(), index2)]);
         let same_values = Term::and(
             constants
