@@ -33,6 +33,7 @@ mod adts;
 mod domains;
 mod instances;
 mod maps;
+pub mod measures;
 mod multisets;
 pub mod operators;
 mod pure_translate;

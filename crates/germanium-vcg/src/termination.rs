@@ -122,51 +122,10 @@ impl Lower<'_, '_> {
         ))
     }
 
-    fn order(&self, function: &str, ty: &Type, args: Vec<Term>, span: Span) -> R<Term> {
-        let Some(domain) = self
-            .t
-            .sem
-            .domain_functions
-            .get(function)
-            .map(|f| f.domain.clone())
-        else {
-            return unsupported(span, "termination measures without the `decreases` library");
-        };
-        let op = TheoryOp::DomainFunction {
-            domain,
-            function: function.to_string(),
-            type_args: vec![ty.clone()],
-        };
-        self.t
-            .theories
-            .apply(&op, args)
-            .or_else(|u| unsupported(span, u.0))
-    }
-
-    /// `smaller <_lex larger`. As in Viper, both tuples are extended by a top element: a
-    /// prefix of the larger tuple followed by more elements is smaller, a tuple is never
-    /// smaller than its own extension, and elements of different types do not compare.
+    /// `smaller <_lex larger` (see `germanium_theories::measures`).
     fn lex_less(&self, smaller: &[(Term, Type)], larger: &[(Term, Type)], span: Span) -> R<Term> {
-        let mut options = Vec::new();
-        let mut equal_so_far = Vec::new();
-        for i in 0..smaller.len().max(larger.len()) {
-            let (Some((a, ta)), Some((b, tb))) = (smaller.get(i), larger.get(i)) else {
-                if i < smaller.len() {
-                    options.push(Term::and(equal_so_far.iter().cloned()));
-                }
-                break;
-            };
-            if ta != tb {
-                break;
-            }
-            let decreasing = self.order("decreasing", ta, vec![a.clone(), b.clone()], span)?;
-            let bounded = self.order("bounded", tb, vec![b.clone()], span)?;
-            options.push(Term::and(
-                equal_so_far.iter().cloned().chain([decreasing, bounded]),
-            ));
-            equal_so_far.push(Term::eq(a.clone(), b.clone()));
-        }
-        Ok(Term::or(options))
+        germanium_theories::measures::lex_less(self.t.theories, self.t.sem, smaller, larger)
+            .or_else(|u| unsupported(span, u.0))
     }
 
     /// `fact` must hold where `reach` does, else `termination.failed:reason` about `what`.

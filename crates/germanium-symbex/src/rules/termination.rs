@@ -14,7 +14,6 @@ use germanium_syntax::{Diagnostic, Span};
 use crate::errors::ErrorContext;
 use crate::rules::context::{Verifier, R};
 use crate::state::{Heap, State};
-use germanium_theories::TheoryOp;
 
 /// One `decreases` clause evaluated in a state: it applies under `guard` (its condition,
 /// and not that of an earlier clause); `tuple` is `None` for `decreases _`.
@@ -78,60 +77,19 @@ impl<'e, 'a> Verifier<'e, 'a> {
         )
     }
 
-    fn order(&mut self, function: &str, ty: &Type, args: Vec<Term>, span: Span) -> R<Term> {
-        let domain = self
-            .env
-            .sem
-            .domain_functions
-            .get(function)
-            .map(|f| f.domain.clone());
-        let Some(domain) = domain else {
-            return Err(
-                self.unsupported(span, "termination measures without the `decreases` library")
-            );
-        };
-        let op = TheoryOp::DomainFunction {
-            domain,
-            function: function.to_string(),
-            type_args: vec![ty.clone()],
-        };
-        let result = match &self.env.theories {
-            Some(t) => t.apply(&op, args).map_err(|u| u.0),
-            None => Err("termination measures need the theory layer".to_string()),
-        };
-        result.map_err(|why| self.unsupported(span, why))
-    }
-
-    /// `smaller <_lex larger` in the well-founded orders. As in Viper, both tuples are
-    /// extended by a top element: a prefix of the larger tuple followed by more elements is
-    /// smaller, and a tuple is never smaller than its own extension. Elements of different
-    /// types do not compare.
+    /// `smaller <_lex larger` (see `germanium_theories::measures`).
     pub fn lex_less(
         &mut self,
         smaller: &[(Term, Type)],
         larger: &[(Term, Type)],
         span: Span,
     ) -> R<Term> {
-        let mut options = Vec::new();
-        let mut equal_so_far = Vec::new();
-        for i in 0..smaller.len().max(larger.len()) {
-            let (Some((a, ta)), Some((b, tb))) = (smaller.get(i), larger.get(i)) else {
-                if i < smaller.len() {
-                    options.push(Term::and(equal_so_far.iter().cloned()));
-                }
-                break;
-            };
-            if ta != tb {
-                break;
-            }
-            let decreasing = self.order("decreasing", ta, vec![a.clone(), b.clone()], span)?;
-            let bounded = self.order("bounded", tb, vec![b.clone()], span)?;
-            options.push(Term::and(
-                equal_so_far.iter().cloned().chain([decreasing, bounded]),
-            ));
-            equal_so_far.push(Term::eq(a.clone(), b.clone()));
-        }
-        Ok(Term::or(options))
+        let result = match &self.env.theories {
+            Some(t) => germanium_theories::measures::lex_less(t, self.env.sem, smaller, larger)
+                .map_err(|u| u.0),
+            None => Err("termination measures need the theory layer".to_string()),
+        };
+        result.map_err(|why| self.unsupported(span, why))
     }
 
     fn termination_error(&mut self, reason: &str, span: Span, what: &str) {
