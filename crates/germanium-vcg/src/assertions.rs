@@ -27,7 +27,7 @@ pub struct Held<'x> {
 
 /// Whether `take` checks what it takes (exhale, assert) or assumes it (impure `assume`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Taking {
+pub(crate) enum Taking {
     Checked,
     Assumed,
 }
@@ -96,6 +96,7 @@ impl Lower<'_, '_> {
                     |l, s| l.inhale(s, y, ctx),
                 )
             }
+            ExprKind::Quantifier { .. } => self.inhale_quantified(st, a, ctx),
             _ => match self.resource(st, a, ctx)? {
                 Some(held) => self.inhale_held(st, a, held, ctx),
                 None => unsupported(a.span, "this assertion (quantifiers, wands)"),
@@ -326,6 +327,7 @@ impl Lower<'_, '_> {
                     |l, s| l.take(eval, s, y, ctx, how),
                 )
             }
+            ExprKind::Quantifier { .. } => self.take_quantified(eval, st, a, ctx, how),
             _ => {
                 let Some(held) = self.resource(&view, a, ctx)? else {
                     return unsupported(a.span, "this assertion (quantifiers, wands)");

@@ -8,6 +8,7 @@
 //! predicate or function encodings, so that each back end checks the other.
 
 mod assertions;
+mod binders;
 mod collections;
 mod expr;
 mod frames;
@@ -15,6 +16,7 @@ mod functions;
 mod lower;
 mod permissions;
 mod predicates;
+mod quantified;
 mod run;
 mod state;
 mod stmt;

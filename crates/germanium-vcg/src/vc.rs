@@ -80,6 +80,11 @@ impl Vc {
         t
     }
 
+    /// A fresh name (of a function the caller declares in `decls`).
+    pub fn fresh_name(&mut self, base: &str) -> germanium_smt::Symbol {
+        self.names.fresh(base)
+    }
+
     /// A fresh constant equal to `value` (values stay small however long the path).
     pub fn define(&mut self, base: &str, value: Term) -> Term {
         if is_atomic(&value) {

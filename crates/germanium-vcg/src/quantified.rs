@@ -1,0 +1,588 @@
+//! Quantified permissions (seed 000 §6): `forall xs :: c(xs) ==> acc(e(xs).f, p(xs))` and
+//! `forall xs :: c(xs) ==> acc(P(e1(xs), ..), p(xs))`, inhaled and exhaled over the
+//! permission maps.
+//!
+//! The body is lowered at fresh constants for `xs` (its definedness checked for arbitrary
+//! values, and exhale's amounts checked there, where a model names the location that lacks
+//! permission), then closed over bound variables. Locations are checked injective where the
+//! amount is positive; an inverse `inv` of the location (a fresh function, or the variable
+//! itself, or a predicate location's argument) defines the new permission map pointwise:
+//! at `r`, the amount at `xs = inv(r)` is added or taken where `c(inv(r))` and
+//! `e(inv(r)) == r`. That definition is right for every `inv`; the path assumes
+//! `c(xs) && p(xs) > 0 ==> inv(e(xs)) == xs` only after injectivity was checked, so a
+//! failed check cannot make it contradictory.
+
+use std::collections::HashMap;
+
+use germanium_smt::{FunDecl, Quantifier, QuantifierKind, Symbol, Term, TermKind};
+use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, NodeId, QuantifierKind as ViperKind};
+use germanium_verifier::errors::{ErrorContext, Reason};
+
+use crate::assertions::{is_impure, Held, Taking};
+use crate::binders::Bound;
+use crate::lower::{unsupported, Lower, R};
+use crate::state::State;
+
+/// One part of a quantified assertion's body, under the conditions that lead to it (each
+/// condition and whether it holds there).
+enum Part<'x> {
+    Access(Vec<(&'x Expr, bool)>, &'x Expr),
+    Pure(Vec<(&'x Expr, bool)>, &'x Expr),
+}
+
+/// The parts of `body`, in order; an error for what is not a permission or a pure fact.
+fn parts<'x>(
+    sem: &germanium_semantics::Semantics,
+    body: &'x Expr,
+    conds: &mut Vec<(&'x Expr, bool)>,
+    out: &mut Vec<Part<'x>>,
+) -> R<()> {
+    if !is_impure(sem, body) {
+        out.push(Part::Pure(conds.clone(), body));
+        return Ok(());
+    }
+    if crate::predicates::access(sem, body).is_some() {
+        out.push(Part::Access(conds.clone(), body));
+        return Ok(());
+    }
+    let mut under = |c: &'x Expr, holds: bool, x: &'x Expr, out: &mut Vec<Part<'x>>| {
+        conds.push((c, holds));
+        let r = parts(sem, x, conds, out);
+        conds.pop();
+        r
+    };
+    match &body.kind {
+        ExprKind::Acc(loc, _) if matches!(loc.kind, ExprKind::FieldAccess(..)) => {
+            out.push(Part::Access(conds.clone(), body));
+            Ok(())
+        }
+        ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => parts(sem, x, conds, out),
+        ExprKind::Binary(BinaryOp::And, x, y) => {
+            parts(sem, x, conds, out)?;
+            parts(sem, y, conds, out)
+        }
+        ExprKind::Binary(BinaryOp::Implies, c, x) => under(c, true, x, out),
+        ExprKind::Cond(c, x, y) => {
+            under(c, true, x, out)?;
+            under(c, false, y, out)
+        }
+        _ => unsupported(
+            body.span,
+            "this quantified permission (wands, nested quantifiers)",
+        ),
+    }
+}
+
+/// A quantified assertion: its variables and body, if `a` is one that holds permissions.
+pub fn quantified_permission<'x>(
+    sem: &germanium_semantics::Semantics,
+    a: &'x Expr,
+) -> Option<(usize, &'x [germanium_syntax::ast::Trigger], &'x Expr)> {
+    match &a.kind {
+        ExprKind::Quantifier {
+            kind: ViperKind::Forall,
+            vars,
+            triggers,
+            body,
+        } if is_impure(sem, body) => Some((vars.len(), triggers, body)),
+        _ => None,
+    }
+}
+
+/// One access of a quantified assertion, lowered at the binder's constants.
+struct Lowered<'x> {
+    /// Where the access applies: the path and the conditions.
+    guard: Term,
+    cond: Term,
+    held: Held<'x>,
+}
+
+/// The inverse of a quantified access's locations: per variable, its value at location
+/// `r`.
+enum Inverse {
+    /// The location is the variable (or a predicate location of the variables): nothing to
+    /// assume.
+    Direct(Vec<Term>),
+    /// Fresh functions, one per variable.
+    Functions(Vec<FunDecl>),
+}
+
+impl Inverse {
+    fn at(&self, r: &Term) -> Vec<Term> {
+        match self {
+            Inverse::Direct(values) => {
+                let v = Term::var(Symbol::user("r%q"), r.sort().clone());
+                let map: HashMap<Term, Term> = [(v, r.clone())].into_iter().collect();
+                values
+                    .iter()
+                    .map(|t| germanium_smt::substitute(t, &map))
+                    .collect()
+            }
+            Inverse::Functions(decls) => decls
+                .iter()
+                .map(|d| Term::app(d, vec![r.clone()]))
+                .collect(),
+        }
+    }
+}
+
+impl Lower<'_, '_> {
+    /// Inhales the quantified permission `a` into `st`.
+    pub fn inhale_quantified(&mut self, st: &mut State, a: &Expr, ctx: &ErrorContext) -> R<()> {
+        let Some((count, triggers, body)) = quantified_permission(self.t.sem, a) else {
+            return unsupported(a.span, "this assertion");
+        };
+        let mut list = Vec::new();
+        parts(self.t.sem, body, &mut Vec::new(), &mut list)?;
+        let bound = self.bind(a.id, count, a.span, "q")?;
+        let patterns = self.user_patterns(st, &bound, triggers, ctx)?;
+        let mut conditions = HashMap::new();
+        for part in &list {
+            match part {
+                Part::Pure(conds, x) => {
+                    let inner = bound.state(st);
+                    let (guard, cond) =
+                        self.part_conditions(&inner, conds, &mut conditions, ctx)?;
+                    let t = self.binding(|l| l.expr(&inner, &guard, x, ctx))?;
+                    let fact = self.closed_fact(&bound, &patterns, Term::implies(cond, t));
+                    st.reach = self.vc.assume(&st.reach, fact);
+                }
+                Part::Access(conds, x) => {
+                    let lowered = self.lower_access(st, &bound, conds, x, &mut conditions, ctx)?;
+                    self.inhale_access(st, a.id, &bound, &patterns, lowered, ctx)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes the quantified permission `a` from `st`, reading `eval` (see `take`).
+    pub(crate) fn take_quantified(
+        &mut self,
+        eval: &State,
+        st: &mut State,
+        a: &Expr,
+        ctx: &ErrorContext,
+        how: Taking,
+    ) -> R<()> {
+        let Some((count, triggers, body)) = quantified_permission(self.t.sem, a) else {
+            return unsupported(a.span, "this assertion");
+        };
+        let mut list = Vec::new();
+        parts(self.t.sem, body, &mut Vec::new(), &mut list)?;
+        let bound = self.bind(a.id, count, a.span, "q")?;
+        let patterns = self.user_patterns(eval, &bound, triggers, ctx)?;
+        let mut conditions = HashMap::new();
+        for part in &list {
+            let view = State {
+                reach: st.reach.clone(),
+                ..eval.clone()
+            };
+            match part {
+                Part::Pure(conds, x) => {
+                    let inner = bound.state(&view);
+                    let (guard, cond) =
+                        self.part_conditions(&inner, conds, &mut conditions, ctx)?;
+                    let t = self.binding(|l| l.expr(&inner, &guard, x, ctx))?;
+                    if how == Taking::Checked {
+                        self.check(&guard, t.clone(), ctx, Reason::AssertionFalse, x);
+                    }
+                    let fact = self.closed_fact(&bound, &patterns, Term::implies(cond, t));
+                    st.reach = self.vc.assume(&st.reach, fact);
+                }
+                Part::Access(conds, x) => {
+                    let lowered =
+                        self.lower_access(&view, &bound, conds, x, &mut conditions, ctx)?;
+                    self.take_access(st, a.id, &bound, &patterns, lowered, ctx, how)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn binding<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        self.with_modes(|m| m.binding = true, f)
+    }
+
+    /// The program's triggers, closed (nothing of them is checked).
+    fn user_patterns(
+        &mut self,
+        st: &State,
+        bound: &Bound,
+        triggers: &[germanium_syntax::ast::Trigger],
+        ctx: &ErrorContext,
+    ) -> R<Vec<Vec<Term>>> {
+        let inner = bound.state(st);
+        let reach = st.reach.clone();
+        let checks = self.vc.checks.len();
+        let mut out = Vec::new();
+        for set in triggers {
+            let mut terms = Vec::new();
+            for x in &set.exprs {
+                let t = self.binding(|l| l.leniently(|l| l.expr(&inner, &reach, x, ctx)))?;
+                terms.push(bound.close(&t));
+            }
+            out.push(terms);
+        }
+        self.vc.checks.truncate(checks);
+        Ok(out)
+    }
+
+    /// The guard (path and conditions) and the conditions of a part, at the constants; each
+    /// condition lowered once (its definedness checked once) for all parts.
+    fn part_conditions(
+        &mut self,
+        inner: &State,
+        conds: &[(&Expr, bool)],
+        lowered: &mut HashMap<NodeId, Term>,
+        ctx: &ErrorContext,
+    ) -> R<(Term, Term)> {
+        let mut guard = inner.reach.clone();
+        let mut all = Vec::new();
+        for (c, holds) in conds {
+            let t = match lowered.get(&c.id) {
+                Some(t) => t.clone(),
+                None => {
+                    let t = self.binding(|l| l.expr(inner, &guard, c, ctx))?;
+                    lowered.insert(c.id, t.clone());
+                    t
+                }
+            };
+            let t = if *holds { t } else { Term::not(t) };
+            guard = Term::and([guard, t.clone()]);
+            all.push(t);
+        }
+        Ok((guard, Term::and(all)))
+    }
+
+    /// `forall xs :: {patterns} fact` of a fact at the constants (the patterns inferred
+    /// where the program gives none).
+    fn closed_fact(&self, bound: &Bound, patterns: &[Vec<Term>], fact: Term) -> Term {
+        let body = bound.close(&fact);
+        let triggers = if patterns.is_empty() {
+            germanium_theories::infer_triggers(&bound.variables(), &body)
+        } else {
+            patterns.to_vec()
+        };
+        Term::quantifier(Quantifier {
+            kind: QuantifierKind::Forall,
+            vars: bound.vars.clone(),
+            body,
+            triggers,
+            qid: None,
+            weight: None,
+        })
+    }
+
+    /// The access `x` under its conditions, at the constants, read in `st`.
+    fn lower_access<'x>(
+        &mut self,
+        st: &State,
+        bound: &Bound,
+        conds: &[(&Expr, bool)],
+        x: &'x Expr,
+        conditions: &mut HashMap<NodeId, Term>,
+        ctx: &ErrorContext,
+    ) -> R<Lowered<'x>> {
+        let mut inner = bound.state(st);
+        let (guard, cond) = self.part_conditions(&inner, conds, conditions, ctx)?;
+        inner.reach = guard.clone();
+        let Some(mut held) = self.binding(|l| l.resource(&inner, x, ctx))? else {
+            return unsupported(x.span, "this quantified permission");
+        };
+        // Inside a function every amount is a wildcard.
+        if !held.wildcard && self.verifying_function.is_some() {
+            held.wildcard = true;
+        }
+        Ok(Lowered { guard, cond, held })
+    }
+
+    /// Checks the amounts non-negative and the locations injective where the amount is
+    /// positive; the inverse of the locations, with what the path may assume of it.
+    fn checked_inverse(
+        &mut self,
+        st: &mut State,
+        node: NodeId,
+        bound: &Bound,
+        patterns: &[Vec<Term>],
+        lowered: &Lowered<'_>,
+        ctx: &ErrorContext,
+    ) -> R<Inverse> {
+        let Lowered { guard, cond, held } = lowered;
+        let zero = Term::real(0, 1);
+        if !held.wildcard {
+            let offending = held.amount_node.unwrap_or(held.node);
+            let nonnegative = Term::ge(held.amount.clone(), zero.clone());
+            self.check(
+                guard,
+                nonnegative,
+                ctx,
+                Reason::NegativePermission,
+                offending,
+            );
+        }
+        let index = bound.close(&held.index);
+        if let Some(direct) = self.direct_inverse(bound, &held.map, &index) {
+            return Ok(direct);
+        }
+        let applies = bound.close(&Term::and([
+            cond.clone(),
+            Term::gt(held.amount.clone(), zero),
+        ]));
+        let others = bound.other_constants(self);
+        let same = Term::and(
+            bound
+                .constants
+                .iter()
+                .zip(&others)
+                .map(|(a, b)| Term::eq(a.clone(), b.clone())),
+        );
+        let injective = Term::implies(
+            Term::and([
+                bound.at(&applies, &bound.constants),
+                bound.at(&applies, &others),
+                Term::eq(
+                    bound.at(&index, &bound.constants),
+                    bound.at(&index, &others),
+                ),
+            ]),
+            same,
+        );
+        self.check(&st.reach, injective, ctx, Reason::NotInjective, held.node);
+        let index_sort = index.sort().clone();
+        let decls: Vec<FunDecl> = bound
+            .vars
+            .iter()
+            .map(|(s, sort)| {
+                let name = self.vc.fresh_name(&format!("inv%{s}"));
+                FunDecl::new(name, vec![index_sort.clone()], sort.clone())
+            })
+            .collect();
+        self.vc.decls.extend(decls.iter().cloned());
+        let inverse = Inverse::Functions(decls);
+        let back = Term::and(
+            inverse
+                .at(&index)
+                .into_iter()
+                .zip(bound.variables())
+                .map(|(a, v)| Term::eq(a, v)),
+        );
+        let mut triggers = patterns.to_vec();
+        if triggers.is_empty() {
+            triggers = germanium_theories::infer_triggers(&bound.variables(), &index);
+        }
+        if let Some(TermKind::App(decl, _)) = inverse.at(&index).first().map(|t| t.kind().clone()) {
+            triggers.push(vec![Term::app(&decl, vec![index.clone()])]);
+        }
+        let fact = Term::quantifier(Quantifier {
+            kind: QuantifierKind::Forall,
+            vars: bound.vars.clone(),
+            body: Term::implies(applies, back),
+            triggers,
+            qid: Some(Symbol::user(&format!("qp-inverse-{}", node.0))),
+            weight: None,
+        });
+        st.reach = self.vc.assume(&st.reach, fact);
+        Ok(inverse)
+    }
+
+    /// An inverse that needs no function: the location is the (one) variable, or a
+    /// predicate location whose arguments include every variable.
+    fn direct_inverse(&self, bound: &Bound, map: &str, index: &Term) -> Option<Inverse> {
+        let vars = bound.variables();
+        let r = Term::var(Symbol::user("r%q"), index.sort().clone());
+        if vars.len() == 1 && *index == vars[0] {
+            return Some(Inverse::Direct(vec![r]));
+        }
+        let shape = self.t.predicates.get(map)?;
+        let TermKind::App(_, args) = index.kind() else {
+            return None;
+        };
+        let values = vars
+            .iter()
+            .map(|v| {
+                let i = args.iter().position(|a| a == v)?;
+                Some(Term::app(&shape.arguments[i], vec![r.clone()]))
+            })
+            .collect::<Option<Vec<Term>>>()?;
+        Some(Inverse::Direct(values))
+    }
+
+    /// Where location `r` is one of the access's, and the amount there, through `inverse`.
+    fn at_location(
+        &self,
+        bound: &Bound,
+        lowered: &Lowered<'_>,
+        inverse: &Inverse,
+        r: &Term,
+    ) -> (Term, Term) {
+        let xs = inverse.at(r);
+        let cond = bound.at(&bound.close(&lowered.cond), &xs);
+        let index = bound.at(&bound.close(&lowered.held.index), &xs);
+        let amount = bound.at(&bound.close(&lowered.held.amount), &xs);
+        (Term::and([cond, Term::eq(index, r.clone())]), amount)
+    }
+
+    /// A fresh permission map for `map`, the old one changed by `delta` where `inside` (both
+    /// over the location variable `r`).
+    fn pointwise_mask(
+        &mut self,
+        st: &mut State,
+        map: &str,
+        r: &Term,
+        inside: Term,
+        changed: Term,
+    ) -> Term {
+        let old = st.memory.mask[map].clone();
+        let new = self.vc.fresh(&format!("M_{map}"), old.sort().clone());
+        let TermKind::Var(symbol) = r.kind() else {
+            unreachable!("the location is a variable");
+        };
+        let at = Term::select(new.clone(), r.clone());
+        self.vc.fact(Term::forall(
+            vec![(symbol.clone(), r.sort().clone())],
+            Term::eq(
+                at.clone(),
+                Term::ite(inside, changed, Term::select(old, r.clone())),
+            ),
+            vec![vec![at]],
+        ));
+        st.memory.mask.insert(map.to_string(), new.clone());
+        new
+    }
+
+    fn inhale_access(
+        &mut self,
+        st: &mut State,
+        node: NodeId,
+        bound: &Bound,
+        patterns: &[Vec<Term>],
+        mut lowered: Lowered<'_>,
+        ctx: &ErrorContext,
+    ) -> R<()> {
+        if self.modes.wildcard_amounts || lowered.held.wildcard {
+            // Some positive amount where one is written, the same everywhere.
+            let some = self.some_amount();
+            let positive = Term::gt(lowered.held.amount.clone(), Term::real(0, 1));
+            lowered.held.amount = Term::ite(positive, some, Term::real(0, 1));
+            lowered.held.wildcard = true;
+        }
+        let inverse = self.checked_inverse(st, node, bound, patterns, &lowered, ctx)?;
+        let map = lowered.held.map.clone();
+        let index_sort = lowered.held.index.sort().clone();
+        let r = Term::var(Symbol::user(&format!("r%i{}", node.0)), index_sort);
+        let (inside, amount) = self.at_location(bound, &lowered, &inverse, &r);
+        let old = st.memory.mask[&map].clone();
+        let before = Term::select(old.clone(), r.clone());
+        let added = Term::add(vec![before.clone(), amount.clone()]);
+        let new = self.pointwise_mask(st, &map, &r, inside.clone(), added);
+        if self.modes.fresh_on_inhale {
+            self.fresh_where_unheld(st, &map, &old);
+        }
+        if lowered.held.field {
+            // Null is not a location held, and none is held beyond a whole permission.
+            let null = self.t.theories.null();
+            let at_null: HashMap<Term, Term> = [(r.clone(), null)].into_iter().collect();
+            let somewhere = Term::and([inside, Term::gt(amount, Term::real(0, 1))]);
+            let not_null = Term::not(germanium_smt::substitute(&somewhere, &at_null));
+            let TermKind::Var(symbol) = r.kind() else {
+                unreachable!("the location is a variable");
+            };
+            let at = Term::select(new, r.clone());
+            let at_most_whole = Term::forall(
+                vec![(symbol.clone(), r.sort().clone())],
+                Term::le(at.clone(), Term::real(1, 1)),
+                vec![vec![at]],
+            );
+            st.reach = self
+                .vc
+                .assume(&st.reach, Term::and([not_null, at_most_whole]));
+        }
+        Ok(())
+    }
+
+    /// A fresh heap map for `map`, equal to the old one where `held` holds some permission
+    /// (the locations an unfolded body adds get values of their own).
+    fn fresh_where_unheld(&mut self, st: &mut State, map: &str, held: &Term) {
+        let mut memory = st.memory.clone();
+        memory.mask.insert(map.to_string(), held.clone());
+        self.havoc_unheld(&mut memory, map);
+        st.memory
+            .heap
+            .insert(map.to_string(), memory.heap[map].clone());
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn take_access(
+        &mut self,
+        st: &mut State,
+        node: NodeId,
+        bound: &Bound,
+        patterns: &[Vec<Term>],
+        lowered: Lowered<'_>,
+        ctx: &ErrorContext,
+        how: Taking,
+    ) -> R<()> {
+        let map = lowered.held.map.clone();
+        let zero = Term::real(0, 1);
+        let mask = st.memory.mask[&map].clone();
+        let held_here = Term::select(mask.clone(), lowered.held.index.clone());
+        let p = lowered.held.amount.clone();
+        let enough = if lowered.held.wildcard {
+            Term::implies(
+                Term::gt(p.clone(), zero.clone()),
+                Term::gt(held_here, zero.clone()),
+            )
+        } else {
+            Term::implies(
+                Term::gt(p.clone(), zero.clone()),
+                Term::ge(held_here, p.clone()),
+            )
+        };
+        match how {
+            Taking::Checked => {
+                let missing = Reason::InsufficientPermission;
+                self.check(&lowered.guard, enough, ctx, missing, lowered.held.node);
+            }
+            Taking::Assumed => {
+                let fact =
+                    self.closed_fact(bound, patterns, Term::implies(lowered.cond.clone(), enough));
+                st.reach = self.vc.assume(&st.reach, fact);
+            }
+        }
+        let inverse = self.checked_inverse(st, node, bound, patterns, &lowered, ctx)?;
+        let index_sort = lowered.held.index.sort().clone();
+        let r = Term::var(Symbol::user(&format!("r%e{}", node.0)), index_sort.clone());
+        let (inside, amount) = self.at_location(bound, &lowered, &inverse, &r);
+        let before = Term::select(mask.clone(), r.clone());
+        let taken = if lowered.held.wildcard {
+            // Some of what is held at each location, less than all of it.
+            let decl = FunDecl::new(
+                self.vc.fresh_name(&format!("wildcard%{map}")),
+                vec![index_sort.clone()],
+                germanium_smt::Sort::Real,
+            );
+            self.vc.decls.push(decl.clone());
+            let w = Term::app(&decl, vec![r.clone()]);
+            let TermKind::Var(symbol) = r.kind() else {
+                unreachable!("the location is a variable");
+            };
+            self.vc.fact(Term::forall(
+                vec![(symbol.clone(), index_sort)],
+                Term::implies(
+                    Term::gt(before.clone(), zero.clone()),
+                    Term::and([
+                        Term::gt(w.clone(), zero.clone()),
+                        Term::lt(w.clone(), before.clone()),
+                    ]),
+                ),
+                vec![vec![w.clone()]],
+            ));
+            Term::ite(Term::gt(amount, zero), w, Term::real(0, 1))
+        } else {
+            amount
+        };
+        self.pointwise_mask(st, &map, &r, inside, Term::sub(before, taken));
+        Ok(())
+    }
+}
