@@ -19,6 +19,7 @@ use germanium_verifier::errors::{ErrorContext, Reason};
 use germanium_semantics::calls::reaches;
 
 use crate::lower::{unsupported, Lower, Tables, R};
+use crate::quantified_frames::{vocabulary, QuantifiedFootprint};
 use crate::state::{Memory, State};
 
 /// What the VCG knows of one function.
@@ -39,6 +40,11 @@ pub struct FunctionShape<'a> {
     /// `@opaque()`: its definition holds only at applications `@reveal()` names; the others
     /// are of its limited twin (its postcondition holds at all).
     pub opaque: bool,
+    /// The quantified permissions of the footprint, in order (see `quantified_frames`).
+    pub quantified: Vec<QuantifiedFootprint<'a>>,
+    /// With quantified permissions: `fun%f%frame`, of the arguments, the other footprint
+    /// values and the fingerprints, which the limited twin equals.
+    pub framed: Option<FunDecl>,
 }
 
 impl FunctionShape<'_> {
@@ -68,13 +74,15 @@ pub enum Footprint<'a> {
     Field(String, &'a Expr),
     /// `P(args)`: the predicate and its arguments.
     Predicate(String, &'a [Expr]),
+    /// `forall xs :: c ==> acc(e.f, p)` (or of a predicate): the map and the quantifier.
+    Quantified(String, &'a Expr),
 }
 
 impl Footprint<'_> {
     /// The field or predicate.
     pub fn map(&self) -> &str {
         match self {
-            Footprint::Field(f, _) | Footprint::Predicate(f, _) => f,
+            Footprint::Field(f, _) | Footprint::Predicate(f, _) | Footprint::Quantified(f, _) => f,
         }
     }
 }
@@ -96,7 +104,7 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
             .contract
             .requires
             .iter()
-            .all(|pre| collect_footprint(t.sem, pre, &mut Vec::new(), &mut footprint))
+            .all(|pre| collect_footprint(t.program, t.sem, pre, &mut Vec::new(), &mut footprint))
         {
             continue;
         }
@@ -108,7 +116,25 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
                 Err(_) => sorts_known = false,
             }
         }
+        let param_sorts = args.clone();
+        let name = &f.name.name;
+        let mut quantified = Vec::new();
+        // The frame function's arguments: fingerprints where the function's are heaps.
+        let mut framed_args = args.clone();
         for (_, item) in &footprint {
+            if let Footprint::Quantified(map, forall) = item {
+                let k = quantified.len();
+                match vocabulary(t, name, k, forall, map, &param_sorts) {
+                    Some(q) => {
+                        args.push(q.heap.clone());
+                        framed_args.push(t.frames.sort.clone());
+                        quantified.push(q);
+                    }
+                    None => sorts_known = false,
+                }
+                continue;
+            }
+            let before = args.len();
             match item {
                 Footprint::Field(field, _) => match t.fields.iter().find(|(f, _)| f == field) {
                     Some((_, s)) => args.push(s.clone()),
@@ -118,7 +144,9 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
                     args.push(t.frames.sort.clone())
                 }
                 Footprint::Predicate(..) => sorts_known = false,
+                Footprint::Quantified(..) => {}
             }
+            framed_args.extend(args[before..].iter().cloned());
         }
         let Ok(result) = t.theories.sort(&info.result) else {
             continue;
@@ -126,7 +154,13 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
         if !sorts_known {
             continue;
         }
-        let name = &f.name.name;
+        let framed = (!quantified.is_empty()).then(|| {
+            FunDecl::new(
+                Symbol::user(&format!("fun%{name}%frame")),
+                framed_args,
+                result.clone(),
+            )
+        });
         let full = FunDecl::new(
             Symbol::user(&format!("fun%{name}")),
             args.clone(),
@@ -147,6 +181,8 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
                 limited,
                 trusted,
                 opaque,
+                quantified,
+                framed,
             },
         );
     }
@@ -194,6 +230,7 @@ pub fn in_domain_axiom(
 /// Adds the locations `a` holds (under `conditions`) to `out`; false for a precondition the
 /// VCG cannot frame.
 fn collect_footprint<'a>(
+    program: &'a germanium_syntax::ast::Program,
     sem: &germanium_semantics::Semantics,
     a: &'a Expr,
     conditions: &mut Conditions<'a>,
@@ -203,9 +240,10 @@ fn collect_footprint<'a>(
         out.push((conditions.clone(), Footprint::Predicate(pa.name, pa.args)));
         return true;
     }
+    let unconditional = conditions.is_empty();
     let mut under = |c: &'a Expr, holds: bool, x: &'a Expr, out: &mut Vec<_>| {
         conditions.push((c, holds));
-        let framed = collect_footprint(sem, x, conditions, out);
+        let framed = collect_footprint(program, sem, x, conditions, out);
         conditions.pop();
         framed
     };
@@ -231,23 +269,34 @@ fn collect_footprint<'a>(
             _ => false,
         },
         ExprKind::Binary(BinaryOp::And, x, y) => {
-            collect_footprint(sem, x, conditions, out) && collect_footprint(sem, y, conditions, out)
+            collect_footprint(program, sem, x, conditions, out)
+                && collect_footprint(program, sem, y, conditions, out)
         }
         ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => {
-            collect_footprint(sem, x, conditions, out)
+            collect_footprint(program, sem, x, conditions, out)
+        }
+        // Unconditionally only: a fingerprint of the whole heap map stands for it.
+        ExprKind::Quantifier { .. } if unconditional => {
+            match crate::quantified_frames::framable(program, sem, a) {
+                Some(map) => {
+                    out.push((Vec::new(), Footprint::Quantified(map, a)));
+                    true
+                }
+                None => false,
+            }
         }
         ExprKind::Binary(BinaryOp::Implies, c, x) => under(c, true, x, out),
         ExprKind::Cond(c, x, y) => under(c, true, x, out) && under(c, false, y, out),
         // What the body may read is the inhale part; the exhale part is only checked where
         // the function is applied.
-        ExprKind::InhaleExhale(x, _) => collect_footprint(sem, x, conditions, out),
+        ExprKind::InhaleExhale(x, _) => collect_footprint(program, sem, x, conditions, out),
         _ => !holds_permission(sem, a),
     }
 }
 
 /// Whether `e` holds permission anywhere (`acc`, a predicate instance, a wand). The
 /// instance an `unfolding` opens is only read: `unfolding P(x) in e` is pure if `e` is.
-fn holds_permission(sem: &germanium_semantics::Semantics, e: &Expr) -> bool {
+pub(crate) fn holds_permission(sem: &germanium_semantics::Semantics, e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Acc(..) | ExprKind::Binary(BinaryOp::Wand, ..) => true,
         ExprKind::Unfolding(_, body) => holds_permission(sem, body),
@@ -316,6 +365,10 @@ impl Lower<'_, '_> {
         let mut values = args;
         self.leniently(|l| {
             for (conditions, item) in &shape.footprint {
+                if let Footprint::Quantified(map, _) = item {
+                    values.push(l.heap_map(&callee, map, e)?);
+                    continue;
+                }
                 let at = l.footprint_location(&callee, guard, item, ctx)?;
                 let value = l.read_location(&callee, item.map(), at, e)?;
                 let value = l.where_held(&callee, guard, conditions, item, value, ctx)?;
@@ -422,6 +475,7 @@ impl Lower<'_, '_> {
     ) -> R<Term> {
         match item {
             Footprint::Field(_, rcv) => self.expr(st, guard, rcv, ctx),
+            Footprint::Quantified(_, forall) => unsupported(forall.span, "this footprint"),
             Footprint::Predicate(name, args) => {
                 let Some(shape) = self.t.predicates.get(name).cloned() else {
                     return unsupported(Default::default(), format!("the predicate {name}"));
@@ -432,6 +486,21 @@ impl Lower<'_, '_> {
                 }
                 Ok(shape.location(terms))
             }
+        }
+    }
+
+    /// The whole heap map of `map` (a quantified footprint's): the state's, or in an axiom
+    /// the one the footprint names.
+    fn heap_map(&mut self, st: &State, map: &str, e: &Expr) -> R<Term> {
+        if let Some(snapshot) = &self.snapshot {
+            return match snapshot.iter().rev().find(|s| s.quantified && s.map == map) {
+                Some(s) => Ok(s.value.clone()),
+                None => unsupported(e.span, "a read outside the function's footprint"),
+            };
+        }
+        match st.memory.heap.get(map) {
+            Some(h) => Ok(h.clone()),
+            None => unsupported(e.span, "this field"),
         }
     }
 
@@ -474,6 +543,9 @@ impl Lower<'_, '_> {
             return Ok(());
         }
         match &a.kind {
+            ExprKind::Quantifier { .. } if holds_permission(self.t.sem, a) => {
+                self.check_quantified_held(st, guard, a, ctx)
+            }
             ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => {
                 self.check_precondition(st, guard, x, ctx)
             }
@@ -681,8 +753,41 @@ impl Lower<'_, '_> {
         // The `unfolded%P` marks of the footprint's instances, with their frame's position.
         let mut frame_vars = Vec::new();
         let params = shape.params.len();
+        let param_vars = vars.clone();
+        let param_args = args.clone();
+        // The frame function's arguments (see `FunctionShape::framed`), and the axioms of
+        // quantified footprints.
+        let mut framed = args.clone();
+        let mut framing = Vec::new();
         let built = (|| -> R<Vec<Term>> {
+            let mut quantified = shape.quantified.iter();
             for (i, (conditions, item)) in shape.footprint.iter().enumerate() {
+                if let Footprint::Quantified(map, _) = item {
+                    let Some(q) = quantified.next() else {
+                        return unsupported(shape.function.name.span, "this footprint");
+                    };
+                    let symbol = Symbol::user(&format!("v{i}%f"));
+                    let heap = Term::var(symbol.clone(), q.heap.clone());
+                    vars.push((symbol, q.heap.clone()));
+                    args.push(heap.clone());
+                    let lowered = self.lower_quantified_footprint(&st, q, &param_args)?;
+                    let index = q.witness.result().clone();
+                    let r = Term::var(Symbol::user("r%fp"), index);
+                    if let Some(s) = self.snapshot.as_mut() {
+                        s.push(Snapshot {
+                            map: map.clone(),
+                            held: lowered.at(&r),
+                            at: r,
+                            value: heap.clone(),
+                            quantified: true,
+                        });
+                    }
+                    framing.extend(self.fingerprint_axioms(q, &lowered, &param_vars));
+                    let mut fp_args = param_args.clone();
+                    fp_args.push(heap);
+                    framed.push(Term::app(&q.fingerprint, fp_args));
+                    continue;
+                }
                 let at = self.footprint_location(&st, &Term::tt(), item, &ctx)?;
                 let holds = self.conditions_hold(&st, &Term::tt(), conditions, &ctx)?;
                 let sort = match item {
@@ -702,6 +807,7 @@ impl Lower<'_, '_> {
                         frame_vars.push((shape.unfolded.clone(), i));
                         Some(self.t.frames.sort.clone())
                     }
+                    Footprint::Quantified(..) => None,
                 };
                 let Some(sort) = sort else {
                     return unsupported(shape.function.name.span, "this footprint");
@@ -710,12 +816,14 @@ impl Lower<'_, '_> {
                 let v = Term::var(symbol.clone(), sort.clone());
                 vars.push((symbol, sort));
                 args.push(v.clone());
+                framed.push(v.clone());
                 if let Some(s) = self.snapshot.as_mut() {
                     s.push(Snapshot {
                         map: item.map().to_string(),
                         at,
                         value: v,
                         held: holds.clone(),
+                        quantified: false,
                     });
                 }
             }
@@ -767,6 +875,16 @@ impl Lower<'_, '_> {
                 Term::eq(app.clone(), Term::app(&shape.limited, args.clone())),
                 vec![vec![app.clone()]],
             )];
+            // With quantified footprints: the value is one of the fingerprints.
+            if let Some(frame) = &shape.framed {
+                let limited = Term::app(&shape.limited, args.clone());
+                axioms.extend(std::mem::take(&mut framing));
+                axioms.push(Term::forall(
+                    vars.clone(),
+                    Term::eq(limited.clone(), Term::app(frame, framed.clone())),
+                    vec![vec![limited]],
+                ));
+            }
             if let Some(body) = &shape.function.body {
                 self.limited = Some(name.to_string());
                 let body = self.expr(&st, &Term::tt(), body, &ctx);
@@ -808,6 +926,9 @@ pub struct Snapshot {
     pub at: Term,
     pub value: Term,
     pub held: Term,
+    /// A quantified footprint: `value` is the whole heap map, read where not otherwise
+    /// found (`at` and `held` are unused).
+    pub quantified: bool,
 }
 
 /// The value of `r`'s `map` among the footprint's locations: the one it is where it is held
@@ -816,7 +937,19 @@ pub struct Snapshot {
 /// function reads nothing else where its precondition holds. Later entries first (an
 /// `unfolding` adds the locations it opens).
 fn snapshot_value(snapshot: &[Snapshot], map: &str, r: &Term) -> Option<Term> {
-    let same: Vec<&Snapshot> = snapshot.iter().rev().filter(|s| s.map == map).collect();
+    let everywhere = snapshot
+        .iter()
+        .rev()
+        .find(|s| s.map == map && s.quantified)
+        .map(|s| Term::select(s.value.clone(), r.clone()));
+    let same: Vec<&Snapshot> = snapshot
+        .iter()
+        .rev()
+        .filter(|s| s.map == map && !s.quantified)
+        .collect();
+    if same.is_empty() {
+        return everywhere;
+    }
     let exact: Vec<&Snapshot> = same.iter().copied().filter(|s| s.at == *r).collect();
     let (candidates, compare) = if exact.is_empty() {
         (same, true)
@@ -826,8 +959,13 @@ fn snapshot_value(snapshot: &[Snapshot], map: &str, r: &Term) -> Option<Term> {
     if let Some(always) = candidates.iter().find(|s| s.held == Term::tt() && !compare) {
         return Some(always.value.clone());
     }
-    let (last, others) = candidates.split_last()?;
-    let mut value = last.value.clone();
+    let (mut value, others) = match everywhere {
+        Some(v) => (v, &candidates[..]),
+        None => {
+            let (last, others) = candidates.split_last()?;
+            (last.value.clone(), others)
+        }
+    };
     for s in others.iter().rev() {
         let here = if compare {
             Term::and([Term::eq(r.clone(), s.at.clone()), s.held.clone()])

@@ -17,6 +17,7 @@ mod lower;
 mod permissions;
 mod predicates;
 mod quantified;
+mod quantified_frames;
 mod run;
 mod state;
 mod stmt;

@@ -439,6 +439,7 @@ impl<'t, 'a> Lower<'t, 'a> {
                     at: loc,
                     value: frame,
                     held: Term::tt(),
+                    quantified: false,
                 });
             }
             return Ok(());
@@ -474,6 +475,7 @@ impl<'t, 'a> Lower<'t, 'a> {
                         at: r,
                         value: v,
                         held: Term::tt(),
+                        quantified: false,
                     });
                 }
                 Ok(())

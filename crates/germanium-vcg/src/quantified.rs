@@ -89,6 +89,31 @@ pub fn quantified_permission<'x>(
     }
 }
 
+/// The one access of a quantified assertion's body that has nothing else (no pure part),
+/// with the expressions it reads besides the heap location: its conditions, receiver or
+/// arguments, amount.
+pub fn single_access<'x>(
+    sem: &germanium_semantics::Semantics,
+    body: &'x Expr,
+) -> Option<(Vec<&'x Expr>, &'x Expr)> {
+    let mut list = Vec::new();
+    parts(sem, body, &mut Vec::new(), &mut list).ok()?;
+    let [Part::Access(conds, access)] = list.as_slice() else {
+        return None;
+    };
+    let mut reads: Vec<&Expr> = conds.iter().map(|(c, _)| *c).collect();
+    if let Some(pa) = crate::predicates::access(sem, access) {
+        reads.extend(pa.args.iter());
+        reads.extend(pa.amount);
+    } else if let ExprKind::Acc(loc, amount) = &access.kind {
+        if let ExprKind::FieldAccess(rcv, _) = &loc.kind {
+            reads.push(rcv);
+        }
+        reads.extend(amount.as_deref());
+    }
+    Some((reads, access))
+}
+
 /// One access of a quantified assertion, lowered at the binder's constants.
 struct Lowered<'x> {
     /// Where the access applies: the path and the conditions.
@@ -99,7 +124,7 @@ struct Lowered<'x> {
 
 /// The inverse of a quantified access's locations: per variable, its value at location
 /// `r`.
-enum Inverse {
+pub(crate) enum Inverse {
     /// The location is the variable (or a predicate location of the variables): nothing to
     /// assume.
     Direct(Vec<Term>),
@@ -108,7 +133,7 @@ enum Inverse {
 }
 
 impl Inverse {
-    fn at(&self, r: &Term) -> Vec<Term> {
+    pub fn at(&self, r: &Term) -> Vec<Term> {
         match self {
             Inverse::Direct(values) => {
                 let v = Term::var(Symbol::user("r%q"), r.sort().clone());
@@ -297,6 +322,79 @@ impl Lower<'_, '_> {
         Ok(Lowered { guard, cond, held })
     }
 
+    /// The condition of `access` (a part of `body`) and its location and amount, at the
+    /// constants of `bound`, in `st`, nothing checked.
+    pub(crate) fn access_at_constants(
+        &mut self,
+        st: &State,
+        bound: &Bound,
+        body: &Expr,
+        access: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<(Term, (Term, Term))> {
+        let mut list = Vec::new();
+        parts(self.t.sem, body, &mut Vec::new(), &mut list)?;
+        let Some(conds) = list.iter().find_map(|p| match p {
+            Part::Access(conds, x) if std::ptr::eq(*x, access) => Some(conds.clone()),
+            _ => None,
+        }) else {
+            return unsupported(access.span, "this quantified permission");
+        };
+        let checks = self.vc.checks.len();
+        let lowered = self.lower_access(st, bound, &conds, access, &mut HashMap::new(), ctx);
+        self.vc.checks.truncate(checks);
+        let lowered = lowered?;
+        Ok((lowered.cond, (lowered.held.index, lowered.held.amount)))
+    }
+
+    /// Checks that some permission is held of every location of the quantified permission
+    /// `a` where its amount is positive, and its pure parts (a function's precondition
+    /// where it is applied: nothing is taken).
+    pub fn check_quantified_held(
+        &mut self,
+        st: &State,
+        guard: &Term,
+        a: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<()> {
+        let Some((count, _, body)) = quantified_permission(self.t.sem, a) else {
+            return unsupported(a.span, "this assertion");
+        };
+        let mut list = Vec::new();
+        parts(self.t.sem, body, &mut Vec::new(), &mut list)?;
+        let bound = self.bind(a.id, count, a.span, "q")?;
+        let view = State {
+            reach: guard.clone(),
+            ..st.clone()
+        };
+        let mut conditions = HashMap::new();
+        for part in &list {
+            match part {
+                Part::Pure(conds, x) => {
+                    let inner = bound.state(&view);
+                    let (guard, _) = self.part_conditions(&inner, conds, &mut conditions, ctx)?;
+                    let t = self.binding(|l| l.expr(&inner, &guard, x, ctx))?;
+                    self.check_ending_path(&guard, t, ctx, Reason::AssertionFalse, x);
+                }
+                Part::Access(conds, x) => {
+                    let lowered =
+                        self.lower_access(&view, &bound, conds, x, &mut conditions, ctx)?;
+                    let Some(mask) = st.memory.mask.get(&lowered.held.map) else {
+                        return unsupported(x.span, "this resource");
+                    };
+                    let zero = Term::real(0, 1);
+                    let held = Term::implies(
+                        Term::gt(lowered.held.amount.clone(), zero.clone()),
+                        Term::gt(Term::select(mask.clone(), lowered.held.index.clone()), zero),
+                    );
+                    let missing = Reason::InsufficientPermission;
+                    self.check(&lowered.guard, held, ctx, missing, lowered.held.node);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Checks the amounts non-negative and the locations injective where the amount is
     /// positive; the inverse of the locations, with what the path may assume of it.
     fn checked_inverse(
@@ -388,7 +486,7 @@ impl Lower<'_, '_> {
 
     /// An inverse that needs no function: the location is the (one) variable, or a
     /// predicate location whose arguments include every variable.
-    fn direct_inverse(&self, bound: &Bound, map: &str, index: &Term) -> Option<Inverse> {
+    pub(crate) fn direct_inverse(&self, bound: &Bound, map: &str, index: &Term) -> Option<Inverse> {
         let vars = bound.variables();
         let r = Term::var(Symbol::user("r%q"), index.sort().clone());
         if vars.len() == 1 && *index == vars[0] {
