@@ -493,8 +493,12 @@ impl Lower<'_, '_> {
     /// the one the footprint names.
     fn heap_map(&mut self, st: &State, map: &str, e: &Expr) -> R<Term> {
         if let Some(snapshot) = &self.snapshot {
-            return match snapshot.iter().rev().find(|s| s.quantified && s.map == map) {
-                Some(s) => Ok(s.value.clone()),
+            return match snapshot
+                .iter()
+                .rev()
+                .find(|s| s.map == map && s.heap.is_some())
+            {
+                Some(s) => Ok(s.heap.clone().unwrap_or_else(|| s.value.clone())),
                 None => unsupported(e.span, "a read outside the function's footprint"),
             };
         }
@@ -773,13 +777,21 @@ impl Lower<'_, '_> {
                     let lowered = self.lower_quantified_footprint(&st, q, &param_args)?;
                     let index = q.witness.result().clone();
                     let r = Term::var(Symbol::user("r%fp"), index);
+                    // Read only where in the footprint: a definition reading elsewhere (of
+                    // a function not well-formed) must not contradict the framing.
+                    let Some(unheld) = self.t.frames.unheld(map) else {
+                        return unsupported(shape.function.name.span, "this footprint");
+                    };
+                    let held = lowered.at(&r);
+                    let value =
+                        Term::ite(held.clone(), Term::select(heap.clone(), r.clone()), unheld);
                     if let Some(s) = self.snapshot.as_mut() {
                         s.push(Snapshot {
                             map: map.clone(),
-                            held: lowered.at(&r),
+                            held,
                             at: r,
-                            value: heap.clone(),
-                            quantified: true,
+                            value,
+                            heap: Some(heap.clone()),
                         });
                     }
                     framing.extend(self.fingerprint_axioms(q, &lowered, &param_vars));
@@ -823,7 +835,7 @@ impl Lower<'_, '_> {
                         at,
                         value: v,
                         held: holds.clone(),
-                        quantified: false,
+                        heap: None,
                     });
                 }
             }
@@ -926,9 +938,9 @@ pub struct Snapshot {
     pub at: Term,
     pub value: Term,
     pub held: Term,
-    /// A quantified footprint: `value` is the whole heap map, read where not otherwise
-    /// found (`at` and `held` are unused).
-    pub quantified: bool,
+    /// A quantified footprint: its whole heap map, read where a location is not otherwise
+    /// found; `value` is then the value at the location variable `at`.
+    pub heap: Option<Term>,
 }
 
 /// The value of `r`'s `map` among the footprint's locations: the one it is where it is held
@@ -940,12 +952,16 @@ fn snapshot_value(snapshot: &[Snapshot], map: &str, r: &Term) -> Option<Term> {
     let everywhere = snapshot
         .iter()
         .rev()
-        .find(|s| s.map == map && s.quantified)
-        .map(|s| Term::select(s.value.clone(), r.clone()));
+        .find(|s| s.map == map && s.heap.is_some())
+        .map(|s| {
+            let at: std::collections::HashMap<Term, Term> =
+                [(s.at.clone(), r.clone())].into_iter().collect();
+            germanium_smt::substitute(&s.value, &at)
+        });
     let same: Vec<&Snapshot> = snapshot
         .iter()
         .rev()
-        .filter(|s| s.map == map && !s.quantified)
+        .filter(|s| s.map == map && s.heap.is_none())
         .collect();
     if same.is_empty() {
         return everywhere;

@@ -439,7 +439,7 @@ impl<'t, 'a> Lower<'t, 'a> {
                     at: loc,
                     value: frame,
                     held: Term::tt(),
-                    quantified: false,
+                    heap: None,
                 });
             }
             return Ok(());
@@ -475,7 +475,7 @@ impl<'t, 'a> Lower<'t, 'a> {
                         at: r,
                         value: v,
                         held: Term::tt(),
-                        quantified: false,
+                        heap: None,
                     });
                 }
                 Ok(())
