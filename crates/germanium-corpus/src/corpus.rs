@@ -165,10 +165,19 @@ pub fn run_with(
     });
     options.import_paths = import_paths.to_vec();
     options.backend = backend;
+    // `GERMANIUM_CORPUS_TRACE=1`: each file's name as it starts and ends (to find one that
+    // takes long or takes the process down).
+    let trace = std::env::var("GERMANIUM_CORPUS_TRACE").as_deref() == Ok("1");
     files
         .par_iter()
         .map(|file| {
+            if trace {
+                eprintln!("corpus: start {}", file.name);
+            }
             let report = germanium_driver::run_file(&file.path, &options);
+            if trace {
+                eprintln!("corpus: done {} in {:.1?}", file.name, report.time);
+            }
             let expectations = Expectations::of_report(&report);
             let comparison = compare(mode, &expectations, &reported_of(&report));
             let classes = report.program.as_ref().map(classify).unwrap_or_default();

@@ -77,6 +77,6 @@ pub use model::{Model, Value};
 pub use session::{QueryLimits, SatResult, Solver, SolverStats};
 pub use sexpr::SExpr;
 pub use sort::Sort;
-pub use substitute::{rebuild_op, substitute};
+pub use substitute::{alpha_normal, rebuild_op, substitute};
 pub use symbol::{NameGenerator, Symbol};
 pub use term::{FunDecl, Op, Quantifier, QuantifierKind, Term, TermKind};

@@ -133,6 +133,71 @@ pub fn rebuild_op(op: Op, args: Vec<Term>) -> Term {
     }
 }
 
+/// `q` with its variables named by its nesting height (`b%{h}%{i}`): quantifiers equal up to
+/// the names of their variables become one term, so a fact assumed at several places (a
+/// contract read at each call) is one quantifier to the solver, instantiated once per match
+/// instead of once per copy. A quantifier inside is lower, so no name is captured.
+pub fn alpha_normal(q: Quantifier) -> Term {
+    let mut height = quantifier_height(&q.body);
+    for t in q.triggers.iter().flatten() {
+        height = height.max(quantifier_height(t));
+    }
+    let height = height + 1;
+    let mut renaming = HashMap::new();
+    let vars: Vec<(crate::Symbol, crate::Sort)> = q
+        .vars
+        .iter()
+        .enumerate()
+        .map(|(i, (s, sort))| {
+            let fresh = crate::Symbol::user(&format!("b%{height}%{i}"));
+            renaming.insert(
+                Term::var(s.clone(), sort.clone()),
+                Term::var(fresh.clone(), sort.clone()),
+            );
+            (fresh, sort.clone())
+        })
+        .collect();
+    Term::quantifier(Quantifier {
+        kind: q.kind,
+        vars,
+        body: substitute(&q.body, &renaming),
+        triggers: q
+            .triggers
+            .iter()
+            .map(|t| t.iter().map(|x| substitute(x, &renaming)).collect())
+            .collect(),
+        qid: q.qid,
+        weight: q.weight,
+    })
+}
+
+/// How deep quantifiers nest in `t` (0 without any).
+fn quantifier_height(t: &Term) -> usize {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![t.clone()];
+    let mut height = 0;
+    while let Some(x) = stack.pop() {
+        if !seen.insert(x.clone()) {
+            continue;
+        }
+        match x.kind() {
+            TermKind::Quantifier(inner) => {
+                let below = quantifier_height(&inner.body);
+                height = height.max(below + 1);
+            }
+            TermKind::App(_, args) | TermKind::Builtin(_, args) | TermKind::Op(_, args) => {
+                stack.extend(args.iter().cloned());
+            }
+            TermKind::Let(bindings, body) => {
+                stack.extend(bindings.iter().map(|(_, v)| v.clone()));
+                stack.push(body.clone());
+            }
+            _ => {}
+        }
+    }
+    height
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +210,48 @@ mod tests {
         let t = Term::add(vec![c.clone(), Term::int(1)]);
         let map: HashMap<Term, Term> = [(c, v.clone())].into_iter().collect();
         assert_eq!(substitute(&t, &map), Term::add(vec![v, Term::int(1)]));
+    }
+}
+
+#[cfg(test)]
+mod alpha_tests {
+    use super::*;
+    use crate::{QuantifierKind, Sort, Symbol};
+
+    fn forall(var: &str, body: impl Fn(Term) -> Term) -> Quantifier {
+        let v = Term::var(Symbol::user(var), Sort::Int);
+        Quantifier {
+            kind: QuantifierKind::Forall,
+            vars: vec![(Symbol::user(var), Sort::Int)],
+            body: body(v),
+            triggers: vec![],
+            qid: None,
+            weight: None,
+        }
+    }
+
+    #[test]
+    fn quantifiers_equal_up_to_names_become_one_term() {
+        let a = alpha_normal(forall("x", |x| Term::gt(x, Term::int(0))));
+        let b = alpha_normal(forall("y", |y| Term::gt(y, Term::int(0))));
+        assert_eq!(a, b);
+        let c = alpha_normal(forall("y", |y| Term::gt(y, Term::int(1))));
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn an_inner_quantifier_does_not_capture_the_outer_variable() {
+        // forall x :: forall y :: x < y, each normalized as it is built (inside first).
+        let outer = forall("x", |x| {
+            alpha_normal(forall("y", |y| Term::lt(x.clone(), y)))
+        });
+        let t = alpha_normal(outer);
+        let TermKind::Quantifier(q) = t.kind() else {
+            panic!("a quantifier")
+        };
+        let TermKind::Quantifier(inner) = q.body.kind() else {
+            panic!("a quantifier inside")
+        };
+        assert_ne!(q.vars[0].0, inner.vars[0].0);
     }
 }

@@ -259,7 +259,8 @@ impl Lower<'_, '_> {
         if triggers.is_empty() {
             patterns = germanium_theories::infer_triggers(&variables, &body_term);
         }
-        Ok(Term::quantifier(Quantifier {
+        // Named by height: the same fact assumed at several places is one quantifier.
+        Ok(germanium_smt::alpha_normal(Quantifier {
             kind: match kind {
                 ViperKind::Forall => QuantifierKind::Forall,
                 ViperKind::Exists => QuantifierKind::Exists,

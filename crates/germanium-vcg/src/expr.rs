@@ -269,6 +269,10 @@ impl Lower<'_, '_> {
             return unsupported(e.span, "this permission arithmetic");
         }
         match binary_term(op, &result, &left, &right, x, y) {
+            BinaryTerm::Term(t) if op == BinaryOp::Div && result == Type::Perm => {
+                self.division_signs(&t);
+                Ok(t)
+            }
             BinaryTerm::Term(t) => Ok(t),
             BinaryTerm::Theory { op, args, negated } => {
                 let t = self.theory(op, args, e)?;
@@ -276,6 +280,38 @@ impl Lower<'_, '_> {
             }
             BinaryTerm::Unsupported(why) => unsupported(e.span, why),
         }
+    }
+}
+
+impl Lower<'_, '_> {
+    /// The signs of a permission `a / b` with `b` not a numeral: the solver's arithmetic
+    /// would need nonlinear reasoning for `1 / n >= 0` where `n > 0` (as `product`, facts
+    /// true of division that prove nothing more).
+    fn division_signs(&mut self, t: &Term) {
+        let germanium_smt::TermKind::Op(_, args) = t.kind() else {
+            return;
+        };
+        let [a, b] = args.as_slice() else {
+            return;
+        };
+        if matches!(
+            b.kind(),
+            germanium_smt::TermKind::Real(_) | germanium_smt::TermKind::Int(_)
+        ) {
+            return;
+        }
+        let zero = Term::real(0, 1);
+        let positive = Term::gt(b.clone(), zero.clone());
+        self.vc.fact(Term::and([
+            Term::implies(
+                Term::and([positive.clone(), Term::ge(a.clone(), zero.clone())]),
+                Term::ge(t.clone(), zero.clone()),
+            ),
+            Term::implies(
+                Term::and([positive, Term::gt(a.clone(), zero.clone())]),
+                Term::gt(t.clone(), zero),
+            ),
+        ]));
     }
 }
 

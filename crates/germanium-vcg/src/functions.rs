@@ -276,7 +276,7 @@ fn collect_footprint<'a>(
             collect_footprint(program, sem, x, conditions, out)
         }
         // Unconditionally only: a fingerprint of the whole heap map stands for it.
-        ExprKind::Quantifier { .. } if unconditional => {
+        ExprKind::Quantifier { .. } if unconditional && holds_permission(sem, a) => {
             match crate::quantified_frames::framable(program, sem, a) {
                 Some(map) => {
                     out.push((Vec::new(), Footprint::Quantified(map, a)));

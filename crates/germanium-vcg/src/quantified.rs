@@ -289,7 +289,7 @@ impl Lower<'_, '_> {
         } else {
             patterns.to_vec()
         };
-        Term::quantifier(Quantifier {
+        germanium_smt::alpha_normal(Quantifier {
             kind: QuantifierKind::Forall,
             vars: bound.vars.clone(),
             body,
@@ -621,6 +621,8 @@ impl Lower<'_, '_> {
         ctx: &ErrorContext,
         how: Taking,
     ) -> R<()> {
+        // Amounts and injectivity first, then what is held (as the symbolic engine).
+        let inverse = self.checked_inverse(st, node, bound, patterns, &lowered, ctx)?;
         let map = lowered.held.map.clone();
         let zero = Term::real(0, 1);
         let mask = st.memory.mask[&map].clone();
@@ -648,7 +650,6 @@ impl Lower<'_, '_> {
                 st.reach = self.vc.assume(&st.reach, fact);
             }
         }
-        let inverse = self.checked_inverse(st, node, bound, patterns, &lowered, ctx)?;
         let index_sort = lowered.held.index.sort().clone();
         let r = Term::var(Symbol::user(&format!("r%e{}", node.0)), index_sort.clone());
         let (inside, amount) = self.at_location(bound, &lowered, &inverse, &r);

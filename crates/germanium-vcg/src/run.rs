@@ -290,6 +290,26 @@ fn function_axioms(
     out
 }
 
+/// A quantified resource found not injective is reported once per place: as the contract's
+/// well-formedness where that failed, not again where the contract is exhaled (as by the
+/// symbolic engine; the check still ends the path).
+fn once_per_place(errors: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let reason = ":qp.not.injective";
+    let keep = |d: &Diagnostic| {
+        !d.id.ends_with(reason)
+            || d.id.starts_with("not.wellformed")
+            || !errors.iter().any(|o| {
+                o.span == d.span && o.id.ends_with(reason) && o.id.starts_with("not.wellformed")
+            })
+    };
+    let kept: Vec<bool> = errors.iter().map(keep).collect();
+    errors
+        .into_iter()
+        .zip(kept)
+        .filter_map(|(d, k)| k.then_some(d))
+        .collect()
+}
+
 fn send(solver: &mut Solver, commands: &[Command]) -> Result<(), germanium_smt::SolverError> {
     for command in commands {
         match command {
@@ -420,9 +440,18 @@ fn solve(solver: &mut Solver, vc: Vc, budget: Budget) -> Result<Vec<Diagnostic>,
                     .collect(),
                 None => Vec::new(),
             };
-            // No model to name the failing checks: ask about each on its own.
+            // No model to name the failing checks: ask about each on its own (those proved
+            // so are closed, not asked again).
             let failing = if shown.is_empty() {
-                one_by_one(solver, &labels, &open, budget)?
+                // Each with a quarter of the budget: the solver already gave up on them
+                // together, and a member failing on its budget should fail fast.
+                let quarter = Budget {
+                    resources: (budget.resources / 4).max(1),
+                    ..budget
+                };
+                let (failing, proved) = one_by_one(solver, &labels, &open, quarter)?;
+                open.retain(|i| !proved.contains(i));
+                failing
             } else {
                 shown
             };
@@ -467,21 +496,23 @@ fn solve(solver: &mut Solver, vc: Vc, budget: Budget) -> Result<Vec<Diagnostic>,
             }
         }
         errors.sort_by_key(|d| (d.span.file, d.span.start, d.span.end));
-        Ok(errors)
+        Ok(once_per_place(errors))
     })();
     solver.pop(1).map_err(failed)?;
     result
 }
 
 /// The open checks that a query of their own does not prove.
+/// The checks among `open` that may fail, each asked on its own, and those proved.
 fn one_by_one(
     solver: &mut Solver,
     labels: &[Term],
     open: &[usize],
     budget: Budget,
-) -> Result<Vec<usize>, String> {
+) -> Result<(Vec<usize>, Vec<usize>), String> {
     let failed = |e: germanium_smt::SolverError| format!("the SMT solver failed: {e}");
     let mut out = Vec::new();
+    let mut proved = Vec::new();
     for &i in open {
         solver.push().map_err(failed)?;
         solver
@@ -492,9 +523,11 @@ fn one_by_one(
         if answer.is_clock_limit() {
             return Err("the solver was stopped by the wall clock, not by its budget".into());
         }
-        if !answer.is_unsat() {
+        if answer.is_unsat() {
+            proved.push(i);
+        } else {
             out.push(i);
         }
     }
-    Ok(out)
+    Ok((out, proved))
 }

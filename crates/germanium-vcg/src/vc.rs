@@ -55,7 +55,13 @@ pub struct Vc {
     /// `refute`s: where `reach` holds, `fact` must be possibly false, else the error.
     pub refutations: Vec<(Term, Term, Diagnostic)>,
     reaches: std::collections::HashMap<Term, ReachDef>,
+    /// See `passes`.
+    passes_memo:
+        std::cell::RefCell<std::collections::HashMap<Term, std::collections::HashMap<Term, bool>>>,
 }
+
+/// How many points of the paths `passes` may look at in one member.
+const PASSES_WORK: usize = 2_000_000;
 
 impl Vc {
     /// A VC whose fresh names continue `names` (declarations outlive a solver scope, so
@@ -153,10 +159,15 @@ impl Vc {
 
     /// Whether every path reaching `later` passes `earlier`: each conjunct of `earlier` is a
     /// path condition or an assumed fact on every way back from `later`.
+    /// The answers are kept per conjunct (the same cut is asked about for every later
+    /// failure); past `PASSES_WORK` points known, the answer is "no" (an error reported
+    /// that a cut might have hidden: never a missed one).
     pub fn passes(&self, later: &Term, earlier: &Term) -> bool {
+        let mut memos = self.passes_memo.borrow_mut();
         conjuncts(earlier).iter().all(|part| {
-            let mut memo = std::collections::HashMap::new();
-            self.implied_on_path(later, part, &mut memo)
+            let known: usize = memos.values().map(|m| m.len()).sum();
+            let memo = memos.entry(part.clone()).or_default();
+            self.implied_on_path(later, part, memo, PASSES_WORK.saturating_sub(known))
         })
     }
 
@@ -165,42 +176,78 @@ impl Vc {
         from: &Term,
         part: &Term,
         memo: &mut std::collections::HashMap<Term, bool>,
+        budget: usize,
     ) -> bool {
-        // Walk the chain of `Within` iteratively (paths are long); branch at `Either`.
-        let mut at = from.clone();
-        let mut seen = Vec::new();
-        let answer = loop {
-            if at == *part {
-                break true;
+        let mut work = 0usize;
+        // An explicit stack, each point answered once its predecessors are: paths are long
+        // and joins follow each other, too deep for recursion.
+        let mut stack = vec![from.clone()];
+        while let Some(at) = stack.last().cloned() {
+            if memo.contains_key(&at) {
+                stack.pop();
+                continue;
             }
-            if let Some(known) = memo.get(&at) {
-                break *known;
+            work += 1;
+            if work > budget {
+                return false;
             }
-            seen.push(at.clone());
-            match self.reaches.get(&at) {
-                Some(ReachDef::Within(parent, fact)) => {
-                    if conjuncts(fact).contains(part) {
-                        break true;
-                    }
-                    at = parent.clone();
-                }
-                Some(ReachDef::Either(a, b)) => {
-                    let (a, b) = (a.clone(), b.clone());
-                    break self.implied_on_path(&a, part, memo)
-                        && self.implied_on_path(&b, part, memo);
-                }
-                None => {
-                    let parts = conjuncts(&at);
-                    break parts.len() > 1
-                        && parts.iter().any(|p| self.implied_on_path(p, part, memo));
-                }
+            let step = self.step(&at, part);
+            let pending: Vec<Term> = match &step {
+                Step::Known(_) => Vec::new(),
+                Step::All(next) | Step::Any(next) => next
+                    .iter()
+                    .filter(|t| !memo.contains_key(*t))
+                    .cloned()
+                    .collect(),
+            };
+            if !pending.is_empty() {
+                stack.extend(pending);
+                continue;
             }
-        };
-        for t in seen {
-            memo.insert(t, answer);
+            let answer = match step {
+                Step::Known(b) => b,
+                Step::All(next) => next.iter().all(|t| memo[t]),
+                Step::Any(next) => next.iter().any(|t| memo[t]),
+            };
+            memo.insert(at, answer);
+            stack.pop();
         }
-        answer
+        memo[from]
     }
+
+    /// How whether `part` holds at `at` is decided: known, or from the points before it.
+    fn step(&self, at: &Term, part: &Term) -> Step {
+        if at == part {
+            return Step::Known(true);
+        }
+        match self.reaches.get(at) {
+            Some(ReachDef::Within(parent, fact)) => {
+                if conjuncts(fact).contains(part) {
+                    Step::Known(true)
+                } else {
+                    Step::All(vec![parent.clone()])
+                }
+            }
+            Some(ReachDef::Either(a, b)) => Step::All(vec![a.clone(), b.clone()]),
+            None => {
+                let parts = conjuncts(at);
+                if parts.len() > 1 {
+                    Step::Any(parts)
+                } else {
+                    Step::Known(false)
+                }
+            }
+        }
+    }
+}
+
+/// See `Vc::step`.
+enum Step {
+    Known(bool),
+    /// Holds if it holds at all of these.
+    All(Vec<Term>),
+    /// Holds if it holds at one of these.
+    Any(Vec<Term>),
 }
 
 /// A literal or a constant: naming it again would gain nothing.
