@@ -248,7 +248,7 @@ impl Lower<'_, '_> {
         for set in triggers {
             let mut terms = Vec::new();
             for x in &set.exprs {
-                let t = self.leniently(|l| l.expr(&inner, guard, x, ctx))?;
+                let t = self.leniently(|l| l.trigger_term(&inner, guard, x, ctx))?;
                 terms.push(germanium_smt::substitute(&t, &to_vars));
             }
             patterns.push(terms);

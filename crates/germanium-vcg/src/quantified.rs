@@ -225,6 +225,21 @@ impl Lower<'_, '_> {
         Ok(())
     }
 
+    /// A trigger's term: the expression's, or for a predicate instance its location (which
+    /// every statement about the instance mentions).
+    pub fn trigger_term(
+        &mut self,
+        st: &State,
+        guard: &Term,
+        x: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
+        match crate::predicates::access(self.t.sem, x) {
+            Some(pa) => self.instance(st, guard, &pa, ctx),
+            None => self.expr(st, guard, x, ctx),
+        }
+    }
+
     fn binding<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
         self.with_modes(|m| m.binding = true, f)
     }
@@ -244,7 +259,8 @@ impl Lower<'_, '_> {
         for set in triggers {
             let mut terms = Vec::new();
             for x in &set.exprs {
-                let t = self.binding(|l| l.leniently(|l| l.expr(&inner, &reach, x, ctx)))?;
+                let t =
+                    self.binding(|l| l.leniently(|l| l.trigger_term(&inner, &reach, x, ctx)))?;
                 terms.push(bound.close(&t));
             }
             out.push(terms);
