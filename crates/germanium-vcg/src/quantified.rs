@@ -23,11 +23,14 @@ use crate::binders::Bound;
 use crate::lower::{unsupported, Lower, R};
 use crate::state::State;
 
-/// One part of a quantified assertion's body, under the conditions that lead to it (each
-/// condition and whether it holds there).
+/// The conditions that lead to a part of a quantified assertion's body: each condition and
+/// whether it holds there.
+pub type Conditions<'x> = Vec<(&'x Expr, bool)>;
+
+/// One part of a quantified assertion's body, under its conditions.
 enum Part<'x> {
-    Access(Vec<(&'x Expr, bool)>, &'x Expr),
-    Pure(Vec<(&'x Expr, bool)>, &'x Expr),
+    Access(Conditions<'x>, &'x Expr),
+    Pure(Conditions<'x>, &'x Expr),
 }
 
 /// The parts of `body`, in order; an error for what is not a permission or a pure fact.
@@ -95,7 +98,7 @@ pub fn quantified_permission<'x>(
 pub fn single_access<'x>(
     sem: &germanium_semantics::Semantics,
     body: &'x Expr,
-) -> Option<(Vec<&'x Expr>, &'x Expr)> {
+) -> Option<(Conditions<'x>, Vec<&'x Expr>, &'x Expr)> {
     let mut list = Vec::new();
     parts(sem, body, &mut Vec::new(), &mut list).ok()?;
     let [Part::Access(conds, access)] = list.as_slice() else {
@@ -111,7 +114,7 @@ pub fn single_access<'x>(
         }
         reads.extend(amount.as_deref());
     }
-    Some((reads, access))
+    Some((conds.clone(), reads, access))
 }
 
 /// One access of a quantified assertion, lowered at the binder's constants.
@@ -152,8 +155,14 @@ impl Inverse {
 }
 
 impl Lower<'_, '_> {
-    /// Inhales the quantified permission `a` into `st`.
-    pub fn inhale_quantified(&mut self, st: &mut State, a: &Expr, ctx: &ErrorContext) -> R<()> {
+    /// The parts of the quantified permission `a`, its variables' constants and the
+    /// program's triggers (read in `st`).
+    fn open_quantified<'x>(
+        &mut self,
+        st: &State,
+        a: &'x Expr,
+        ctx: &ErrorContext,
+    ) -> R<(Vec<Part<'x>>, Bound, Vec<Vec<Term>>)> {
         let Some((count, triggers, body)) = quantified_permission(self.t.sem, a) else {
             return unsupported(a.span, "this assertion");
         };
@@ -161,6 +170,12 @@ impl Lower<'_, '_> {
         parts(self.t.sem, body, &mut Vec::new(), &mut list)?;
         let bound = self.bind(a.id, count, a.span, "q")?;
         let patterns = self.user_patterns(st, &bound, triggers, ctx)?;
+        Ok((list, bound, patterns))
+    }
+
+    /// Inhales the quantified permission `a` into `st`.
+    pub fn inhale_quantified(&mut self, st: &mut State, a: &Expr, ctx: &ErrorContext) -> R<()> {
+        let (list, bound, patterns) = self.open_quantified(st, a, ctx)?;
         let mut conditions = HashMap::new();
         for part in &list {
             match part {
@@ -190,13 +205,7 @@ impl Lower<'_, '_> {
         ctx: &ErrorContext,
         how: Taking,
     ) -> R<()> {
-        let Some((count, triggers, body)) = quantified_permission(self.t.sem, a) else {
-            return unsupported(a.span, "this assertion");
-        };
-        let mut list = Vec::new();
-        parts(self.t.sem, body, &mut Vec::new(), &mut list)?;
-        let bound = self.bind(a.id, count, a.span, "q")?;
-        let patterns = self.user_patterns(eval, &bound, triggers, ctx)?;
+        let (list, bound, patterns) = self.open_quantified(eval, a, ctx)?;
         let mut conditions = HashMap::new();
         for part in &list {
             let view = State {
@@ -344,20 +353,12 @@ impl Lower<'_, '_> {
         &mut self,
         st: &State,
         bound: &Bound,
-        body: &Expr,
+        conds: &[(&Expr, bool)],
         access: &Expr,
         ctx: &ErrorContext,
     ) -> R<(Term, (Term, Term))> {
-        let mut list = Vec::new();
-        parts(self.t.sem, body, &mut Vec::new(), &mut list)?;
-        let Some(conds) = list.iter().find_map(|p| match p {
-            Part::Access(conds, x) if std::ptr::eq(*x, access) => Some(conds.clone()),
-            _ => None,
-        }) else {
-            return unsupported(access.span, "this quantified permission");
-        };
         let checks = self.vc.checks.len();
-        let lowered = self.lower_access(st, bound, &conds, access, &mut HashMap::new(), ctx);
+        let lowered = self.lower_access(st, bound, conds, access, &mut HashMap::new(), ctx);
         self.vc.checks.truncate(checks);
         let lowered = lowered?;
         Ok((lowered.cond, (lowered.held.index, lowered.held.amount)))

@@ -48,7 +48,7 @@ impl QuantifiedFootprint<'_> {
 /// access, whose condition, location and amount read no heap.
 pub fn framable(program: &Program, sem: &Semantics, a: &Expr) -> Option<String> {
     let (_, _, body) = crate::quantified::quantified_permission(sem, a)?;
-    let (reads, access) = crate::quantified::single_access(sem, body)?;
+    let (_, reads, access) = crate::quantified::single_access(sem, body)?;
     let map = if let Some(pa) = crate::predicates::access(sem, access) {
         pa.name
     } else {
@@ -168,6 +168,7 @@ impl Lower<'_, '_> {
         let (bound, cond, index, amount) = parts;
         let positive = Term::and([cond, Term::gt(amount, Term::real(0, 1))]);
         let direct = self.direct_inverse(&bound, &q.map, &index);
+        let is_direct = direct.is_some();
         let inverse_at = {
             let decls = q.inverse.clone();
             let params = params.to_vec();
@@ -196,7 +197,7 @@ impl Lower<'_, '_> {
                 })
             }
         };
-        let choice = if self.direct_inverse(&bound, &q.map, &index).is_some() {
+        let choice = if is_direct {
             None
         } else {
             let xs = inverse_at(&index);
@@ -280,15 +281,14 @@ impl Lower<'_, '_> {
         else {
             return unsupported(forall.span, "this footprint");
         };
-        let Some((reads, access)) = crate::quantified::single_access(self.t.sem, body) else {
+        let Some((conds, _, access)) = crate::quantified::single_access(self.t.sem, body) else {
             return unsupported(forall.span, "this footprint");
         };
-        let _ = reads;
         let bound = self.bind(forall.id, count, forall.span, "fq")?;
         let ctx = germanium_verifier::errors::ErrorContext::at_conjunct("internal", "");
         let (cond, held) = self.with_modes(
             |m| m.binding = true,
-            |l| l.access_at_constants(st, &bound, body, access, &ctx),
+            |l| l.access_at_constants(st, &bound, &conds, access, &ctx),
         )?;
         Ok((
             bound.clone(),
