@@ -32,6 +32,17 @@ pub(crate) enum Taking {
     Assumed,
 }
 
+/// The wand and amount of `a` if it holds a magic wand (`A --* B` or `acc(A --* B, p)`).
+fn wand_access(a: &Expr) -> Option<(&Expr, Option<&Expr>)> {
+    match &a.kind {
+        ExprKind::Binary(BinaryOp::Wand, ..) => Some((a, None)),
+        ExprKind::Acc(loc, amount) if matches!(loc.kind, ExprKind::Binary(BinaryOp::Wand, ..)) => {
+            Some((loc, amount.as_deref()))
+        }
+        _ => None,
+    }
+}
+
 /// Whether `e` has an `[a, b]` anywhere.
 pub fn has_inhale_exhale(e: &Expr) -> bool {
     let mut found = false;
@@ -97,6 +108,13 @@ impl Lower<'_, '_> {
                 )
             }
             ExprKind::Quantifier { .. } => self.inhale_quantified(st, a, ctx),
+            ExprKind::Binary(BinaryOp::Wand, ..) if !self.modes.lenient => {
+                self.check_wand_wellformed(st, a)?;
+                match self.resource(st, a, ctx)? {
+                    Some(held) => self.inhale_held(st, a, held, ctx),
+                    None => unsupported(a.span, "this magic wand"),
+                }
+            }
             _ => match self.resource(st, a, ctx)? {
                 Some(held) => self.inhale_held(st, a, held, ctx),
                 None => unsupported(a.span, "this assertion (quantifiers, wands)"),
@@ -133,6 +151,7 @@ impl Lower<'_, '_> {
         let p = if self.modes.wildcard_amounts {
             // Some positive amount where one is written (`none` stays nothing).
             let some = self.vc.fresh("wildcard", germanium_smt::Sort::Real);
+            self.vc.witness_value(&some);
             self.vc.fact(Term::gt(some.clone(), Term::real(0, 1)));
             let positive = Term::gt(p, Term::real(0, 1));
             Term::ite(positive, some, Term::real(0, 1))
@@ -152,6 +171,7 @@ impl Lower<'_, '_> {
                 None => return unsupported(a.span, "this location"),
             };
             let value = self.vc.fresh("v", sort);
+            self.vc.witness_value(&value);
             let kept = Term::ite(
                 Term::gt(before, Term::real(0, 1)),
                 Term::select(heap.clone(), index.clone()),
@@ -160,6 +180,13 @@ impl Lower<'_, '_> {
             let heap = self
                 .vc
                 .define(&format!("H_{map}"), Term::store(heap, index.clone(), kept));
+            st.memory.heap.insert(map.clone(), heap);
+        }
+        if map.starts_with("wand%") {
+            // An instance inhaled has footprint values of its own (not another's).
+            let frame = self.vc.fresh("wand", self.t.frames.sort.clone());
+            let heap = Term::store(st.memory.heap[&map].clone(), index.clone(), frame);
+            let heap = self.vc.define(&format!("H_{map}"), heap);
             st.memory.heap.insert(map.clone(), heap);
         }
         let facts = if field {
@@ -221,38 +248,61 @@ impl Lower<'_, '_> {
         clauses: &[(&Expr, ErrorContext)],
         keep: bool,
     ) -> R<()> {
-        let before = st.clone();
-        let mut taking = st.clone();
-        let outer = self.perm_masks.take();
-        let taken = (|| -> R<()> {
-            for (a, ctx) in clauses {
-                self.take(&before, &mut taking, a, ctx, Taking::Checked)?;
-            }
-            Ok(())
-        })();
-        self.perm_masks = outer;
-        taken?;
-        st.reach = taking.reach;
         if keep {
+            let mut taking = st.clone();
+            let mark = self.extracted_so_far();
+            self.take_all(&mut taking, clauses)?;
+            st.reach = taking.reach;
+            // Inside a package, what the assertion extracted stays with the witnesses.
+            self.add_extracted(st, mark);
             return Ok(());
         }
-        let changed: Vec<String> = taking
-            .memory
-            .mask
-            .iter()
-            .filter(|(f, m)| st.memory.mask.get(*f) != Some(*m))
-            .map(|(f, _)| f.clone())
-            .collect();
-        st.memory.mask = taking.memory.mask;
-        for field in changed {
-            self.havoc_unheld(&mut st.memory, &field);
+        for map in self.take_all(st, clauses)? {
+            self.havoc_unheld(&mut st.memory, &map);
         }
         Ok(())
     }
 
+    /// Checks and takes the clauses from `st`, reading the state before; returns the maps
+    /// whose permissions changed (the heap is not havocked: `apply` adds to them first).
+    pub fn take_all(
+        &mut self,
+        st: &mut State,
+        clauses: &[(&Expr, ErrorContext)],
+    ) -> R<Vec<String>> {
+        let before = st.clone();
+        let outer = self.perm_masks.take();
+        self.entering_exhale();
+        let taken = (|| -> R<()> {
+            for (a, ctx) in clauses {
+                self.take(&before, st, a, ctx, Taking::Checked)?;
+            }
+            Ok(())
+        })();
+        self.leaving_exhale();
+        self.perm_masks = outer;
+        taken?;
+        Ok(st
+            .memory
+            .mask
+            .iter()
+            .filter(|(f, m)| before.memory.mask.get(*f) != Some(*m))
+            .map(|(f, _)| f.clone())
+            .collect())
+    }
+
     /// A fresh heap map for `name` (a field or predicate), equal to the old one wherever
-    /// permission is held.
+    /// permission is held. Not inside a package: its statements are ghost code, and what
+    /// its witnesses do not hold keeps the values of the state around.
     pub fn havoc_unheld(&mut self, memory: &mut Memory, name: &str) {
+        if !self.in_package() {
+            self.fresh_where_unheld(memory, name);
+        }
+    }
+
+    /// A fresh heap map for `name` equal to the old one wherever permission is held (also
+    /// inside a package: the values of locations a body or a left-hand side adds).
+    pub fn fresh_where_unheld(&mut self, memory: &mut Memory, name: &str) {
         let old = memory.heap[name].clone();
         let mask = memory.mask[name].clone();
         let index = match old.sort().array_parts() {
@@ -260,6 +310,7 @@ impl Lower<'_, '_> {
             None => self.t.reference.clone(),
         };
         let new = self.vc.fresh(&format!("H_{name}"), old.sort().clone());
+        self.vc.witness_value(&new);
         let r = Term::var(Symbol::user("r"), index.clone());
         let read = Term::select(new.clone(), r.clone());
         self.vc.fact(Term::forall(
@@ -287,7 +338,7 @@ impl Lower<'_, '_> {
         // check), reads the heap as it was, and `perm` sees what is left.
         let view = State {
             reach: st.reach.clone(),
-            ..eval.clone()
+            ..self.with_extracted(eval)
         };
         self.perm_masks = Some(st.memory.mask.clone());
         if !is_impure(self.t.sem, a) {
@@ -332,9 +383,12 @@ impl Lower<'_, '_> {
                 let Some(held) = self.resource(&view, a, ctx)? else {
                     return unsupported(a.span, "this assertion (quantifiers, wands)");
                 };
-                let reach = st.reach.clone();
                 let offending = held.amount_node.unwrap_or(a);
                 let (map, index, p) = (held.map, held.index, held.amount);
+                if how == Taking::Checked && !held.wildcard {
+                    self.extract(st, &map, &index, &p, held.field)?;
+                }
+                let reach = st.reach.clone();
                 let mask = st.memory.mask[&map].clone();
                 let amount_held = Term::select(mask.clone(), index.clone());
                 let nonnegative = Term::ge(p.clone(), Term::real(0, 1));
@@ -364,7 +418,7 @@ impl Lower<'_, '_> {
                     Taking::Checked => {
                         let negative = Reason::NegativePermission;
                         self.check(&reach, nonnegative, ctx, negative, offending);
-                        let missing = Reason::InsufficientPermission;
+                        let missing = self.missing_reason(&map);
                         self.check(&reach, enough, ctx, missing, held.node);
                     }
                     Taking::Assumed => {
@@ -399,8 +453,12 @@ impl Lower<'_, '_> {
         ctx: &ErrorContext,
     ) -> R<Option<Held<'x>>> {
         let reach = st.reach.clone();
+        let located = match self.modes.receivers_in.clone() {
+            Some((also, maps)) => self.with_also_held(st, &also, &maps),
+            None => st.clone(),
+        };
         let (held, amount_node) = if let Some(pa) = crate::predicates::access(self.t.sem, a) {
-            let index = self.instance(st, &reach, &pa, ctx)?;
+            let index = self.instance(&located, &reach, &pa, ctx)?;
             let held = Held {
                 map: pa.name.clone(),
                 index,
@@ -411,14 +469,26 @@ impl Lower<'_, '_> {
                 wildcard: false,
             };
             (held, pa.amount)
+        } else if let Some((wand, amount)) = wand_access(a) {
+            let (map, index) = self.wand_location(st, &reach, wand, ctx)?;
+            let held = Held {
+                map,
+                index,
+                amount: Term::real(1, 1),
+                field: false,
+                node: a,
+                amount_node: amount,
+                wildcard: false,
+            };
+            (held, amount)
         } else if let ExprKind::Acc(loc, amount) = &a.kind {
             let ExprKind::FieldAccess(rcv, field) = &loc.kind else {
-                return unsupported(loc.span, "permissions to wands");
+                return unsupported(loc.span, "this resource");
             };
             if !self.t.is_field(&field.name) {
                 return unsupported(field.span, "this field");
             }
-            let r = self.expr(st, &reach, rcv, ctx)?;
+            let r = self.expr(&located, &reach, rcv, ctx)?;
             let held = Held {
                 map: field.name.clone(),
                 index: r,
@@ -456,6 +526,30 @@ impl Lower<'_, '_> {
         Ok(Some(held))
     }
 
+    /// `st` holding also what `also` holds in `maps` (the amounts added).
+    fn with_also_held(&mut self, st: &State, also: &Memory, maps: &[String]) -> State {
+        let mut out = st.clone();
+        for map in maps {
+            let (Some(mine), Some(theirs)) = (st.memory.mask.get(map), also.mask.get(map)) else {
+                continue;
+            };
+            let Some((index, _)) = mine.sort().array_parts() else {
+                continue;
+            };
+            let index = index.clone();
+            let sum = self.vc.fresh(&format!("M_{map}"), mine.sort().clone());
+            let r = Term::var(Symbol::user("r"), index.clone());
+            let at = |m: &Term| Term::select(m.clone(), r.clone());
+            self.vc.fact(Term::forall(
+                vec![(Symbol::user("r"), index)],
+                Term::eq(at(&sum), Term::add(vec![at(mine), at(theirs)])),
+                vec![vec![at(&sum)]],
+            ));
+            out.memory.mask.insert(map.clone(), sum);
+        }
+        out
+    }
+
     /// `assume a` with permissions: what holds if `a` could be exhaled here (the amounts are
     /// held, the pure parts true), assumed, and nothing taken.
     pub fn assume_exhalable(&mut self, st: &mut State, a: &Expr, ctx: &ErrorContext) -> R<()> {
@@ -487,10 +581,21 @@ impl Lower<'_, '_> {
         let mut a = st.clone();
         a.reach = self.vc.assume(&st.reach, c.clone());
         let mut b = st.clone();
-        b.reach = self.vc.assume(&st.reach, Term::not(c));
-        then(self, &mut a)?;
-        otherwise(self, &mut b)?;
-        *st = join(&mut self.vc, &a, &b);
+        b.reach = self.vc.assume(&st.reach, Term::not(c.clone()));
+        self.entering_branch(c.clone());
+        let r = then(self, &mut a);
+        self.leaving_branch();
+        r?;
+        self.entering_branch(Term::not(c.clone()));
+        let r = otherwise(self, &mut b);
+        self.leaving_branch();
+        r?;
+        *st = if self.in_package() {
+            // The same for every witness where the condition is.
+            crate::state::join_on(&mut self.vc, &c, &a, &b)
+        } else {
+            join(&mut self.vc, &a, &b)
+        };
         Ok(())
     }
 }

@@ -131,6 +131,8 @@ impl Lower<'_, '_> {
                 |l| l.forperm(st, guard, e, resources, body, ctx),
             ),
             ExprKind::Asserting(a, x) => self.asserting(st, guard, a, x, ctx),
+            ExprKind::Applying(w, x) => self.applying(st, guard, w, x, ctx),
+            ExprKind::ReadPerm(kind) => self.read_perm(st, guard, e, kind, ctx),
             ExprKind::Write => Ok(Term::real(1, 1)),
             // Inside an amount (`c ? wildcard : none`): some positive amount. Inhaled, it is
             // one; taken, the check needs it held whatever it is (never less strict than
@@ -148,7 +150,14 @@ impl Lower<'_, '_> {
                 };
                 // `perm` inside `old` reads the old state's permissions, exhale or not.
                 let during_exhale = self.perm_masks.take();
-                let r = self.expr(&then, guard, x, ctx);
+                // A wand's right-hand side checked well-formed reads its left-hand side's
+                // state as it may be (it is read where the wand is packaged or applied).
+                let lenient = self.modes.wand_wellformedness && name == crate::wands::LHS;
+                let r = if lenient {
+                    self.leniently(|l| l.expr(&then, guard, x, ctx))
+                } else {
+                    self.expr(&then, guard, x, ctx)
+                };
                 self.perm_masks = during_exhale;
                 r
             }

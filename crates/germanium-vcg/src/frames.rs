@@ -247,35 +247,39 @@ pub fn commands(t: &Tables<'_>) -> Vec<Command> {
     for name in names {
         let shape = &t.predicates[name];
         out.push(Command::DeclareSort(shape.index_name.clone()));
-        out.push(Command::DeclareFun(shape.location.clone()));
         out.push(Command::DeclareFun(shape.unfolded.clone()));
         if let Some(instance) = &shape.instance {
             out.push(Command::DeclareFun(instance.clone()));
         }
-        let vars: Vec<(Symbol, Sort)> = shape
-            .location
-            .args()
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (Symbol::user(&format!("a{i}")), s.clone()))
-            .collect();
-        let terms: Vec<Term> = vars
-            .iter()
-            .map(|(s, sort)| Term::var(s.clone(), sort.clone()))
-            .collect();
-        let loc = shape.location(terms.clone());
-        let mut facts = Vec::new();
-        for (arg, value) in shape.arguments.iter().zip(terms) {
-            out.push(Command::DeclareFun(arg.clone()));
-            facts.push(Term::eq(Term::app(arg, vec![loc.clone()]), value));
-        }
-        if !vars.is_empty() {
-            out.push(Command::assert(Term::forall(
-                vars,
-                Term::and(facts),
-                vec![vec![loc]],
-            )));
-        }
+        location_commands(&shape.location, &shape.arguments, &mut out);
     }
     out
+}
+
+/// A location constructor and its selectors: distinct arguments give distinct locations.
+pub fn location_commands(location: &FunDecl, arguments: &[FunDecl], out: &mut Vec<Command>) {
+    out.push(Command::DeclareFun(location.clone()));
+    let vars: Vec<(Symbol, Sort)> = location
+        .args()
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (Symbol::user(&format!("a{i}")), s.clone()))
+        .collect();
+    let terms: Vec<Term> = vars
+        .iter()
+        .map(|(s, sort)| Term::var(s.clone(), sort.clone()))
+        .collect();
+    let loc = Term::app(location, terms.clone());
+    let mut facts = Vec::new();
+    for (arg, value) in arguments.iter().zip(terms) {
+        out.push(Command::DeclareFun(arg.clone()));
+        facts.push(Term::eq(Term::app(arg, vec![loc.clone()]), value));
+    }
+    if !vars.is_empty() {
+        out.push(Command::assert(Term::forall(
+            vars,
+            Term::and(facts),
+            vec![vec![loc]],
+        )));
+    }
 }

@@ -14,14 +14,17 @@ mod expr;
 mod frames;
 mod functions;
 mod lower;
+mod package;
 mod permissions;
 mod predicates;
 mod quantified;
 mod quantified_frames;
+mod read_permissions;
 mod run;
 mod state;
 mod stmt;
 mod termination;
 mod vc;
+mod wands;
 
 pub use run::verify_members;

@@ -43,6 +43,8 @@ pub struct Tables<'a> {
     /// The values of predicate instances (see `frames`).
     pub frames: crate::frames::Frames,
     pub predicates: std::collections::HashMap<String, crate::frames::PredicateShape<'a>>,
+    /// The program's wand shapes, by key (see `wands`).
+    pub wands: std::collections::HashMap<String, crate::wands::WandShape>,
     /// Which methods each method calls, and which functions each function applies (for
     /// recursion clusters in termination checks).
     pub call_graph: std::collections::HashMap<String, std::collections::HashSet<String>>,
@@ -64,6 +66,11 @@ impl Tables<'_> {
         for name in names {
             let shape = &self.predicates[name];
             out.push((name.clone(), shape.index.clone(), self.frames.sort.clone()));
+        }
+        let mut wands: Vec<&crate::wands::WandShape> = self.wands.values().collect();
+        wands.sort_by(|a, b| a.map.cmp(&b.map));
+        for w in wands {
+            out.push((w.map.clone(), w.index.clone(), self.frames.sort.clone()));
         }
         out
     }
@@ -108,6 +115,13 @@ pub struct Modes {
     pub all_limited: bool,
     /// The application `@reveal()` names (an opaque function's definition holds there).
     pub revealing: Option<germanium_syntax::ast::NodeId>,
+    /// The receivers and arguments of the resources of an assertion may also read what
+    /// this memory holds in these maps (a wand's right-hand side being checked
+    /// well-formed: its left-hand side frames them).
+    pub receivers_in: Option<(crate::state::Memory, Vec<String>)>,
+    /// A wand is being checked well-formed: `asserting` is read, not checked (it is checked
+    /// where the wand is packaged or applied).
+    pub wand_wellformedness: bool,
     /// Inside a quantifier (or `forperm`, `quasihavocall`): fresh constants stand for its
     /// variables until the body is closed, so no definition may name a value here.
     pub binding: bool,
@@ -156,6 +170,13 @@ pub struct Lower<'t, 'a> {
     /// where its function is applied, in the order of the lowering, as Viper's symbolic
     /// order has it): each is guarded by a constant here, which every later check assumes.
     pub activations: Vec<Term>,
+    /// The packages being lowered, innermost last (see `package`).
+    pub packages: Vec<crate::package::PackageFrame>,
+    /// The wand shapes checked well-formed so far (each is reported once per member).
+    pub wands_checked: std::collections::HashSet<String>,
+    /// What `rd` is here: the method's own, or a call's or loop's (see
+    /// `read_permissions`).
+    pub read_amount: Option<Term>,
 }
 
 impl<'t, 'a> Lower<'t, 'a> {
@@ -176,6 +197,9 @@ impl<'t, 'a> Lower<'t, 'a> {
             terminated_from: 0,
             defined_facts: Vec::new(),
             activations: Vec::new(),
+            packages: Vec::new(),
+            wands_checked: Default::default(),
+            read_amount: None,
         }
     }
 
@@ -295,6 +319,22 @@ impl<'t, 'a> Lower<'t, 'a> {
         r
     }
 
+    /// As `side_path`, but the new path comes after `after` (another side path from the
+    /// same point, whose facts it does not assume): a failure there that ends its path is
+    /// the one reported.
+    pub fn side_path_after<T>(
+        &mut self,
+        from: &Term,
+        after: &Term,
+        f: impl FnOnce(&mut Self, Term) -> R<T>,
+    ) -> R<T> {
+        let saved = self.defined_facts.clone();
+        let reach = self.vc.branch_off_after(from, after);
+        let r = f(self, reach);
+        self.defined_facts = saved;
+        r
+    }
+
     /// Runs `f` with lenient reads (see `Modes::lenient`).
     pub fn leniently<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
         self.with_modes(|m| m.lenient = true, f)
@@ -337,6 +377,7 @@ impl<'t, 'a> Lower<'t, 'a> {
     /// `wildcard`: some positive amount, chosen where it is used.
     pub fn some_amount(&mut self) -> Term {
         let w = self.vc.fresh("wildcard", Sort::Real);
+        self.vc.witness_value(&w);
         self.vc.fact(Term::gt(w.clone(), Term::real(0, 1)));
         w
     }

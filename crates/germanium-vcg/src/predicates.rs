@@ -218,6 +218,10 @@ impl<'t, 'a> Lower<'t, 'a> {
             return unsupported(pa.call.span, "unfolding an abstract predicate");
         };
         let loc = shape.location(args.clone());
+        if matches!(opening, Opening::Checked(_)) && !is_wildcard(pa.amount) {
+            // Inside a package: what its witnesses miss comes from the state around.
+            self.extract(st, &pa.name, &loc, &p, false)?;
+        }
         let mask = st.memory.mask[&pa.name].clone();
         let heap = st.memory.heap[&pa.name].clone();
         let held = Term::select(mask.clone(), loc.clone());

@@ -592,7 +592,7 @@ impl Lower<'_, '_> {
         let added = Term::add(vec![before.clone(), amount.clone()]);
         let new = self.pointwise_mask(st, &map, &r, inside.clone(), added);
         if self.modes.fresh_on_inhale {
-            self.fresh_where_unheld(st, &map, &old);
+            self.fresh_where_newly_held(st, &map, &old);
         }
         if lowered.held.field {
             // Null is not a location held, and none is held beyond a whole permission.
@@ -618,10 +618,10 @@ impl Lower<'_, '_> {
 
     /// A fresh heap map for `map`, equal to the old one where `held` holds some permission
     /// (the locations an unfolded body adds get values of their own).
-    fn fresh_where_unheld(&mut self, st: &mut State, map: &str, held: &Term) {
+    fn fresh_where_newly_held(&mut self, st: &mut State, map: &str, held: &Term) {
         let mut memory = st.memory.clone();
         memory.mask.insert(map.to_string(), held.clone());
-        self.havoc_unheld(&mut memory, map);
+        self.fresh_where_unheld(&mut memory, map);
         st.memory
             .heap
             .insert(map.to_string(), memory.heap[map].clone());

@@ -188,10 +188,12 @@ fn tables<'a>(
         functions: Default::default(),
         frames,
         predicates: Default::default(),
+        wands: Default::default(),
         call_graph: germanium_semantics::calls::call_graph(program, sem),
         function_call_graph: germanium_semantics::calls::function_call_graph(program, sem),
     };
     tables.predicates = crate::frames::shapes(&tables, &tables.frames);
+    tables.wands = crate::wands::shapes(&tables);
     tables.functions = crate::functions::shapes(&tables);
     Ok(tables)
 }
@@ -223,6 +225,11 @@ fn start(tables: &Tables<'_>, options: &VerifyOptions) -> Result<Solver, String>
             solver.declare_fun(&null)?;
         }
         send(&mut solver, &crate::frames::commands(tables))?;
+        send(&mut solver, &crate::wands::commands(tables))?;
+        send(
+            &mut solver,
+            &crate::read_permissions::commands(&tables.reference),
+        )?;
         solver.declare_fun(&crate::lower::product_decl())?;
         // Functions before the theories' axioms, which may apply them.
         let mut names: Vec<&String> = tables.functions.keys().collect();
@@ -407,9 +414,8 @@ fn solve(solver: &mut Solver, vc: Vc, budget: Budget) -> Result<Vec<Diagnostic>,
             labels.push(ok);
         }
         let mut open: Vec<usize> = (0..labels.len()).collect();
-        let mut errors = Vec::new();
-        // Reported checks whose failure ends their path.
-        let mut cut: Vec<usize> = Vec::new();
+        // Failing checks with their errors, in the order found.
+        let mut failures = Vec::new();
         while !open.is_empty() {
             let some_fails = Term::not(Term::and(open.iter().map(|&i| labels[i].clone())));
             solver.push().map_err(failed)?;
@@ -466,20 +472,27 @@ fn solve(solver: &mut Solver, vc: Vc, budget: Budget) -> Result<Vec<Diagnostic>,
                         }
                     }
                 }
-                // On a path that a reported failure ended, nothing after it is reported.
-                let after_an_end = cut
-                    .iter()
-                    .any(|&c| c < i && vc.passes(&vc.checks[i].reach, &vc.checks[c].reach));
-                if vc.checks[i].cutting {
-                    cut.push(i);
-                }
-                if !after_an_end && !errors.contains(&error) {
-                    errors.push(error);
-                }
+                failures.push((i, error));
             }
             open.retain(|i| !failing.contains(i));
             if failing.is_empty() {
                 break;
+            }
+        }
+        // On a path that a failure ended, nothing after it is reported (whichever round of
+        // questions found them).
+        failures.sort_by_key(|(i, _)| *i);
+        let mut errors = Vec::new();
+        let mut cut: Vec<usize> = Vec::new();
+        for (i, error) in failures {
+            let after_an_end = cut
+                .iter()
+                .any(|&c| vc.passes(&vc.checks[i].reach, &vc.checks[c].reach));
+            if vc.checks[i].cutting {
+                cut.push(i);
+            }
+            if !after_an_end && !errors.contains(&error) {
+                errors.push(error);
             }
         }
         // A refuted assertion must not be provable where it is reached: only a proof of it

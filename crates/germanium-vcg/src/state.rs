@@ -80,6 +80,22 @@ pub fn grows(earlier: &Term, later: &Term, reference: &Sort) -> Term {
     )
 }
 
+/// One state from the two sides of a branch on `c` from one state: each differing part
+/// is `c ? a : b` (equal to a side's value where that side was taken, and naming no more
+/// than the sides and the condition do).
+pub fn join_on(vc: &mut Vc, c: &Term, a: &State, b: &State) -> State {
+    let reach = vc.either(&a.reach, &b.reach);
+    let mut merge = |base: &str, x: &Term, y: &Term| -> Term {
+        if x == y {
+            return x.clone();
+        }
+        vc.define(base, Term::ite(c.clone(), x.clone(), y.clone()))
+    };
+    let mut joined = merge_states(a, b, &mut merge);
+    joined.reach = reach;
+    joined
+}
+
 /// One state from two that meet after the sides of a branch: equal parts stay, differing
 /// ones get a fresh name equal to each side's value where that side was taken.
 pub fn join(vc: &mut Vc, a: &State, b: &State) -> State {
@@ -99,6 +115,13 @@ pub fn join(vc: &mut Vc, a: &State, b: &State) -> State {
         ));
         v
     };
+    let mut joined = merge_states(a, b, &mut merge);
+    joined.reach = reach;
+    joined
+}
+
+/// The parts of two states merged by `merge` (the reach is left to the caller).
+fn merge_states(a: &State, b: &State, merge: &mut dyn FnMut(&str, &Term, &Term) -> Term) -> State {
     let mut store = HashMap::new();
     let mut vars: Vec<&VarId> = a.store.keys().collect();
     vars.sort();
@@ -130,6 +153,6 @@ pub fn join(vc: &mut Vc, a: &State, b: &State) -> State {
         store,
         memory,
         labels,
-        reach,
+        reach: a.reach.clone(),
     }
 }

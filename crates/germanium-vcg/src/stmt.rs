@@ -35,6 +35,27 @@ impl Lower<'_, '_> {
         for v in info.params.iter().chain(&info.returns) {
             self.havoc_var(&mut st, *v, m.name.span)?;
         }
+        // The method's own `rd` (seed 003), where it has one.
+        let mut own: Vec<&Expr> = m
+            .contract
+            .requires
+            .iter()
+            .chain(&m.contract.ensures)
+            .collect();
+        if let Some(b) = &m.body {
+            germanium_semantics::visit::walk_stmts(b, &mut |s| {
+                own.extend(germanium_semantics::visit::stmt_exprs(s))
+            });
+        }
+        if own.iter().any(|e| crate::read_permissions::mentions_rd(e)) {
+            let contract: Vec<&Expr> = m
+                .contract
+                .requires
+                .iter()
+                .chain(&m.contract.ensures)
+                .collect();
+            self.read_amount = Some(self.small_read_amount(&st, &contract)?);
+        }
         let wellformed =
             ErrorContext::at_conjunct("not.wellformed", "Contract might not be well-formed.");
         self.inhale_contract(&mut st, &m.contract.requires, &wellformed)?;
@@ -170,6 +191,14 @@ impl Lower<'_, '_> {
                     },
                 )
             }
+            StmtKind::While { invariants, .. }
+                if invariants.iter().any(crate::read_permissions::mentions_rd) =>
+            {
+                // A fresh `rd` for the loop (seed 003).
+                let clauses: Vec<&Expr> = invariants.iter().collect();
+                let rd = self.fresh_read_amount(st, &clauses, &clauses)?;
+                self.with_read_amount(rd, |l| l.while_loop(st, s))
+            }
             StmtKind::While { .. } => self.while_loop(st, s),
             StmtKind::Block(b) => self.stmts(st, &b.stmts),
             StmtKind::Inhale(a) => {
@@ -200,6 +229,11 @@ impl Lower<'_, '_> {
                 self.quasihavocall(st, s, vars.len(), cond.as_ref(), res)
             }
             StmtKind::Fold(a) => self.fold(st, a, s.span),
+            StmtKind::Package(wand, proof) => self.package(st, s, wand, proof.as_ref()),
+            StmtKind::Apply(wand) => {
+                let ctx = ErrorContext::at("apply.failed", s.span, "Applying wand might fail.");
+                self.apply_wand(st, wand, &ctx)
+            }
             StmtKind::Unfold(a) => self.unfold(st, a, s.span),
             StmtKind::Label(name, invariants) if invariants.is_empty() => {
                 // Where the jumps to it meet the path that reaches it in order.
@@ -349,6 +383,35 @@ impl Lower<'_, '_> {
         }
         self.check_call_terminates(&callee_state, callee, s.span)?;
         self.assume_terminated(&mut callee_state);
+        let contract = callee
+            .contract
+            .requires
+            .iter()
+            .chain(&callee.contract.ensures);
+        if contract.clone().any(crate::read_permissions::mentions_rd) {
+            // A fresh `rd` for the call (seed 003).
+            let clauses: Vec<&Expr> = callee.contract.requires.iter().collect();
+            let whole: Vec<&Expr> = contract.collect();
+            let rd = self.fresh_read_amount(&callee_state, &whole, &clauses)?;
+            let outer = self.read_amount.replace(rd);
+            let r = self.call_contract(st, s, name, callee, &info, callee_state);
+            self.read_amount = outer;
+            return r;
+        }
+        self.call_contract(st, s, name, callee, &info, callee_state)
+    }
+
+    /// A call's contract: the precondition exhaled from `callee_state` (the caller's state
+    /// with the callee's parameters bound), the postcondition inhaled.
+    fn call_contract(
+        &mut self,
+        st: &mut State,
+        s: &Stmt,
+        name: &str,
+        callee: &Method,
+        info: &germanium_semantics::MethodInfo,
+        mut callee_state: State,
+    ) -> R<Vec<Term>> {
         let at_call = st.memory.clone();
         let pre_ctx = ErrorContext::at(
             "call.precondition",

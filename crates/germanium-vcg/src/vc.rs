@@ -6,7 +6,7 @@
 //! that comes after another on its path is asked under it (the path assumes what it
 //! checked), so one failure does not drag the checks after it along.
 
-use germanium_smt::{FunDecl, NameGenerator, Sort, Term, TermKind};
+use germanium_smt::{FunDecl, NameGenerator, Sort, Symbol, Term, TermKind};
 use germanium_syntax::Diagnostic;
 
 /// One check: where `reach` holds, `fact` must hold, else `error`.
@@ -55,9 +55,26 @@ pub struct Vc {
     /// `refute`s: where `reach` holds, `fact` must be possibly false, else the error.
     pub refutations: Vec<(Term, Term, Diagnostic)>,
     reaches: std::collections::HashMap<Term, ReachDef>,
+    /// The packages being lowered, innermost last (see `Region`).
+    regions: Vec<Region>,
     /// See `passes`.
     passes_memo:
         std::cell::RefCell<std::collections::HashMap<Term, std::collections::HashMap<Term, bool>>>,
+}
+
+/// What a package's witnesses are made of: the constants and facts made since it began.
+/// The witnesses' own values (`seeds`: what the locations they hold have, amounts left
+/// open) differ from one witness to another, and so may whatever is defined from
+/// them; a term naming none of these is the same for every witness.
+#[derive(Debug, Default)]
+struct Region {
+    decls_from: usize,
+    facts_from: usize,
+    seeds: std::collections::HashSet<Symbol>,
+    /// Which facts of the region define a constant (`define`): index to constant.
+    definitions: std::collections::HashMap<usize, Symbol>,
+    /// Facts about what is chosen once for all witnesses (`fact_outside`).
+    outside: std::collections::HashSet<usize>,
 }
 
 /// How many points of the paths `passes` may look at in one member.
@@ -86,6 +103,102 @@ impl Vc {
         t
     }
 
+    /// A fact about something chosen once for every witness of the innermost package (its
+    /// footprint), true of each: it ties nothing to the witness it names.
+    pub fn fact_outside(&mut self, fact: Term) {
+        if let Some(region) = self.regions.last_mut() {
+            region.outside.insert(self.facts.len());
+        }
+        self.facts.push(fact);
+    }
+
+    /// Marks `t` (a fresh constant) as a value of the witnesses of the innermost package
+    /// if there is one: a value a location gets where they hold it, an amount left open.
+    pub fn witness_value(&mut self, t: &Term) {
+        if let (Some(region), TermKind::App(f, _)) = (self.regions.last_mut(), t.kind()) {
+            region.seeds.insert(f.name().clone());
+        }
+    }
+
+    /// Starts recording a package's witnesses (see `Region`).
+    pub fn begin_region(&mut self) {
+        self.regions.push(Region {
+            decls_from: self.decls.len(),
+            facts_from: self.facts.len(),
+            ..Region::default()
+        });
+    }
+
+    pub fn end_region(&mut self) {
+        self.regions.pop();
+    }
+
+    /// Whether `t` may differ between the witnesses of the innermost package: whether it
+    /// names a seed or a constant or function the region's facts tie to one (a definition
+    /// ties its constant to what defines it; any other fact ties all it names).
+    pub fn witness_dependent(&self, t: &Term) -> bool {
+        let Some(region) = self.regions.last() else {
+            return false;
+        };
+        let made: Vec<Symbol> = self.decls[region.decls_from..]
+            .iter()
+            .map(|d| d.name().clone())
+            .collect();
+        let mut tainted = region.seeds.clone();
+        loop {
+            let before = tainted.len();
+            for (i, fact) in self.facts[region.facts_from..].iter().enumerate() {
+                if region.outside.contains(&(i + region.facts_from)) || !fact.applies_any(&tainted)
+                {
+                    continue;
+                }
+                match region.definitions.get(&(i + region.facts_from)) {
+                    Some(defined) => {
+                        tainted.insert(defined.clone());
+                    }
+                    None => {
+                        for name in &made {
+                            if !tainted.contains(name) && fact.applies_any(&single(name)) {
+                                tainted.insert(name.clone());
+                            }
+                        }
+                    }
+                }
+            }
+            if tainted.len() == before {
+                break;
+            }
+        }
+        t.applies_any(&tainted)
+    }
+
+    /// `t` of another witness: the innermost region's constants and facts made again under
+    /// fresh names (facts there only define the constants made with them, so the copy
+    /// constrains nothing else). `None` where the region declared functions: their facts
+    /// would speak of the same symbols twice.
+    pub fn another_witness(&mut self, t: &Term) -> Option<Term> {
+        let region = self.regions.last()?;
+        let (decls_from, facts_from) = (region.decls_from, region.facts_from);
+        if self.decls[decls_from..]
+            .iter()
+            .any(|d| !d.args().is_empty())
+        {
+            return None;
+        }
+        let mut renamed = std::collections::HashMap::new();
+        let originals: Vec<FunDecl> = self.decls[decls_from..].to_vec();
+        for d in originals {
+            let copy = self.fresh("another", d.result().clone());
+            renamed.insert(Term::constant(&d), copy);
+        }
+        let facts: Vec<Term> = self.facts[facts_from..]
+            .iter()
+            .map(|f| germanium_smt::substitute(f, &renamed))
+            .collect();
+        self.facts.extend(facts);
+        Some(germanium_smt::substitute(t, &renamed))
+    }
+
     /// A fresh name (of a function the caller declares in `decls`).
     pub fn fresh_name(&mut self, base: &str) -> germanium_smt::Symbol {
         self.names.fresh(base)
@@ -97,6 +210,11 @@ impl Vc {
             return value;
         }
         let c = self.fresh(base, value.sort().clone());
+        if let (Some(region), TermKind::App(f, _)) = (self.regions.last_mut(), c.kind()) {
+            region
+                .definitions
+                .insert(self.facts.len(), f.name().clone());
+        }
         self.facts.push(Term::eq(c.clone(), value));
         c
     }
@@ -146,6 +264,16 @@ impl Vc {
         self.facts.push(Term::eq(r.clone(), reach.clone()));
         self.reaches
             .insert(r.clone(), ReachDef::Within(reach.clone(), Term::tt()));
+        r
+    }
+
+    /// A path of its own from `reach` whose checks come after those of `after` (see
+    /// `side_path_after`): equal to `reach`, placed after `after` for `passes`.
+    pub fn branch_off_after(&mut self, reach: &Term, after: &Term) -> Term {
+        let r = self.fresh("reach", germanium_smt::Sort::Bool);
+        self.facts.push(Term::eq(r.clone(), reach.clone()));
+        self.reaches
+            .insert(r.clone(), ReachDef::Within(after.clone(), Term::tt()));
         r
     }
 
@@ -248,6 +376,10 @@ enum Step {
     All(Vec<Term>),
     /// Holds if it holds at one of these.
     Any(Vec<Term>),
+}
+
+fn single(name: &Symbol) -> std::collections::HashSet<Symbol> {
+    std::iter::once(name.clone()).collect()
 }
 
 /// A literal or a constant: naming it again would gain nothing.
