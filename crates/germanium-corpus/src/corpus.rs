@@ -144,6 +144,10 @@ pub struct FileResult {
     pub malformed: Vec<(PathBuf, u32)>,
     /// Expected errors missed inside members Germanium verified (see [`crate::soundness`]).
     pub missed_in_verified: Vec<crate::compare::Located>,
+    /// What was reported (for comparing back ends).
+    pub reported: Vec<crate::compare::Located>,
+    /// Which members got a verdict.
+    pub verdicts: crate::soundness::Verdicts,
     pub time: Duration,
 }
 
@@ -179,7 +183,8 @@ pub fn run_with(
                 eprintln!("corpus: done {} in {:.1?}", file.name, report.time);
             }
             let expectations = Expectations::of_report(&report);
-            let comparison = compare(mode, &expectations, &reported_of(&report));
+            let reported = reported_of(&report);
+            let comparison = compare(mode, &expectations, &reported);
             let classes = report.program.as_ref().map(classify).unwrap_or_default();
             let missed_in_verified =
                 crate::soundness::missed_in_verified_members(&report, &comparison.missing);
@@ -189,6 +194,8 @@ pub fn run_with(
                 classes,
                 malformed: expectations.malformed,
                 missed_in_verified,
+                reported,
+                verdicts: crate::soundness::verdicts(&report),
                 time: report.time,
             }
         })

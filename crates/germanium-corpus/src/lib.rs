@@ -16,6 +16,7 @@ pub mod annotations;
 pub mod classify;
 pub mod compare;
 pub mod corpus;
+pub mod cross_check;
 pub mod probes;
 pub mod soundness;
 pub mod summary;

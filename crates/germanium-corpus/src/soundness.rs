@@ -14,17 +14,52 @@ use germanium_syntax::Span;
 
 use crate::compare::{canonical, is_front_end, Located};
 
-/// The expected errors in `missing` that lie in members Germanium verified.
-pub fn missed_in_verified_members(report: &FileReport, missing: &[Located]) -> Vec<Located> {
+/// Which members of a file got a verdict: the members' line ranges (file, first, last), and
+/// whether each was left unverified (an `internal...` diagnostic inside it).
+#[derive(Clone, Debug, Default)]
+pub struct Verdicts {
+    members: Vec<(std::path::PathBuf, (u32, u32))>,
+    unverified: Vec<bool>,
+    /// Nothing in the file was claimed (a crash, a front-end error, an `internal` outside
+    /// every member).
+    whole_file_unverified: bool,
+}
+
+impl Verdicts {
+    /// Whether a verdict covers `line` of `file`: it lies in a member claimed verified or
+    /// failing (or outside every member of a file with a verdict).
+    pub fn judged(&self, file: &Path, line: u32) -> bool {
+        if self.whole_file_unverified {
+            return false;
+        }
+        match self.member_at(file, line) {
+            Some(index) => !self.unverified[index],
+            None => true,
+        }
+    }
+
+    fn member_at(&self, file: &Path, line: u32) -> Option<usize> {
+        self.members
+            .iter()
+            .position(|(f, (start, end))| f == file && *start <= line && line <= *end)
+    }
+}
+
+/// The verdicts of a report (see [`Verdicts`]).
+pub fn verdicts(report: &FileReport) -> Verdicts {
+    let unclaimed = Verdicts {
+        whole_file_unverified: true,
+        ..Verdicts::default()
+    };
     let Some(program) = &report.program else {
-        return Vec::new(); // the file crashed: nothing was claimed
+        return unclaimed; // the file crashed: nothing was claimed
     };
     let rejected = report
         .diagnostics
         .iter()
         .any(|d| d.is_error() && is_front_end(&d.id));
     if rejected {
-        return Vec::new(); // the front end rejected the program: nothing was verified
+        return unclaimed; // the front end rejected the program: nothing was verified
     }
     let line_range = |span: Span| {
         (
@@ -33,19 +68,15 @@ pub fn missed_in_verified_members(report: &FileReport, missing: &[Located]) -> V
         )
     };
     let file_of = |span: Span| canonical(&report.sources.get(span.file).path);
-    let members: Vec<(std::path::PathBuf, (u32, u32))> = program
-        .items
-        .iter()
-        .map(|item| (file_of(item.span), line_range(item.span)))
-        .collect();
-    let member_at = |file: &Path, line: u32| {
-        members
+    let mut verdicts = Verdicts {
+        members: program
+            .items
             .iter()
-            .position(|(f, (start, end))| f == file && *start <= line && line <= *end)
+            .map(|item| (file_of(item.span), line_range(item.span)))
+            .collect(),
+        ..Verdicts::default()
     };
-
-    let mut unverified = vec![false; members.len()];
-    let mut whole_file_unverified = false;
+    verdicts.unverified = vec![false; verdicts.members.len()];
     for diagnostic in report
         .diagnostics
         .iter()
@@ -53,24 +84,24 @@ pub fn missed_in_verified_members(report: &FileReport, missing: &[Located]) -> V
     {
         if diagnostic.id == ids::INTERNAL {
             // Germanium could not finish (no solver, a crash): it claimed nothing.
-            whole_file_unverified = true;
+            verdicts.whole_file_unverified = true;
             continue;
         }
         let line = report.sources.start(diagnostic.span).line;
-        match member_at(&file_of(diagnostic.span), line) {
-            Some(index) => unverified[index] = true,
-            None => whole_file_unverified = true,
+        match verdicts.member_at(&file_of(diagnostic.span), line) {
+            Some(index) => verdicts.unverified[index] = true,
+            None => verdicts.whole_file_unverified = true,
         }
     }
-    if whole_file_unverified {
-        return Vec::new();
-    }
+    verdicts
+}
+
+/// The expected errors in `missing` that lie in members Germanium verified.
+pub fn missed_in_verified_members(report: &FileReport, missing: &[Located]) -> Vec<Located> {
+    let verdicts = verdicts(report);
     missing
         .iter()
-        .filter(|miss| match member_at(&miss.file, miss.line) {
-            Some(index) => !unverified[index],
-            None => true,
-        })
+        .filter(|miss| verdicts.judged(&miss.file, miss.line))
         .cloned()
         .collect()
 }

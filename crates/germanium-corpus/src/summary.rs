@@ -284,6 +284,8 @@ mod tests {
             classes: vec![FeatureClass::Core],
             malformed: vec![],
             missed_in_verified: vec![],
+            reported: vec![],
+            verdicts: Default::default(),
             time: Default::default(),
         }
     }

@@ -8,6 +8,10 @@
 //!
 //! - `vcg`: `germanium verify --backend vcg`, as `verify`, with its own lists
 //!   (`vcg-passing.txt`, `vcg-missed-accepted.txt`).
+//! - `cross_check`: the two back ends' results against each other (each run once per test
+//!   process, whichever test asks first): every error one reports where the other does not,
+//!   in a member both gave a verdict on, must be in `cross-check-disagreements.txt` with its
+//!   cause (`GERMANIUM_UPDATE_CROSS_CHECK=1` adds the new ones, cause to be written).
 //!
 //! Each fails if a file listed in `tests/corpus/<mode>-passing.txt` no longer passes; never
 //! merely because more files pass. `GERMANIUM_UPDATE_PASSING=1` rewrites the lists.
@@ -18,10 +22,28 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use std::sync::OnceLock;
+
 use germanium_corpus::compare::CompareMode;
 use germanium_corpus::corpus::{self, FileResult, SharedPaths};
-use germanium_corpus::{soundness, summary};
+use germanium_corpus::{cross_check, soundness, summary};
 use germanium_driver::Backend;
+
+/// Each back end's results on the corpus, made once per process.
+static SYMBEX_RESULTS: OnceLock<Vec<FileResult>> = OnceLock::new();
+static VCG_RESULTS: OnceLock<Vec<FileResult>> = OnceLock::new();
+
+fn verified_by(backend: Backend) -> &'static [FileResult] {
+    let cell = match backend {
+        Backend::Vcg => &VCG_RESULTS,
+        _ => &SYMBEX_RESULTS,
+    };
+    cell.get_or_init(|| run_mode(CompareMode::Verify, backend).0)
+}
+
+fn lists_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus")
+}
 
 #[test]
 fn frontend() {
@@ -31,9 +53,9 @@ fn frontend() {
 
 #[test]
 fn verify() {
-    let (results, lists) = run_mode(CompareMode::Verify, Backend::Symbex);
-    let unsound = unexplained_misses(&results, &lists.join("verify-missed-accepted.txt"));
-    check_pass_list(&results, &lists.join("verify-passing.txt"));
+    let (results, lists) = (verified_by(Backend::Symbex), lists_dir());
+    let unsound = unexplained_misses(results, &lists.join("verify-missed-accepted.txt"));
+    check_pass_list(results, &lists.join("verify-passing.txt"));
     // For benchmarks: the passing files of the predicate-and-function scope.
     if let Ok(path) = std::env::var("GERMANIUM_SCOPE_PASSING_OUT") {
         let names: std::collections::BTreeSet<String> = results
@@ -66,12 +88,57 @@ fn verify() {
 /// same guard: no expected error missed in a member it reports verified.
 #[test]
 fn vcg() {
-    let (results, lists) = run_mode(CompareMode::Verify, Backend::Vcg);
-    let unsound = unexplained_misses(&results, &lists.join("vcg-missed-accepted.txt"));
-    check_pass_list(&results, &lists.join("vcg-passing.txt"));
+    let (results, lists) = (verified_by(Backend::Vcg), lists_dir());
+    let unsound = unexplained_misses(results, &lists.join("vcg-missed-accepted.txt"));
+    check_pass_list(results, &lists.join("vcg-passing.txt"));
     assert!(
         unsound.is_empty(),
         "expected errors missed in members the VCG back end claims to have verified:\n{unsound}"
+    );
+}
+
+/// The back ends against each other: no disagreement outside the committed list.
+#[test]
+fn cross_check() {
+    let path = lists_dir().join("cross-check-disagreements.txt");
+    let found = cross_check::disagreements(verified_by(Backend::Symbex), verified_by(Backend::Vcg));
+    let listed = cross_check::read_list(&path);
+    let keys: std::collections::BTreeSet<String> = found.iter().map(|d| d.key()).collect();
+    let new: Vec<&String> = keys.iter().filter(|k| !listed.contains_key(*k)).collect();
+    for key in listed.keys().filter(|k| !keys.contains(*k)) {
+        println!("RESOLVED {key} (no longer a disagreement: remove it from the list)");
+    }
+    let mut causes: std::collections::BTreeMap<&str, usize> = Default::default();
+    for key in &keys {
+        if let Some(cause) = listed.get(key) {
+            let class = cause.split(':').next().unwrap_or(cause);
+            *causes.entry(class).or_default() += 1;
+        }
+    }
+    println!(
+        "\ncross-check: {} disagreements ({} new)",
+        keys.len(),
+        new.len()
+    );
+    for (cause, n) in &causes {
+        println!("  {n:4}  {cause}");
+    }
+    for key in &new {
+        println!("NEW DISAGREEMENT {key}");
+    }
+    if std::env::var("GERMANIUM_UPDATE_CROSS_CHECK").as_deref() == Ok("1") {
+        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+        for key in &new {
+            text.push_str(&format!("{key}  # cause not yet found\n"));
+        }
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    assert!(
+        new.is_empty(),
+        "{} disagreements between the back ends are not in {} (see NEW DISAGREEMENT lines)",
+        new.len(),
+        path.display()
     );
 }
 

@@ -99,7 +99,10 @@ impl Lower<'_, '_> {
         let Some(frame) = self.packages.last() else {
             return view;
         };
-        for (map, index, taken) in frame.extracted[from.min(frame.extracted.len())..].iter().cloned() {
+        for (map, index, taken) in frame.extracted[from.min(frame.extracted.len())..]
+            .iter()
+            .cloned()
+        {
             let Some(mask) = view.memory.mask.get(&map).cloned() else {
                 continue;
             };
