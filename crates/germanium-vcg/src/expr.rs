@@ -108,15 +108,7 @@ impl Lower<'_, '_> {
                 )
             }
             ExprKind::Perm(loc) => {
-                let reach = guard.clone();
-                let (map, index) = if let Some(pa) = crate::predicates::access(self.t.sem, loc) {
-                    let index = self.instance(st, &reach, &pa, ctx)?;
-                    (pa.name, index)
-                } else if let ExprKind::FieldAccess(rcv, field) = &loc.kind {
-                    (field.name.clone(), self.expr(st, guard, rcv, ctx)?)
-                } else {
-                    return unsupported(e.span, "`perm` of a wand");
-                };
+                let (map, index) = self.resource_at(st, guard, loc, ctx)?;
                 let masks = self.perm_masks.as_ref().unwrap_or(&st.memory.mask);
                 match masks.get(&map) {
                     Some(mask) => Ok(Term::select(mask.clone(), index)),

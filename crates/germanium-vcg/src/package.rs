@@ -41,6 +41,10 @@ pub struct PackageFrame {
     extracted: Vec<(String, Term, Term)>,
     /// Where in `extracted` each exhale under way began.
     exhales: Vec<usize>,
+    /// The frame of the instance being made, and per heap map where its footprint's values
+    /// are recorded (`WandShape::values`).
+    instance: Term,
+    values: std::collections::BTreeMap<String, germanium_smt::FunDecl>,
 }
 
 impl Lower<'_, '_> {
@@ -140,8 +144,10 @@ impl Lower<'_, '_> {
                 reach,
                 ..st.clone()
             };
+            let instance = l.vc.fresh("wand", l.t.frames.sort.clone());
             l.vc.begin_region();
-            let r = l.package_in_region(st.memory.clone(), &mut witness, wand, proof, &ctx);
+            let r =
+                l.package_in_region(st.memory.clone(), &mut witness, wand, proof, &ctx, instance);
             l.vc.end_region();
             r
         })?;
@@ -179,6 +185,7 @@ impl Lower<'_, '_> {
         wand: &Expr,
         proof: Option<&Block>,
         ctx: &ErrorContext,
+        instance: Term,
     ) -> R<(Memory, Term)> {
         let ExprKind::Binary(BinaryOp::Wand, lhs, rhs) = &wand.kind else {
             return unsupported(wand.span, "this magic wand");
@@ -198,12 +205,15 @@ impl Lower<'_, '_> {
         };
         self.vc
             .fact_outside(Term::implies(witness.reach.clone(), nonempty.clone()));
+        let values = self.wand_shape(wand).map(|s| s.values).unwrap_or_default();
         self.packages.push(PackageFrame {
             outer,
             nonempty,
             conditions: Vec::new(),
             extracted: Vec::new(),
             exhales: Vec::new(),
+            instance: instance.clone(),
+            values,
         });
         let r = (|| {
             if let Some(b) = proof {
@@ -219,7 +229,7 @@ impl Lower<'_, '_> {
         // The instance's frame `w`: for every witness, the right-hand side's frame is
         // `wandrhs(w, its left-hand side's frame)` (what is held of the left-hand side
         // and the footprint's values fix it).
-        let w = self.vc.fresh("wand", self.t.frames.sort.clone());
+        let w = instance;
         let lhs_state = State {
             memory: witness.labels[LHS].clone(),
             ..witness.clone()
@@ -283,6 +293,23 @@ impl Lower<'_, '_> {
         } else {
             self.footprint_map(st, map, index, &need, &outer_mask, &pc)
         };
+        // The instance remembers the values its footprint had.
+        if let Some(value) = self
+            .packages
+            .last()
+            .and_then(|f| f.values.get(map))
+            .cloned()
+        {
+            let instance = self.packages.last().map(|f| f.instance.clone());
+            if let Some(instance) = instance {
+                let recorded = Term::app(&value, vec![instance, index.clone()]);
+                let there = Term::select(outer_heap.clone(), index.clone());
+                self.vc.fact_outside(Term::implies(
+                    Term::gt(taken.clone(), Term::real(0, 1)),
+                    Term::eq(recorded, there),
+                ));
+            }
+        }
         if let Some(frame) = self.packages.last_mut() {
             frame.outer.mask.insert(map.to_string(), outer_after);
             frame

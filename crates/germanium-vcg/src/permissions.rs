@@ -3,15 +3,16 @@
 //! whatever is held) and `asserting` (an assertion checked inside an expression).
 
 use germanium_smt::{Quantifier, QuantifierKind, Symbol, Term};
-use germanium_syntax::ast::{Expr, ExprKind, Stmt};
+use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, Stmt};
 use germanium_verifier::errors::{ErrorContext, Reason};
 
 use crate::lower::{unsupported, Lower, R};
 use crate::state::State;
 
 impl Lower<'_, '_> {
-    /// The permission map and index of a resource as written (`e.f` or `P(args)`), in `st`.
-    fn resource_at(
+    /// The permission map and index of a resource as written (`e.f`, `P(args)` or a wand),
+    /// in `st`.
+    pub(crate) fn resource_at(
         &mut self,
         st: &State,
         guard: &Term,
@@ -27,7 +28,8 @@ impl Lower<'_, '_> {
                 let r = self.expr(st, guard, rcv, ctx)?;
                 Ok((field.name.clone(), r))
             }
-            _ => unsupported(res.span, "this resource (wands)"),
+            ExprKind::Binary(BinaryOp::Wand, ..) => self.wand_location(st, guard, res, ctx),
+            _ => unsupported(res.span, "this resource"),
         }
     }
 

@@ -59,6 +59,10 @@ fn parts<'x>(
             out.push(Part::Access(conds.clone(), body));
             Ok(())
         }
+        ExprKind::Binary(BinaryOp::Wand, ..) => {
+            out.push(Part::Access(conds.clone(), body));
+            Ok(())
+        }
         ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => parts(sem, x, conds, out),
         ExprKind::Binary(BinaryOp::And, x, y) => {
             parts(sem, x, conds, out)?;
@@ -113,6 +117,8 @@ pub fn single_access<'x>(
             reads.push(rcv);
         }
         reads.extend(amount.as_deref());
+    } else if matches!(access.kind, ExprKind::Binary(BinaryOp::Wand, ..)) {
+        reads.extend(crate::wands::shape_of(sem, access).1);
     }
     Some((conds.clone(), reads, access))
 }
@@ -404,7 +410,7 @@ impl Lower<'_, '_> {
                         Term::gt(lowered.held.amount.clone(), zero.clone()),
                         Term::gt(Term::select(mask.clone(), lowered.held.index.clone()), zero),
                     );
-                    let missing = Reason::InsufficientPermission;
+                    let missing = self.missing_reason(&lowered.held.map);
                     self.check(&lowered.guard, held, ctx, missing, lowered.held.node);
                 }
             }
@@ -594,6 +600,25 @@ impl Lower<'_, '_> {
         if self.modes.fresh_on_inhale {
             self.fresh_where_newly_held(st, &map, &old);
         }
+        if map.starts_with("wand%") {
+            // The instances added have footprints of their own, not another's frame.
+            let old_heap = st.memory.heap[&map].clone();
+            let heap = self.vc.fresh(&format!("H_{map}"), old_heap.sort().clone());
+            let TermKind::Var(symbol) = r.kind() else {
+                unreachable!("the location is a variable");
+            };
+            let read = Term::select(heap.clone(), r.clone());
+            let added = Term::and([inside.clone(), Term::gt(amount.clone(), Term::real(0, 1))]);
+            self.vc.fact(Term::forall(
+                vec![(symbol.clone(), r.sort().clone())],
+                Term::implies(
+                    Term::not(added),
+                    Term::eq(read.clone(), Term::select(old_heap, r.clone())),
+                ),
+                vec![vec![read]],
+            ));
+            st.memory.heap.insert(map.clone(), heap);
+        }
         if lowered.held.field {
             // Null is not a location held, and none is held beyond a whole permission.
             let null = self.t.theories.null();
@@ -658,7 +683,7 @@ impl Lower<'_, '_> {
         };
         match how {
             Taking::Checked => {
-                let missing = Reason::InsufficientPermission;
+                let missing = self.missing_reason(&lowered.held.map);
                 self.check(&lowered.guard, enough, ctx, missing, lowered.held.node);
             }
             Taking::Assumed => {

@@ -36,6 +36,9 @@ pub struct WandShape {
     /// `wandrhs%k(w, a)`: the frame of the right-hand side an instance whose frame is `w`
     /// gives for a left-hand side whose frame is `a` (see `package`).
     pub rhs: FunDecl,
+    /// Per heap map, `wandval%k%m(w, r)`: the value the footprint of the instance whose
+    /// frame is `w` gave location `r` (where the package took some of it).
+    pub values: std::collections::BTreeMap<String, FunDecl>,
 }
 
 /// The shape key of `wand` and its holes, in order.
@@ -212,6 +215,19 @@ pub fn shapes(t: &Tables<'_>) -> HashMap<String, WandShape> {
             vec![t.frames.sort.clone(), t.frames.sort.clone()],
             t.frames.sort.clone(),
         );
+        let values = t
+            .maps()
+            .into_iter()
+            .filter(|(m, _, _)| !m.starts_with("wand%"))
+            .map(|(m, index, value)| {
+                let decl = FunDecl::new(
+                    Symbol::user(&format!("vcg%wandval%{n}%{m}")),
+                    vec![t.frames.sort.clone(), index],
+                    value,
+                );
+                (m, decl)
+            })
+            .collect();
         let shape = WandShape {
             map: format!("wand%{n}"),
             index,
@@ -219,6 +235,7 @@ pub fn shapes(t: &Tables<'_>) -> HashMap<String, WandShape> {
             location,
             arguments,
             rhs,
+            values,
         };
         out.insert(key, shape);
     }
@@ -233,6 +250,9 @@ pub fn commands(t: &Tables<'_>) -> Vec<Command> {
     for shape in shapes {
         out.push(Command::DeclareSort(shape.index_name.clone()));
         out.push(Command::DeclareFun(shape.rhs.clone()));
+        for decl in shape.values.values() {
+            out.push(Command::DeclareFun(decl.clone()));
+        }
         crate::frames::location_commands(&shape.location, &shape.arguments, &mut out);
     }
     out
@@ -275,6 +295,18 @@ impl Lower<'_, '_> {
         let (map, index) = self.wand_location(st, &reach, wand, ctx)?;
         let instance = Term::select(st.memory.heap[&map].clone(), index);
         let changed = self.take_all(st, &[(wand, ctx.clone()), (lhs, ctx.clone())])?;
+        // Locations held before the apply keep their values (the left-hand side's); the
+        // others the right-hand side may hold get values of their own, then the wand's
+        // (inside a package the heap around is the witnesses' base and stays).
+        if !self.in_package() {
+            for map in self.maps_named(rhs) {
+                let mut kept = st.memory.clone();
+                kept.mask
+                    .insert(map.clone(), before.memory.mask[&map].clone());
+                self.fresh_where_unheld(&mut kept, &map);
+                st.memory.heap.insert(map.clone(), kept.heap[&map].clone());
+            }
+        }
         let saved = st.labels.insert(LHS.to_string(), before.memory.clone());
         let r = self.inhale(st, rhs, ctx);
         match saved {
@@ -282,11 +314,42 @@ impl Lower<'_, '_> {
             None => st.labels.remove(LHS),
         };
         r?;
-        // What the right-hand side holds, as the package found it for this left-hand side.
-        let given = self.frames_of(&before, lhs, st, rhs);
-        if let (Some((a, b)), Some(shape)) = (given, self.wand_shape(wand)) {
-            let promised = Term::app(&shape.rhs, vec![instance, a]);
-            st.reach = self.vc.assume(&st.reach, Term::eq(b, promised));
+        // What the right-hand side holds, as the package found it for this left-hand side;
+        // where it holds what was not held before, the footprint's values.
+        if let Some(shape) = self.wand_shape(wand) {
+            if let Some((a, b)) = self.frames_of(&before, lhs, st, rhs) {
+                let promised = Term::app(&shape.rhs, vec![instance.clone(), a]);
+                st.reach = self.vc.assume(&st.reach, Term::eq(b, promised));
+            }
+            let mut given = Vec::new();
+            for (map, value) in &shape.values {
+                let (Some(was), Some(now)) = (before.memory.mask.get(map), st.memory.mask.get(map))
+                else {
+                    continue;
+                };
+                if was == now {
+                    continue;
+                }
+                let Some((index_sort, _)) = now.sort().array_parts() else {
+                    continue;
+                };
+                let r = Term::var(germanium_smt::Symbol::user("r"), index_sort.clone());
+                let at = |m: &Term| Term::select(m.clone(), r.clone());
+                let read = at(&st.memory.heap[map]);
+                let zero = Term::real(0, 1);
+                given.push(Term::forall(
+                    vec![(germanium_smt::Symbol::user("r"), index_sort.clone())],
+                    Term::implies(
+                        Term::and([Term::eq(at(was), zero.clone()), Term::gt(at(now), zero)]),
+                        Term::eq(
+                            read.clone(),
+                            Term::app(value, vec![instance.clone(), r.clone()]),
+                        ),
+                    ),
+                    vec![vec![read]],
+                ));
+            }
+            st.reach = self.vc.assume(&st.reach, Term::and(given));
         }
         for map in changed {
             if !self.in_package() {
@@ -362,6 +425,27 @@ impl Lower<'_, '_> {
         self.side_path(&st.reach, |l, reach| {
             l.with_modes(|m| m.wand_wellformedness = true, |l| checked(l, reach))
         })
+    }
+
+    /// The heap maps an assertion may hold locations of: the fields, predicates and wand
+    /// shapes it names.
+    fn maps_named(&self, a: &Expr) -> Vec<String> {
+        let mut out = std::collections::BTreeSet::new();
+        walk_expr(a, &mut |x| match &x.kind {
+            ExprKind::FieldAccess(_, f) if self.t.is_field(&f.name) => {
+                out.insert(f.name.clone());
+            }
+            ExprKind::Call(name, _) if self.t.predicates.contains_key(&name.name) => {
+                out.insert(name.name.clone());
+            }
+            ExprKind::Binary(BinaryOp::Wand, ..) => {
+                if let Some(shape) = self.t.wands.get(&shape_of(self.t.sem, x).0) {
+                    out.insert(shape.map.clone());
+                }
+            }
+            _ => {}
+        });
+        out.into_iter().collect()
     }
 
     /// The shape of `wand`, if the program has it.
