@@ -32,6 +32,14 @@ pub(crate) enum Taking {
     Assumed,
 }
 
+/// Puts `var` back as it was in `st` before a `let` bound it.
+fn restore(st: &mut State, var: germanium_semantics::VarId, saved: Option<Term>) {
+    match saved {
+        Some(v) => st.store.insert(var, v),
+        None => st.store.remove(&var),
+    };
+}
+
 /// The wand and amount of `a` if it holds a magic wand (`A --* B` or `acc(A --* B, p)`).
 fn wand_access(a: &Expr) -> Option<(&Expr, Option<&Expr>)> {
     match &a.kind {
@@ -108,6 +116,22 @@ impl Lower<'_, '_> {
                 )
             }
             ExprKind::Quantifier { .. } => self.inhale_quantified(st, a, ctx),
+            ExprKind::Let(_, value, body) => {
+                let reach = st.reach.clone();
+                // In a wand checked well-formed, a binding is read where the wand is used.
+                let v = if self.modes.wand_wellformedness {
+                    self.leniently(|l| l.expr(st, &reach, value, ctx))?
+                } else {
+                    self.expr(st, &reach, value, ctx)?
+                };
+                let Some(var) = self.t.sem.binders.get(&(a.id, 0)).copied() else {
+                    return unsupported(a.span, "this `let`");
+                };
+                let saved = st.store.insert(var, v);
+                let r = self.inhale(st, body, ctx);
+                restore(st, var, saved);
+                r
+            }
             ExprKind::Binary(BinaryOp::Wand, ..) if !self.modes.lenient => {
                 self.check_wand_wellformed(st, a)?;
                 match self.resource(st, a, ctx)? {
@@ -379,6 +403,19 @@ impl Lower<'_, '_> {
                 )
             }
             ExprKind::Quantifier { .. } => self.take_quantified(eval, st, a, ctx, how),
+            ExprKind::Let(_, value, body) => {
+                let reach = st.reach.clone();
+                let v = self.expr(&view, &reach, value, ctx)?;
+                let Some(var) = self.t.sem.binders.get(&(a.id, 0)).copied() else {
+                    return unsupported(a.span, "this `let`");
+                };
+                let mut inner = eval.clone();
+                inner.store.insert(var, v.clone());
+                let saved = st.store.insert(var, v);
+                let r = self.take(&inner, st, body, ctx, how);
+                restore(st, var, saved);
+                r
+            }
             _ => {
                 let Some(held) = self.resource(&view, a, ctx)? else {
                     return unsupported(a.span, "this assertion (quantifiers, wands)");
