@@ -393,7 +393,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
         ]);
         self.decider.assume(bounds)?;
         // Field values in snapshots, with their axioms at this outermost level.
-        let mut field_types: Vec<_> = self.env.sem.fields.values().map(|f| f.ty.clone()).collect();
+        // In declaration order: the wrappers are numbered as they are declared, and the same
+        // program must give the same queries on every run.
+        let mut field_types: Vec<_> = self
+            .env
+            .sem
+            .field_order
+            .iter()
+            .filter_map(|name| self.env.sem.fields.get(name))
+            .map(|f| f.ty.clone())
+            .collect();
         field_types.push(germanium_semantics::Type::Ref);
         for ty in field_types {
             if let Ok(sort) = self.env.sort_of(&ty) {
