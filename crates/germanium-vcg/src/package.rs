@@ -19,7 +19,7 @@
 //! need not hold for them. Nothing is havocked inside the package (its statements are ghost
 //! code); the state around is, where it holds nothing any more, when the package is done.
 
-use germanium_smt::{Sort, Symbol, Term};
+use germanium_smt::{Sort, Symbol, Term, TermKind};
 use germanium_syntax::ast::{BinaryOp, Block, Expr, ExprKind, Stmt};
 use germanium_verifier::errors::ErrorContext;
 
@@ -45,6 +45,8 @@ pub struct PackageFrame {
     /// are recorded (`WandShape::values`).
     instance: Term,
     values: std::collections::BTreeMap<String, germanium_smt::FunDecl>,
+    /// The witnesses' masks before the left-hand side (holding nothing).
+    nothing: std::collections::BTreeMap<String, Term>,
 }
 
 impl Lower<'_, '_> {
@@ -190,6 +192,7 @@ impl Lower<'_, '_> {
         let ExprKind::Binary(BinaryOp::Wand, lhs, rhs) = &wand.kind else {
             return unsupported(wand.span, "this magic wand");
         };
+        let nothing = witness.memory.mask.clone();
         // Checked as the witnesses are made (an ill-defined left-hand side was reported
         // as not well-formed, and this path comes after that check).
         self.with_modes(
@@ -214,6 +217,7 @@ impl Lower<'_, '_> {
             exhales: Vec::new(),
             instance: instance.clone(),
             values,
+            nothing,
         });
         let r = (|| {
             if let Some(b) = proof {
@@ -335,6 +339,102 @@ impl Lower<'_, '_> {
             compatible = Term::and([compatible, Term::le(now, Term::real(1, 1))]);
         }
         st.reach = self.vc.assume(&st.reach, compatible);
+        Ok(())
+    }
+
+    /// `extract` at every location `r` of a quantified permission (where `inside`, `amount`
+    /// of it): only where the witnesses hold nothing of `map` yet (what they hold through a
+    /// quantifier is known on their path only, so the code after the package could not tell
+    /// how much was taken) and the missing amounts name no witness value; else nothing is
+    /// extracted, and the take reports what is missing.
+    pub fn extract_pointwise(
+        &mut self,
+        st: &mut State,
+        map: &str,
+        r: &Term,
+        inside: Term,
+        amount: Term,
+        field: bool,
+    ) -> R<()> {
+        let Some(frame) = self.packages.last() else {
+            return Ok(());
+        };
+        let (nonempty, pc) = (frame.nonempty.clone(), Term::and(frame.conditions.clone()));
+        let (outer_mask, outer_heap) =
+            (frame.outer.mask[map].clone(), frame.outer.heap[map].clone());
+        let zero = Term::real(0, 1);
+        let mask = st.memory.mask[map].clone();
+        if frame.nothing.get(map) != Some(&mask) {
+            return Ok(());
+        }
+        let have = Term::select(mask.clone(), r.clone());
+        let outer_has = Term::select(outer_mask.clone(), r.clone());
+        let need = Term::ite(
+            Term::ge(have.clone(), amount.clone()),
+            zero.clone(),
+            Term::sub(amount, have.clone()),
+        );
+        if [&need, &inside, &pc]
+            .iter()
+            .any(|t| self.vc.witness_dependent(t))
+        {
+            return Ok(());
+        }
+        let least = Term::ite(
+            Term::le(need.clone(), outer_has.clone()),
+            need,
+            outer_has.clone(),
+        );
+        let taken = Term::ite(Term::and([nonempty, pc, inside]), least, zero.clone());
+        let TermKind::Var(symbol) = r.kind() else {
+            unreachable!("the location is a variable");
+        };
+        let var = vec![(symbol.clone(), r.sort().clone())];
+        let sort = outer_mask.sort().clone();
+        let outer_after = self.vc.fresh(&format!("M_{map}"), sort.clone());
+        let mine = self.vc.fresh(&format!("M_{map}"), sort);
+        let at = |m: &Term| Term::select(m.clone(), r.clone());
+        self.vc.fact(Term::forall(
+            var.clone(),
+            Term::and([
+                Term::eq(at(&outer_after), Term::sub(outer_has, taken.clone())),
+                Term::eq(at(&mine), Term::add(vec![have.clone(), taken.clone()])),
+            ]),
+            vec![vec![at(&outer_after)], vec![at(&mine)]],
+        ));
+        if let Some(value) = self
+            .packages
+            .last()
+            .and_then(|f| f.values.get(map))
+            .cloned()
+        {
+            if let Some(instance) = self.packages.last().map(|f| f.instance.clone()) {
+                let recorded = Term::app(&value, vec![instance, r.clone()]);
+                self.vc.fact_outside(Term::forall(
+                    var.clone(),
+                    Term::implies(
+                        Term::gt(taken.clone(), zero.clone()),
+                        Term::eq(recorded.clone(), at(&outer_heap)),
+                    ),
+                    vec![vec![recorded]],
+                ));
+            }
+        }
+        if let Some(frame) = self.packages.last_mut() {
+            frame.outer.mask.insert(map.to_string(), outer_after);
+        }
+        st.memory.mask.insert(map.to_string(), mine.clone());
+        // Witnesses incompatible with what was given are dropped.
+        let given = Term::gt(taken, zero.clone());
+        let mut compatible = Term::implies(
+            Term::and([given, Term::gt(have, zero)]),
+            Term::eq(at(&st.memory.heap[map]), at(&outer_heap)),
+        );
+        if field {
+            compatible = Term::and([compatible, Term::le(at(&mine), Term::real(1, 1))]);
+        }
+        let all = Term::forall(var, compatible, vec![vec![at(&mine)]]);
+        st.reach = self.vc.assume(&st.reach, all);
         Ok(())
     }
 

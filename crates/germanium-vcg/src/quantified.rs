@@ -667,6 +667,14 @@ impl Lower<'_, '_> {
         let inverse = self.checked_inverse(st, node, bound, patterns, &lowered, ctx)?;
         let map = lowered.held.map.clone();
         let zero = Term::real(0, 1);
+        if how == Taking::Checked && !lowered.held.wildcard && self.in_package() {
+            // Inside a package: what the witnesses miss at each location comes from the
+            // state around.
+            let index_sort = lowered.held.index.sort().clone();
+            let r = Term::var(Symbol::user(&format!("r%x{}", node.0)), index_sort);
+            let (inside, amount) = self.at_location(bound, &lowered, &inverse, &r);
+            self.extract_pointwise(st, &map, &r, inside, amount, lowered.held.field)?;
+        }
         let mask = st.memory.mask[&map].clone();
         let held_here = Term::select(mask.clone(), lowered.held.index.clone());
         let p = lowered.held.amount.clone();
