@@ -264,20 +264,13 @@ impl Lower<'_, '_> {
             return Ok(());
         };
         let (nonempty, pc) = (frame.nonempty.clone(), Term::and(frame.conditions.clone()));
-        let (outer_mask, outer_heap) =
-            (frame.outer.mask[map].clone(), frame.outer.heap[map].clone());
+        let outer_mask = frame.outer.mask[map].clone();
         let zero = Term::real(0, 1);
         let mask = st.memory.mask[map].clone();
         let have = Term::select(mask.clone(), index.clone());
-        let need = Term::ite(
-            Term::ge(have.clone(), amount.clone()),
-            zero.clone(),
-            Term::sub(amount.clone(), have.clone()),
-        );
+        let need = missing(&have, amount);
         let outer_has = Term::select(outer_mask.clone(), index.clone());
-        let uniform = ![&need, index, &pc]
-            .iter()
-            .any(|t| self.vc.witness_dependent(t));
+        let uniform = !self.vc.witness_dependent(&[&need, index, &pc]);
         let (taken, outer_after) = if uniform {
             let least = Term::ite(
                 Term::le(need.clone(), outer_has.clone()),
@@ -297,22 +290,10 @@ impl Lower<'_, '_> {
         } else {
             self.footprint_map(st, map, index, &need, &outer_mask, &pc)
         };
-        // The instance remembers the values its footprint had.
-        if let Some(value) = self
-            .packages
-            .last()
-            .and_then(|f| f.values.get(map))
-            .cloned()
-        {
-            let instance = self.packages.last().map(|f| f.instance.clone());
-            if let Some(instance) = instance {
-                let recorded = Term::app(&value, vec![instance, index.clone()]);
-                let there = Term::select(outer_heap.clone(), index.clone());
-                self.vc.fact_outside(Term::implies(
-                    Term::gt(taken.clone(), Term::real(0, 1)),
-                    Term::eq(recorded, there),
-                ));
-            }
+        let now = Term::add(vec![have.clone(), taken.clone()]);
+        let (recorded, compatible) = self.given_facts(st, map, index, &taken, &have, &now, field);
+        if let Some((recorded, _)) = recorded {
+            self.vc.fact_outside(recorded);
         }
         if let Some(frame) = self.packages.last_mut() {
             frame.outer.mask.insert(map.to_string(), outer_after);
@@ -320,26 +301,54 @@ impl Lower<'_, '_> {
                 .extracted
                 .push((map.to_string(), index.clone(), taken.clone()));
         }
-        let now = Term::add(vec![have.clone(), taken.clone()]);
-        let updated = self.vc.define(
-            &format!("M_{map}"),
-            Term::store(mask, index.clone(), now.clone()),
-        );
+        let updated = self
+            .vc
+            .define(&format!("M_{map}"), Term::store(mask, index.clone(), now));
         st.memory.mask.insert(map.to_string(), updated);
-        // Witnesses incompatible with what was given are dropped.
-        let given = Term::gt(taken, zero.clone());
-        let mut compatible = Term::implies(
-            Term::and([given, Term::gt(have, zero)]),
-            Term::eq(
-                Term::select(st.memory.heap[map].clone(), index.clone()),
-                Term::select(outer_heap, index.clone()),
-            ),
-        );
-        if field {
-            compatible = Term::and([compatible, Term::le(now, Term::real(1, 1))]);
-        }
         st.reach = self.vc.assume(&st.reach, compatible);
         Ok(())
+    }
+
+    /// What giving `taken` of `map` at `at` (the witnesses held `have`, now `now`) says: the
+    /// instance's record of the footprint's value there (with its trigger), and which
+    /// witnesses stay — those agreeing with the value given and, for a field, holding at
+    /// most a whole permission (the others are dropped: the wand need not hold for them).
+    #[allow(clippy::too_many_arguments)]
+    fn given_facts(
+        &self,
+        st: &State,
+        map: &str,
+        at: &Term,
+        taken: &Term,
+        have: &Term,
+        now: &Term,
+        field: bool,
+    ) -> (Option<(Term, Term)>, Term) {
+        let zero = Term::real(0, 1);
+        let given = Term::gt(taken.clone(), zero.clone());
+        let frame = self.packages.last();
+        let outer_value = frame.map(|f| Term::select(f.outer.heap[map].clone(), at.clone()));
+        let recorded = frame.and_then(|f| {
+            let value = f.values.get(map)?;
+            let recorded = Term::app(value, vec![f.instance.clone(), at.clone()]);
+            let fact = Term::implies(
+                given.clone(),
+                Term::eq(recorded.clone(), outer_value.clone()?),
+            );
+            Some((fact, recorded))
+        });
+        let mine = Term::select(st.memory.heap[map].clone(), at.clone());
+        let mut compatible = match outer_value {
+            Some(v) => Term::implies(
+                Term::and([given, Term::gt(have.clone(), zero)]),
+                Term::eq(mine, v),
+            ),
+            None => Term::tt(),
+        };
+        if field {
+            compatible = Term::and([compatible, Term::le(now.clone(), Term::real(1, 1))]);
+        }
+        (recorded, compatible)
     }
 
     /// `extract` at every location `r` of a quantified permission (where `inside`, `amount`
@@ -360,8 +369,7 @@ impl Lower<'_, '_> {
             return Ok(());
         };
         let (nonempty, pc) = (frame.nonempty.clone(), Term::and(frame.conditions.clone()));
-        let (outer_mask, outer_heap) =
-            (frame.outer.mask[map].clone(), frame.outer.heap[map].clone());
+        let outer_mask = frame.outer.mask[map].clone();
         let zero = Term::real(0, 1);
         let mask = st.memory.mask[map].clone();
         if frame.nothing.get(map) != Some(&mask) {
@@ -369,15 +377,8 @@ impl Lower<'_, '_> {
         }
         let have = Term::select(mask.clone(), r.clone());
         let outer_has = Term::select(outer_mask.clone(), r.clone());
-        let need = Term::ite(
-            Term::ge(have.clone(), amount.clone()),
-            zero.clone(),
-            Term::sub(amount, have.clone()),
-        );
-        if [&need, &inside, &pc]
-            .iter()
-            .any(|t| self.vc.witness_dependent(t))
-        {
+        let need = missing(&have, &amount);
+        if self.vc.witness_dependent(&[&need, &inside, &pc]) {
             return Ok(());
         }
         let least = Term::ite(
@@ -402,37 +403,15 @@ impl Lower<'_, '_> {
             ]),
             vec![vec![at(&outer_after)], vec![at(&mine)]],
         ));
-        if let Some(value) = self
-            .packages
-            .last()
-            .and_then(|f| f.values.get(map))
-            .cloned()
-        {
-            if let Some(instance) = self.packages.last().map(|f| f.instance.clone()) {
-                let recorded = Term::app(&value, vec![instance, r.clone()]);
-                self.vc.fact_outside(Term::forall(
-                    var.clone(),
-                    Term::implies(
-                        Term::gt(taken.clone(), zero.clone()),
-                        Term::eq(recorded.clone(), at(&outer_heap)),
-                    ),
-                    vec![vec![recorded]],
-                ));
-            }
+        let (recorded, compatible) = self.given_facts(st, map, r, &taken, &have, &at(&mine), field);
+        if let Some((recorded, trigger)) = recorded {
+            self.vc
+                .fact_outside(Term::forall(var.clone(), recorded, vec![vec![trigger]]));
         }
         if let Some(frame) = self.packages.last_mut() {
             frame.outer.mask.insert(map.to_string(), outer_after);
         }
         st.memory.mask.insert(map.to_string(), mine.clone());
-        // Witnesses incompatible with what was given are dropped.
-        let given = Term::gt(taken, zero.clone());
-        let mut compatible = Term::implies(
-            Term::and([given, Term::gt(have, zero)]),
-            Term::eq(at(&st.memory.heap[map]), at(&outer_heap)),
-        );
-        if field {
-            compatible = Term::and([compatible, Term::le(at(&mine), Term::real(1, 1))]);
-        }
         let all = Term::forall(var, compatible, vec![vec![at(&mine)]]);
         st.reach = self.vc.assume(&st.reach, all);
         Ok(())
@@ -481,4 +460,13 @@ impl Lower<'_, '_> {
         ));
         (taken, after)
     }
+}
+
+/// What is missing of `amount` where `have` is held.
+fn missing(have: &Term, amount: &Term) -> Term {
+    Term::ite(
+        Term::ge(have.clone(), amount.clone()),
+        Term::real(0, 1),
+        Term::sub(amount.clone(), have.clone()),
+    )
 }

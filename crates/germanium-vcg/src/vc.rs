@@ -136,7 +136,9 @@ impl Vc {
     /// Whether `t` may differ between the witnesses of the innermost package: whether it
     /// names a seed or a constant or function the region's facts tie to one (a definition
     /// ties its constant to what defines it; any other fact ties all it names).
-    pub fn witness_dependent(&self, t: &Term) -> bool {
+    /// The region's facts are walked once for all of `terms` (this is asked at every
+    /// extraction).
+    pub fn witness_dependent(&self, terms: &[&Term]) -> bool {
         let Some(region) = self.regions.last() else {
             return false;
         };
@@ -169,7 +171,7 @@ impl Vc {
                 break;
             }
         }
-        t.applies_any(&tainted)
+        terms.iter().any(|t| t.applies_any(&tainted))
     }
 
     /// `t` of another witness: the innermost region's constants and facts made again under
