@@ -16,6 +16,9 @@ use crate::state::{State, OLD};
 
 impl Lower<'_, '_> {
     pub fn expr(&mut self, st: &State, guard: &Term, e: &Expr, ctx: &ErrorContext) -> R<Term> {
+        if let Some(t) = self.modes.overrides.as_ref().and_then(|o| o.get(&e.id)) {
+            return Ok(t.clone());
+        }
         match &e.kind {
             ExprKind::IntLit(text) => match Term::int_from_text(text) {
                 Some(t) => Ok(t),

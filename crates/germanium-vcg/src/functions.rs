@@ -491,7 +491,7 @@ impl Lower<'_, '_> {
 
     /// The whole heap map of `map` (a quantified footprint's): the state's, or in an axiom
     /// the one the footprint names.
-    fn heap_map(&mut self, st: &State, map: &str, e: &Expr) -> R<Term> {
+    pub(crate) fn heap_map(&mut self, st: &State, map: &str, e: &Expr) -> R<Term> {
         if let Some(snapshot) = &self.snapshot {
             return match snapshot
                 .iter()

@@ -9,6 +9,7 @@
 
 mod assertions;
 mod binders;
+mod body_footprints;
 mod collections;
 mod expr;
 mod frames;

@@ -43,6 +43,11 @@ pub struct Tables<'a> {
     /// The values of predicate instances (see `frames`).
     pub frames: crate::frames::Frames,
     pub predicates: std::collections::HashMap<String, crate::frames::PredicateShape<'a>>,
+    /// The quantified permissions of predicate bodies, by node (see `body_footprints`).
+    pub body_footprints: std::collections::HashMap<
+        germanium_syntax::ast::NodeId,
+        crate::body_footprints::BodyFootprint<'a>,
+    >,
     /// The program's wand shapes, by key (see `wands`).
     pub wands: std::collections::HashMap<String, crate::wands::WandShape>,
     /// Which methods each method calls, and which functions each function applies (for
@@ -125,6 +130,10 @@ pub struct Modes {
     /// Inside a quantifier (or `forperm`, `quasihavocall`): fresh constants stand for its
     /// variables until the body is closed, so no definition may name a value here.
     pub binding: bool,
+    /// These expressions stand for the given terms (the parts of a quantified footprint
+    /// that do not depend on its variables, where its axioms are stated over them).
+    pub overrides:
+        Option<std::rc::Rc<std::collections::HashMap<germanium_syntax::ast::NodeId, Term>>>,
 }
 
 /// One member being lowered.

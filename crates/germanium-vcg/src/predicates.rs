@@ -398,6 +398,7 @@ impl<'t, 'a> Lower<'t, 'a> {
                     None => unsupported(field.span, "this field"),
                 }
             }
+            ExprKind::Quantifier { .. } => self.quantified_frame(st, body),
             _ => unsupported(body.span, "this part of a predicate body"),
         }
     }
@@ -484,6 +485,7 @@ impl<'t, 'a> Lower<'t, 'a> {
                 }
                 Ok(())
             }
+            ExprKind::Quantifier { .. } => self.open_quantified_frame(st, body, frame),
             _ => unsupported(body.span, "this part of a predicate body"),
         }
     }

@@ -67,7 +67,7 @@ pub fn framable(program: &Program, sem: &Semantics, a: &Expr) -> Option<String> 
 }
 
 /// Whether `e` reads the heap or permissions (a field, `perm`, a heap-dependent function).
-fn reads_heap(program: &Program, sem: &Semantics, e: &Expr) -> bool {
+pub(crate) fn reads_heap(program: &Program, sem: &Semantics, e: &Expr) -> bool {
     let mut found = false;
     germanium_semantics::visit::walk_expr(e, &mut |x| {
         found |= match &x.kind {
@@ -290,11 +290,30 @@ impl Lower<'_, '_> {
             |m| m.binding = true,
             |l| l.access_at_constants(st, &bound, &conds, access, &ctx),
         )?;
+        // A wildcard is some positive amount: the footprint is where the condition holds
+        // (its lowering, a fresh constant, has no place in an axiom).
+        let amount = if wildcard_amount(self.t.sem, access) {
+            Term::real(1, 1)
+        } else {
+            bound.close(&held.1)
+        };
         Ok((
             bound.clone(),
             bound.close(&cond),
             bound.close(&held.0),
-            bound.close(&held.1),
+            amount,
         ))
     }
+}
+
+/// Whether the amount of `access` (a field or predicate access) is `wildcard`.
+fn wildcard_amount(sem: &Semantics, access: &Expr) -> bool {
+    let amount = match crate::predicates::access(sem, access) {
+        Some(pa) => pa.amount,
+        None => match &access.kind {
+            ExprKind::Acc(_, amount) => amount.as_deref(),
+            _ => None,
+        },
+    };
+    amount.is_some_and(|x| matches!(x.kind, ExprKind::Wildcard))
 }

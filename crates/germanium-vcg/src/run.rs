@@ -188,11 +188,13 @@ fn tables<'a>(
         functions: Default::default(),
         frames,
         predicates: Default::default(),
+        body_footprints: Default::default(),
         wands: Default::default(),
         call_graph: germanium_semantics::calls::call_graph(program, sem),
         function_call_graph: germanium_semantics::calls::function_call_graph(program, sem),
     };
     tables.predicates = crate::frames::shapes(&tables, &tables.frames);
+    tables.body_footprints = crate::body_footprints::shapes(&tables);
     tables.wands = crate::wands::shapes(&tables);
     tables.functions = crate::functions::shapes(&tables);
     Ok(tables)
@@ -231,6 +233,13 @@ fn start(tables: &Tables<'_>, options: &VerifyOptions) -> Result<Solver, String>
             &crate::read_permissions::commands(&tables.reference),
         )?;
         solver.declare_fun(&crate::lower::product_decl())?;
+        let mut footprints: Vec<_> = tables.body_footprints.iter().collect();
+        footprints.sort_by_key(|(id, _)| id.0);
+        for (_, b) in footprints {
+            for decl in b.decls() {
+                solver.declare_fun(decl)?;
+            }
+        }
         // Functions before the theories' axioms, which may apply them.
         let mut names: Vec<&String> = tables.functions.keys().collect();
         names.sort();
@@ -288,6 +297,9 @@ fn function_axioms(
     };
     let mut lower = Lower::new(tables, names.clone());
     let mut out = Vec::new();
+    if done.is_none() {
+        out.extend(lower.body_footprint_axioms());
+    }
     for name in chosen {
         if let Some(axioms) = lower.function_axioms(name, which) {
             out.extend(axioms);
