@@ -45,8 +45,8 @@ impl BodyFootprint<'_> {
     }
 }
 
-/// The quantified permissions of the program's predicate bodies that can be framed, by the
-/// quantifier's node.
+/// The quantified permissions of the program's predicate bodies and functions'
+/// preconditions whose footprint can be framed, by the quantifier's node.
 pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<NodeId, BodyFootprint<'a>> {
     let mut out = HashMap::new();
     let mut names: Vec<&String> = t.predicates.keys().collect();
@@ -57,19 +57,40 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<NodeId, BodyFootprint<'a>> {
         };
         let mut foralls = Vec::new();
         quantified_parts(t.sem, body, &mut foralls);
-        for (k, forall) in foralls.into_iter().enumerate() {
-            if let Some(b) = body_footprint(t, &format!("{name}%body"), k, forall) {
-                out.insert(forall.id, b);
-            }
+        register(t, &format!("{name}%body"), foralls, &mut out);
+    }
+    for item in &t.program.items {
+        let germanium_syntax::ast::ItemKind::Function(f) = &item.kind else {
+            continue;
+        };
+        let mut foralls = Vec::new();
+        for pre in &f.contract.requires {
+            quantified_parts(t.sem, pre, &mut foralls);
         }
+        register(t, &f.name.name, foralls, &mut out);
     }
     out
+}
+
+fn register<'a>(
+    t: &Tables<'a>,
+    name: &str,
+    foralls: Vec<&'a Expr>,
+    out: &mut HashMap<NodeId, BodyFootprint<'a>>,
+) {
+    for (k, forall) in foralls.into_iter().enumerate() {
+        if let Some(b) = body_footprint(t, name, k, forall) {
+            out.insert(forall.id, b);
+        }
+    }
 }
 
 /// The quantified permissions among the parts of an assertion a frame is made of.
 fn quantified_parts<'a>(sem: &Semantics, a: &'a Expr, out: &mut Vec<&'a Expr>) {
     match &a.kind {
-        ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => quantified_parts(sem, x, out),
+        ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) | ExprKind::InhaleExhale(x, _) => {
+            quantified_parts(sem, x, out)
+        }
         ExprKind::Binary(BinaryOp::And, x, y) | ExprKind::Cond(_, x, y) => {
             quantified_parts(sem, x, out);
             quantified_parts(sem, y, out);
@@ -84,31 +105,45 @@ fn quantified_parts<'a>(sem: &Semantics, a: &'a Expr, out: &mut Vec<&'a Expr>) {
     }
 }
 
+/// The field or predicate of a quantified permission whose footprint is a function of its
+/// parts free of its variables, with those parts: one access, whose parts that name the
+/// variables read no heap.
+pub fn footprint_parts<'a>(
+    program: &Program,
+    sem: &Semantics,
+    forall: &'a Expr,
+) -> Option<(String, Vec<&'a Expr>)> {
+    let (_, _, body) = crate::quantified::quantified_permission(sem, forall)?;
+    let (_, reads, access) = crate::quantified::single_access(sem, body)?;
+    let map = match crate::predicates::access(sem, access) {
+        Some(pa) => pa.name,
+        None => match &access.kind {
+            ExprKind::Acc(loc, _) => match &loc.kind {
+                ExprKind::FieldAccess(_, field) if sem.fields.contains_key(&field.name) => {
+                    field.name.clone()
+                }
+                _ => return None,
+            },
+            _ => return None,
+        },
+    };
+    let bound = bound_inside(sem, forall)?;
+    let mut abstracted = Vec::new();
+    for e in reads {
+        if !abstract_parts(program, sem, e, &bound, &mut abstracted) {
+            return None;
+        }
+    }
+    Some((map, abstracted))
+}
+
 fn body_footprint<'a>(
     t: &Tables<'a>,
     name: &str,
     k: usize,
     forall: &'a Expr,
 ) -> Option<BodyFootprint<'a>> {
-    let (_, _, body) = crate::quantified::quantified_permission(t.sem, forall)?;
-    let (_, reads, access) = crate::quantified::single_access(t.sem, body)?;
-    let map = match crate::predicates::access(t.sem, access) {
-        Some(pa) => pa.name,
-        None => match &access.kind {
-            ExprKind::Acc(loc, _) => match &loc.kind {
-                ExprKind::FieldAccess(_, field) if t.is_field(&field.name) => field.name.clone(),
-                _ => return None,
-            },
-            _ => return None,
-        },
-    };
-    let bound = bound_inside(t.sem, forall)?;
-    let mut abstracted = Vec::new();
-    for e in reads {
-        if !abstract_parts(t.program, t.sem, e, &bound, &mut abstracted) {
-            return None;
-        }
-    }
+    let (map, abstracted) = footprint_parts(t.program, t.sem, forall)?;
     let mut sorts = Vec::new();
     for e in &abstracted {
         let ty = t.sem.type_of(e.id).filter(|ty| ty.is_ground())?;
@@ -200,7 +235,7 @@ fn abstract_parts<'a>(
 }
 
 impl<'a> Lower<'_, 'a> {
-    fn body_footprint(&self, forall: &Expr) -> R<BodyFootprint<'a>> {
+    pub fn body_footprint(&self, forall: &Expr) -> R<BodyFootprint<'a>> {
         match self.t.body_footprints.get(&forall.id) {
             Some(b) => Ok(b.clone()),
             None => unsupported(
@@ -211,7 +246,7 @@ impl<'a> Lower<'_, 'a> {
     }
 
     /// The fingerprint's arguments: its abstracted parts, read in `st`.
-    fn footprint_args(&mut self, st: &State, b: &BodyFootprint<'_>) -> R<Vec<Term>> {
+    pub fn footprint_args(&mut self, st: &State, b: &BodyFootprint<'_>) -> R<Vec<Term>> {
         let ctx = germanium_verifier::errors::ErrorContext::at_conjunct("internal", "");
         let reach = st.reach.clone();
         let mut args = Vec::new();
@@ -223,7 +258,11 @@ impl<'a> Lower<'_, 'a> {
 
     /// The part of a frame a quantified permission of a predicate body records in `st`.
     pub fn quantified_frame(&mut self, st: &State, forall: &Expr) -> R<Term> {
-        let b = self.body_footprint(forall)?;
+        let Some(b) = self.t.body_footprints.get(&forall.id).cloned() else {
+            // A footprint that is no function of the quantifier's parts: a value of its own,
+            // so an unfold learns nothing of the values the fold recorded.
+            return Ok(self.vc.fresh("qpframe", self.t.frames.sort.clone()));
+        };
         let mut args = self.footprint_args(st, &b)?;
         let heap = self.heap_map(st, &b.footprint.map, forall)?;
         args.push(heap);
@@ -260,7 +299,7 @@ impl<'a> Lower<'_, 'a> {
     }
 
     /// Lowers with the abstracted parts of `b` standing for `args`.
-    fn with_overrides<T>(
+    pub fn with_overrides<T>(
         &mut self,
         b: &BodyFootprint<'_>,
         args: Vec<Term>,

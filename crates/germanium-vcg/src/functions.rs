@@ -19,7 +19,7 @@ use germanium_verifier::errors::{ErrorContext, Reason};
 use germanium_semantics::calls::reaches;
 
 use crate::lower::{unsupported, Lower, Tables, R};
-use crate::quantified_frames::{vocabulary, QuantifiedFootprint};
+use crate::quantified_frames::QuantifiedFootprint;
 use crate::state::{Memory, State};
 
 /// What the VCG knows of one function.
@@ -116,21 +116,19 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
                 Err(_) => sorts_known = false,
             }
         }
-        let param_sorts = args.clone();
         let name = &f.name.name;
         let mut quantified = Vec::new();
         // The frame function's arguments: fingerprints where the function's are heaps.
         let mut framed_args = args.clone();
         for (_, item) in &footprint {
             if let Footprint::Quantified(map, forall) = item {
-                let k = quantified.len();
-                match vocabulary(t, name, k, forall, map, &param_sorts) {
-                    Some(q) => {
-                        args.push(q.heap.clone());
+                match t.body_footprints.get(&forall.id) {
+                    Some(b) if b.footprint.map == *map => {
+                        args.push(b.footprint.heap.clone());
                         framed_args.push(t.frames.sort.clone());
-                        quantified.push(q);
+                        quantified.push(b.footprint.clone());
                     }
-                    None => sorts_known = false,
+                    _ => sorts_known = false,
                 }
                 continue;
             }
@@ -240,7 +238,6 @@ fn collect_footprint<'a>(
         out.push((conditions.clone(), Footprint::Predicate(pa.name, pa.args)));
         return true;
     }
-    let unconditional = conditions.is_empty();
     let mut under = |c: &'a Expr, holds: bool, x: &'a Expr, out: &mut Vec<_>| {
         conditions.push((c, holds));
         let framed = collect_footprint(program, sem, x, conditions, out);
@@ -276,10 +273,10 @@ fn collect_footprint<'a>(
             collect_footprint(program, sem, x, conditions, out)
         }
         // Unconditionally only: a fingerprint of the whole heap map stands for it.
-        ExprKind::Quantifier { .. } if unconditional && holds_permission(sem, a) => {
+        ExprKind::Quantifier { .. } if holds_permission(sem, a) => {
             match crate::quantified_frames::framable(program, sem, a) {
                 Some(map) => {
-                    out.push((Vec::new(), Footprint::Quantified(map, a)));
+                    out.push((conditions.clone(), Footprint::Quantified(map, a)));
                     true
                 }
                 None => false,
@@ -757,12 +754,9 @@ impl Lower<'_, '_> {
         // The `unfolded%P` marks of the footprint's instances, with their frame's position.
         let mut frame_vars = Vec::new();
         let params = shape.params.len();
-        let param_vars = vars.clone();
-        let param_args = args.clone();
-        // The frame function's arguments (see `FunctionShape::framed`), and the axioms of
-        // quantified footprints.
+        // The frame function's arguments (see `FunctionShape::framed`); the axioms of
+        // quantified footprints are the program's (see `body_footprints`).
         let mut framed = args.clone();
-        let mut framing = Vec::new();
         let built = (|| -> R<Vec<Term>> {
             let mut quantified = shape.quantified.iter();
             for (i, (conditions, item)) in shape.footprint.iter().enumerate() {
@@ -774,7 +768,13 @@ impl Lower<'_, '_> {
                     let heap = Term::var(symbol.clone(), q.heap.clone());
                     vars.push((symbol, q.heap.clone()));
                     args.push(heap.clone());
-                    let lowered = self.lower_quantified_footprint(&st, q, &param_args)?;
+                    let b = self.body_footprint(q.forall)?;
+                    // Its arguments read here (a field of the footprint read before it: its
+                    // value in the snapshot).
+                    let fp_args = self.footprint_args(&st, &b)?;
+                    let lowered = self.with_overrides(&b, fp_args.clone(), |l, a| {
+                        l.lower_quantified_footprint(&st, q, a)
+                    })?;
                     let index = q.witness.result().clone();
                     let r = Term::var(Symbol::user("r%fp"), index);
                     // Read only where in the footprint: a definition reading elsewhere (of
@@ -782,7 +782,10 @@ impl Lower<'_, '_> {
                     let Some(unheld) = self.t.frames.unheld(map) else {
                         return unsupported(shape.function.name.span, "this footprint");
                     };
-                    let held = lowered.at(&r);
+                    // Under conditions: held where they hold, and the frame is the
+                    // fingerprint there only.
+                    let holds = self.conditions_hold(&st, &Term::tt(), conditions, &ctx)?;
+                    let held = Term::and([holds.clone(), lowered.at(&r)]);
                     let value =
                         Term::ite(held.clone(), Term::select(heap.clone(), r.clone()), unheld);
                     if let Some(s) = self.snapshot.as_mut() {
@@ -794,10 +797,10 @@ impl Lower<'_, '_> {
                             heap: Some(heap.clone()),
                         });
                     }
-                    framing.extend(self.fingerprint_axioms(q, &lowered, &param_vars));
-                    let mut fp_args = param_args.clone();
+                    let mut fp_args = fp_args;
                     fp_args.push(heap);
-                    framed.push(Term::app(&q.fingerprint, fp_args));
+                    let fingerprint = Term::app(&q.fingerprint, fp_args);
+                    framed.push(Term::ite(holds, fingerprint, self.t.frames.empty()));
                     continue;
                 }
                 let at = self.footprint_location(&st, &Term::tt(), item, &ctx)?;
@@ -890,7 +893,6 @@ impl Lower<'_, '_> {
             // With quantified footprints: the value is one of the fingerprints.
             if let Some(frame) = &shape.framed {
                 let limited = Term::app(&shape.limited, args.clone());
-                axioms.extend(std::mem::take(&mut framing));
                 axioms.push(Term::forall(
                     vars.clone(),
                     Term::eq(limited.clone(), Term::app(frame, framed.clone())),
@@ -949,14 +951,18 @@ pub struct Snapshot {
 /// function reads nothing else where its precondition holds. Later entries first (an
 /// `unfolding` adds the locations it opens).
 fn snapshot_value(snapshot: &[Snapshot], map: &str, r: &Term) -> Option<Term> {
+    // Every quantified footprint of the map, the later where it holds the location.
     let everywhere = snapshot
         .iter()
-        .rev()
-        .find(|s| s.map == map && s.heap.is_some())
-        .map(|s| {
+        .filter(|s| s.map == map && s.heap.is_some())
+        .fold(None, |earlier: Option<Term>, s| {
             let at: std::collections::HashMap<Term, Term> =
                 [(s.at.clone(), r.clone())].into_iter().collect();
-            germanium_smt::substitute(&s.value, &at)
+            let value = germanium_smt::substitute(&s.value, &at);
+            Some(match earlier {
+                Some(v) => Term::ite(germanium_smt::substitute(&s.held, &at), value, v),
+                None => value,
+            })
         });
     let same: Vec<&Snapshot> = snapshot
         .iter()

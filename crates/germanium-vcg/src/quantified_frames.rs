@@ -44,26 +44,10 @@ impl QuantifiedFootprint<'_> {
     }
 }
 
-/// The field or predicate of a quantified permission a function can be framed by: one
-/// access, whose condition, location and amount read no heap.
+/// The field or predicate of a quantified permission a function can be framed by (see
+/// `body_footprints::footprint_parts`).
 pub fn framable(program: &Program, sem: &Semantics, a: &Expr) -> Option<String> {
-    let (_, _, body) = crate::quantified::quantified_permission(sem, a)?;
-    let (_, reads, access) = crate::quantified::single_access(sem, body)?;
-    let map = if let Some(pa) = crate::predicates::access(sem, access) {
-        pa.name
-    } else {
-        match &access.kind {
-            ExprKind::Acc(loc, _) => match &loc.kind {
-                ExprKind::FieldAccess(_, field) => field.name.clone(),
-                _ => return None,
-            },
-            _ => return None,
-        }
-    };
-    reads
-        .iter()
-        .all(|e| !reads_heap(program, sem, e))
-        .then_some(map)
+    crate::body_footprints::footprint_parts(program, sem, a).map(|(map, _)| map)
 }
 
 /// Whether `e` reads the heap or permissions (a field, `perm`, a heap-dependent function).

@@ -247,9 +247,6 @@ fn start(tables: &Tables<'_>, options: &VerifyOptions) -> Result<Solver, String>
             let shape = &tables.functions[name];
             solver.declare_fun(&shape.full)?;
             solver.declare_fun(&shape.limited)?;
-            for decl in shape.quantified.iter().flat_map(|q| q.decls()) {
-                solver.declare_fun(decl)?;
-            }
             if let Some(frame) = &shape.framed {
                 solver.declare_fun(frame)?;
             }
