@@ -240,8 +240,8 @@ impl Lower<'_, '_> {
         Ok(())
     }
 
-    /// A trigger's term: the expression's, or for a predicate instance its location (which
-    /// every statement about the instance mentions).
+    /// A trigger's term: the expression's, or for a predicate instance or a wand its
+    /// location (which every statement about the resource mentions).
     pub fn trigger_term(
         &mut self,
         st: &State,
@@ -249,6 +249,9 @@ impl Lower<'_, '_> {
         x: &Expr,
         ctx: &ErrorContext,
     ) -> R<Term> {
+        if matches!(x.kind, ExprKind::Binary(BinaryOp::Wand, ..)) {
+            return Ok(self.wand_location(st, guard, x, ctx)?.1);
+        }
         match crate::predicates::access(self.t.sem, x) {
             Some(pa) => self.instance(st, guard, &pa, ctx),
             None => self.expr(st, guard, x, ctx),
