@@ -76,6 +76,24 @@ pub fn discover(shared: &SharedPaths) -> Discovered {
     Discovered { tests, libraries }
 }
 
+/// The programs front ends generated (`frontend-programs/<front end>/...`), sorted by name,
+/// grouped by front end.
+pub fn discover_frontend_programs(shared: &SharedPaths) -> Vec<CorpusFile> {
+    let mut files = Vec::new();
+    let Ok(entries) = std::fs::read_dir(shared.root.join("frontend-programs")) else {
+        return files;
+    };
+    for entry in entries.flatten() {
+        if entry.path().is_dir() {
+            let front_end = entry.file_name().to_string_lossy().to_string();
+            let relative = format!("frontend-programs/{front_end}");
+            collect(&shared.root, &relative, &front_end, &mut files);
+        }
+    }
+    files.sort_by(|a, b| a.name.cmp(&b.name));
+    files
+}
+
 fn collect(root: &Path, relative: &str, group: &str, out: &mut Vec<CorpusFile>) {
     let Ok(entries) = std::fs::read_dir(root.join(relative)) else {
         return;

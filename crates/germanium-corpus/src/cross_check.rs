@@ -81,6 +81,52 @@ pub fn read_list(path: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// What comparing the disagreements found with a committed list gave.
+pub struct Outcome {
+    /// Disagreements not in the list.
+    pub new: usize,
+}
+
+/// Compares `found` with the committed list at `path`: prints the count per cause class,
+/// each new disagreement (`NEW DISAGREEMENT`) and each listed one no longer found
+/// (`RESOLVED`). With `GERMANIUM_UPDATE_CROSS_CHECK=1` the new ones are appended to the list,
+/// their cause to be written, and none counts as new.
+pub fn against_list(found: &[Disagreement], path: &Path) -> Outcome {
+    let listed = read_list(path);
+    let keys: BTreeSet<String> = found.iter().map(|d| d.key()).collect();
+    let new: Vec<&String> = keys.iter().filter(|k| !listed.contains_key(*k)).collect();
+    for key in listed.keys().filter(|k| !keys.contains(*k)) {
+        println!("RESOLVED {key} (no longer a disagreement: remove it from the list)");
+    }
+    let mut causes: BTreeMap<&str, usize> = BTreeMap::new();
+    for key in &keys {
+        if let Some(cause) = listed.get(key) {
+            let class = cause.split(':').next().unwrap_or(cause);
+            *causes.entry(class).or_default() += 1;
+        }
+    }
+    println!(
+        "\ncross-check: {} disagreements ({} new)",
+        keys.len(),
+        new.len()
+    );
+    for (cause, n) in &causes {
+        println!("  {n:4}  {cause}");
+    }
+    for key in &new {
+        println!("NEW DISAGREEMENT {key}");
+    }
+    if std::env::var("GERMANIUM_UPDATE_CROSS_CHECK").as_deref() == Ok("1") {
+        let mut text = std::fs::read_to_string(path).unwrap_or_default();
+        for key in &new {
+            text.push_str(&format!("{key}  # cause not yet found\n"));
+        }
+        std::fs::write(path, text).expect("the cross-check list is writable");
+        return Outcome { new: 0 };
+    }
+    Outcome { new: new.len() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

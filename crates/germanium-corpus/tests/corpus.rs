@@ -102,42 +102,11 @@ fn vcg() {
 fn cross_check() {
     let path = lists_dir().join("cross-check-disagreements.txt");
     let found = cross_check::disagreements(verified_by(Backend::Symbex), verified_by(Backend::Vcg));
-    let listed = cross_check::read_list(&path);
-    let keys: std::collections::BTreeSet<String> = found.iter().map(|d| d.key()).collect();
-    let new: Vec<&String> = keys.iter().filter(|k| !listed.contains_key(*k)).collect();
-    for key in listed.keys().filter(|k| !keys.contains(*k)) {
-        println!("RESOLVED {key} (no longer a disagreement: remove it from the list)");
-    }
-    let mut causes: std::collections::BTreeMap<&str, usize> = Default::default();
-    for key in &keys {
-        if let Some(cause) = listed.get(key) {
-            let class = cause.split(':').next().unwrap_or(cause);
-            *causes.entry(class).or_default() += 1;
-        }
-    }
-    println!(
-        "\ncross-check: {} disagreements ({} new)",
-        keys.len(),
-        new.len()
-    );
-    for (cause, n) in &causes {
-        println!("  {n:4}  {cause}");
-    }
-    for key in &new {
-        println!("NEW DISAGREEMENT {key}");
-    }
-    if std::env::var("GERMANIUM_UPDATE_CROSS_CHECK").as_deref() == Ok("1") {
-        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
-        for key in &new {
-            text.push_str(&format!("{key}  # cause not yet found\n"));
-        }
-        std::fs::write(&path, text).unwrap();
-        return;
-    }
+    let outcome = cross_check::against_list(&found, &path);
     assert!(
-        new.is_empty(),
+        outcome.new == 0,
         "{} disagreements between the back ends are not in {} (see NEW DISAGREEMENT lines)",
-        new.len(),
+        outcome.new,
         path.display()
     );
 }
