@@ -47,6 +47,10 @@ pub struct PackageFrame {
     values: std::collections::BTreeMap<String, germanium_smt::FunDecl>,
     /// The witnesses' masks before the left-hand side (holding nothing).
     nothing: std::collections::BTreeMap<String, Term>,
+    /// The maps extracted from through a quantifier.
+    quantified: std::collections::BTreeSet<String>,
+    /// The wand being packaged (where what cannot be lowered is reported).
+    span: germanium_syntax::Span,
 }
 
 impl Lower<'_, '_> {
@@ -218,6 +222,8 @@ impl Lower<'_, '_> {
             instance: instance.clone(),
             values,
             nothing,
+            quantified: Default::default(),
+            span: wand.span,
         });
         let r = (|| {
             if let Some(b) = proof {
@@ -290,7 +296,12 @@ impl Lower<'_, '_> {
         } else {
             self.footprint_map(st, map, index, &need, &outer_mask, &pc)
         };
-        let now = Term::add(vec![have.clone(), taken.clone()]);
+        let shown = if self.t.combinable_wands && field {
+            self.visible_to_witnesses(st, map, index, &taken)?
+        } else {
+            taken.clone()
+        };
+        let now = Term::add(vec![have.clone(), shown]);
         let (recorded, compatible) = self.given_facts(st, map, index, &taken, &have, &now, field);
         if let Some((recorded, _)) = recorded {
             self.vc.fact_outside(recorded);
@@ -349,6 +360,56 @@ impl Lower<'_, '_> {
             compatible = Term::and([compatible, Term::le(now.clone(), Term::real(1, 1))]);
         }
         (recorded, compatible)
+    }
+
+    /// Combinable wands (seed 004): of `taken` at `index` (a field), the part the witnesses
+    /// see. Where the left-hand side holds less than a whole permission, the footprint is cut
+    /// down to what fits beside it, so a witness is dropped only where nothing of it fits
+    /// (the left-hand side holds all there, or the values differ).
+    fn visible_to_witnesses(
+        &mut self,
+        st: &State,
+        map: &str,
+        index: &Term,
+        taken: &Term,
+    ) -> R<Term> {
+        let Some(frame) = self.packages.last() else {
+            return Ok(taken.clone());
+        };
+        if frame.quantified.contains(map) {
+            return unsupported(
+                frame.span,
+                "a field taken both through a quantifier and location by location in one package of combinable wands",
+            );
+        }
+        let zero = Term::real(0, 1);
+        let before = Term::add(
+            frame
+                .extracted
+                .iter()
+                .filter(|(m, _, _)| m == map)
+                .map(|(_, at, amount)| {
+                    Term::ite(
+                        Term::eq(at.clone(), index.clone()),
+                        amount.clone(),
+                        zero.clone(),
+                    )
+                })
+                .chain([zero.clone()])
+                .collect(),
+        );
+        let lhs_holds = match st.labels.get(LHS).and_then(|m| m.mask.get(map)) {
+            Some(mask) => Term::select(mask.clone(), index.clone()),
+            None => zero.clone(),
+        };
+        let room = Term::sub(Term::real(1, 1), lhs_holds);
+        let capped = |p: Term| Term::ite(Term::le(p.clone(), room.clone()), p, room.clone());
+        let after = capped(Term::add(vec![before.clone(), taken.clone()]));
+        let visible = Term::sub(after, capped(before));
+        Ok(self.vc.define(
+            "visible",
+            Term::ite(Term::gt(room.clone(), zero), visible, taken.clone()),
+        ))
     }
 
     /// `extract` at every location `r` of a quantified permission (where `inside`, `amount`
@@ -410,6 +471,7 @@ impl Lower<'_, '_> {
         }
         if let Some(frame) = self.packages.last_mut() {
             frame.outer.mask.insert(map.to_string(), outer_after);
+            frame.quantified.insert(map.to_string());
         }
         st.memory.mask.insert(map.to_string(), mine.clone());
         let all = Term::forall(var, compatible, vec![vec![at(&mine)]]);

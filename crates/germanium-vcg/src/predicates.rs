@@ -399,6 +399,11 @@ impl<'t, 'a> Lower<'t, 'a> {
                 }
             }
             ExprKind::Quantifier { .. } => self.quantified_frame(st, body),
+            // A wand (combinable wands only): its instance's frame.
+            ExprKind::Binary(BinaryOp::Wand, ..) => {
+                let (map, index) = self.wand_location(st, &reach, body, &ctx)?;
+                self.read_location(st, &map, index, body)
+            }
             _ => unsupported(body.span, "this part of a predicate body"),
         }
     }
@@ -486,6 +491,19 @@ impl<'t, 'a> Lower<'t, 'a> {
                 Ok(())
             }
             ExprKind::Quantifier { .. } => self.open_quantified_frame(st, body, frame),
+            ExprKind::Binary(BinaryOp::Wand, ..) => {
+                let (map, at) = self.wand_location(st, &reach, body, &ctx)?;
+                if let Some(s) = self.snapshot.as_mut() {
+                    s.push(Snapshot {
+                        map,
+                        at,
+                        value: frame,
+                        held: Term::tt(),
+                        heap: None,
+                    });
+                }
+                Ok(())
+            }
             _ => unsupported(body.span, "this part of a predicate body"),
         }
     }

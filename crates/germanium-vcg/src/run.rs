@@ -52,7 +52,10 @@ pub fn verify_members(
         }
     };
     let tables = match tables(program, sem, sources, &theories) {
-        Ok(t) => t,
+        Ok(t) => Tables {
+            combinable_wands: options.combinable_wands,
+            ..t
+        },
         Err(message) => {
             out.general
                 .push(Diagnostic::new(ids::UNSUPPORTED, Span::default(), message));
@@ -190,6 +193,7 @@ fn tables<'a>(
         predicates: Default::default(),
         body_footprints: Default::default(),
         wands: Default::default(),
+        combinable_wands: false,
         call_graph: germanium_semantics::calls::call_graph(program, sem),
         function_call_graph: germanium_semantics::calls::function_call_graph(program, sem),
     };

@@ -1,6 +1,7 @@
 //! Small annotated Viper programs verified by the verification-condition back end: every
 //! `//:: ExpectedOutput(id)` must be reported on the next code line, as often as it is
-//! written there, and nothing else may be reported.
+//! written there, and nothing else may be reported. A first line `// options: ...` sets
+//! options (`--combinable-wands`).
 
 use std::path::{Path, PathBuf};
 
@@ -27,6 +28,19 @@ fn check(path: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(path).unwrap();
     let mut options = Options::new(Mode::Verify);
     options.backend = Backend::Vcg;
+    // A program may ask for options on its first line: `// options: --combinable-wands`.
+    if let Some(rest) = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("// options:"))
+    {
+        for option in rest.split_whitespace() {
+            match option {
+                "--combinable-wands" => options.combinable_wands = true,
+                other => panic!("{}: unknown option {other}", path.display()),
+            }
+        }
+    }
     let report = run_file(path, &options);
     let mut reported: Vec<(u32, String)> = report
         .diagnostics
