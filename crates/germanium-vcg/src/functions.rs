@@ -978,7 +978,14 @@ fn snapshot_value(snapshot: &[Snapshot], map: &str, r: &Term) -> Option<Term> {
     } else {
         (exact, false)
     };
-    if let Some(always) = candidates.iter().find(|s| s.held == Term::tt() && !compare) {
+    // Held unconditionally under several names (the footprint's own and an unfolded
+    // instance's): the earliest, the one the applications name directly (a location has one
+    // value, so any would do; callers know the heap's better than an instance's frame).
+    if let Some(always) = candidates
+        .iter()
+        .rev()
+        .find(|s| s.held == Term::tt() && !compare)
+    {
         return Some(always.value.clone());
     }
     let (mut value, others) = match everywhere {
