@@ -367,6 +367,15 @@ impl Lower<'_, '_> {
         self.perm_masks = Some(st.memory.mask.clone());
         if !is_impure(self.t.sem, a) {
             let reach = st.reach.clone();
+            if how == Taking::Checked && forall_unfolding(a) {
+                // Checked at fresh values of its variables (true there iff true for all),
+                // where what an `unfolding` assumes holds of those values; assumed closed.
+                let at_fresh = self.forall_at_fresh_values(&view, &reach, a, ctx)?;
+                self.check(&reach, at_fresh, ctx, Reason::AssertionFalse, a);
+                let t = self.leniently(|l| l.expr(&view, &reach, a, ctx))?;
+                st.reach = self.vc.assume(&st.reach, t);
+                return Ok(());
+            }
             let t = self.expr(&view, &reach, a, ctx)?;
             if how == Taking::Checked {
                 self.check(&reach, t.clone(), ctx, Reason::AssertionFalse, a);
@@ -635,4 +644,21 @@ impl Lower<'_, '_> {
         };
         Ok(())
     }
+}
+
+/// A `forall` whose body opens a predicate instance (`unfolding`).
+fn forall_unfolding(a: &Expr) -> bool {
+    let ExprKind::Quantifier {
+        kind: germanium_syntax::ast::QuantifierKind::Forall,
+        body,
+        ..
+    } = &a.kind
+    else {
+        return false;
+    };
+    let mut found = false;
+    germanium_semantics::visit::walk_expr(body, &mut |x| {
+        found |= matches!(x.kind, ExprKind::Unfolding(..));
+    });
+    found
 }

@@ -213,6 +213,31 @@ impl Lower<'_, '_> {
         )
     }
 
+    /// The body of the `forall` `e` at fresh values of its variables (not closed: valid
+    /// there iff valid for all values).
+    pub fn forall_at_fresh_values(
+        &mut self,
+        st: &State,
+        guard: &Term,
+        e: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
+        let ExprKind::Quantifier { vars, body, .. } = &e.kind else {
+            return unsupported(e.span, "this quantifier");
+        };
+        let mut inner = st.clone();
+        for i in 0..vars.len() {
+            let Some(var) = self.t.sem.binders.get(&(e.id, i)).copied() else {
+                return unsupported(e.span, "this quantifier");
+            };
+            let info = self.t.sem.var(var).clone();
+            let sort = self.sort(&info.ty, e.span)?;
+            let value = self.vc.fresh(&info.name, sort);
+            inner.store.insert(var, value);
+        }
+        self.expr(&inner, guard, body, ctx)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn quantifier_inside(
         &mut self,

@@ -522,11 +522,35 @@ impl Lower<'_, '_> {
         let TermKind::App(_, args) = index.kind() else {
             return None;
         };
+        let bound_vars: std::collections::HashSet<Term> = vars.iter().cloned().collect();
+        // An argument that is the variable, or the variable plus or minus a term free of the
+        // variables: the variable is that argument of the location, less or plus the term.
+        let solved = |arg: &Term, v: &Term, at: Term| -> Option<Term> {
+            if arg == v {
+                return Some(at);
+            }
+            let TermKind::Op(op, xs) = arg.kind() else {
+                return None;
+            };
+            let free = |t: &Term| !t.mentions_any(&bound_vars);
+            match (op, xs.as_slice()) {
+                (germanium_smt::Op::Add, [x, c]) | (germanium_smt::Op::Add, [c, x])
+                    if x == v && free(c) =>
+                {
+                    Some(Term::sub(at, c.clone()))
+                }
+                (germanium_smt::Op::Sub, [x, c]) if x == v && free(c) => {
+                    Some(Term::add(vec![at, c.clone()]))
+                }
+                _ => None,
+            }
+        };
         let values = vars
             .iter()
             .map(|v| {
-                let i = args.iter().position(|a| a == v)?;
-                Some(Term::app(&shape.arguments[i], vec![r.clone()]))
+                args.iter().enumerate().find_map(|(i, a)| {
+                    solved(a, v, Term::app(&shape.arguments[i], vec![r.clone()]))
+                })
             })
             .collect::<Option<Vec<Term>>>()?;
         Some(Inverse::Direct(values))
