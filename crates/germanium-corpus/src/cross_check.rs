@@ -87,6 +87,18 @@ pub struct Outcome {
     pub new: usize,
 }
 
+impl Outcome {
+    /// Fails the test if a disagreement is not in the list at `path`.
+    pub fn assert_none_new(&self, path: &Path) {
+        assert!(
+            self.new == 0,
+            "{} disagreements between the back ends are not in {} (see NEW DISAGREEMENT lines)",
+            self.new,
+            path.display()
+        );
+    }
+}
+
 /// Compares `found` with the committed list at `path`: prints the count per cause class,
 /// each new disagreement (`NEW DISAGREEMENT`) and each listed one no longer found
 /// (`RESOLVED`). With `GERMANIUM_UPDATE_CROSS_CHECK=1` the new ones are appended to the list,
