@@ -230,7 +230,10 @@ impl<'t, 'a> Lower<'t, 'a> {
     ) {
         let cutting = !matches!(
             reason,
-            Reason::AssertionFalse | Reason::SeqIndexNegative(_) | Reason::NotPositive
+            Reason::AssertionFalse
+                | Reason::SeqIndexNegative(_)
+                | Reason::NotPositive
+                | Reason::NotInjective
         );
         self.record(reach, fact, ctx, reason, offending, cutting);
     }

@@ -422,7 +422,9 @@ impl Lower<'_, '_> {
     }
 
     /// Checks the amounts non-negative and the locations injective where the amount is
-    /// positive; the inverse of the locations, with what the path may assume of it.
+    /// positive; the inverse of the locations, and the fact the path may assume of it once
+    /// what depends on injectivity no longer does (it is contradictory where the check
+    /// fails).
     fn checked_inverse(
         &mut self,
         st: &mut State,
@@ -431,7 +433,7 @@ impl Lower<'_, '_> {
         patterns: &[Vec<Term>],
         lowered: &Lowered<'_>,
         ctx: &ErrorContext,
-    ) -> R<Inverse> {
+    ) -> R<(Inverse, Option<Term>)> {
         let Lowered { guard, cond, held } = lowered;
         let zero = Term::real(0, 1);
         if !held.wildcard {
@@ -447,7 +449,7 @@ impl Lower<'_, '_> {
         }
         let index = bound.close(&held.index);
         if let Some(direct) = self.direct_inverse(bound, &held.map, &index) {
-            return Ok(direct);
+            return Ok((direct, None));
         }
         let applies = bound.close(&Term::and([
             cond.clone(),
@@ -506,8 +508,7 @@ impl Lower<'_, '_> {
             qid: Some(Symbol::user(&format!("qp-inverse-{}", node.0))),
             weight: None,
         });
-        st.reach = self.vc.assume(&st.reach, fact);
-        Ok(inverse)
+        Ok((inverse, Some(fact)))
     }
 
     /// An inverse that needs no function: the location is the (one) variable, or a
@@ -615,7 +616,10 @@ impl Lower<'_, '_> {
             lowered.held.amount = Term::ite(positive, some, Term::real(0, 1));
             lowered.held.wildcard = true;
         }
-        let inverse = self.checked_inverse(st, node, bound, patterns, &lowered, ctx)?;
+        let (inverse, fact) = self.checked_inverse(st, node, bound, patterns, &lowered, ctx)?;
+        if let Some(fact) = fact {
+            st.reach = self.vc.assume(&st.reach, fact);
+        }
         let map = lowered.held.map.clone();
         let index_sort = lowered.held.index.sort().clone();
         let r = Term::var(Symbol::user(&format!("r%i{}", node.0)), index_sort);
@@ -690,11 +694,21 @@ impl Lower<'_, '_> {
         ctx: &ErrorContext,
         how: Taking,
     ) -> R<()> {
-        // Amounts and injectivity first, then what is held (as the symbolic engine).
-        let inverse = self.checked_inverse(st, node, bound, patterns, &lowered, ctx)?;
+        // Amounts and injectivity first, then what is held (as the symbolic engine); the
+        // inverse's fact is assumed after that check (where injectivity fails it is
+        // contradictory, and the missing permission is reported too, as by Carbon), except
+        // inside a package, where what is held includes what the inverse lets it extract.
+        let (inverse, fact) = self.checked_inverse(st, node, bound, patterns, &lowered, ctx)?;
         let map = lowered.held.map.clone();
         let zero = Term::real(0, 1);
-        if how == Taking::Checked && !lowered.held.wildcard && self.in_package() {
+        let packaging = how == Taking::Checked && !lowered.held.wildcard && self.in_package();
+        let mut fact = fact;
+        if packaging {
+            if let Some(fact) = fact.take() {
+                st.reach = self.vc.assume(&st.reach, fact);
+            }
+        }
+        if packaging {
             // Inside a package: what the witnesses miss at each location comes from the
             // state around.
             let index_sort = lowered.held.index.sort().clone();
@@ -726,6 +740,9 @@ impl Lower<'_, '_> {
                     self.closed_fact(bound, patterns, Term::implies(lowered.cond.clone(), enough));
                 st.reach = self.vc.assume(&st.reach, fact);
             }
+        }
+        if let Some(fact) = fact {
+            st.reach = self.vc.assume(&st.reach, fact);
         }
         let index_sort = lowered.held.index.sort().clone();
         let r = Term::var(Symbol::user(&format!("r%e{}", node.0)), index_sort.clone());
