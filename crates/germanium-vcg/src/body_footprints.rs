@@ -19,9 +19,9 @@ use germanium_semantics::{CallTarget, Semantics, VarId};
 use germanium_smt::{FunDecl, Sort, Symbol, Term};
 use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, NodeId, Program};
 
-use crate::functions::Snapshot;
 use crate::lower::{unsupported, Lower, Tables, R};
 use crate::quantified_frames::QuantifiedFootprint;
+use crate::snapshots::Snapshot;
 use crate::state::State;
 
 /// A quantified permission of a predicate body, with its vocabulary.

@@ -22,6 +22,7 @@ mod quantified;
 mod quantified_frames;
 mod read_permissions;
 mod run;
+mod snapshots;
 mod state;
 mod stmt;
 mod termination;

@@ -149,7 +149,7 @@ pub struct Lower<'t, 'a> {
     pub result: Option<Term>,
     /// In a function's axioms: the footprint's locations (field, receiver) and their values,
     /// where every read must be found.
-    pub snapshot: Option<Vec<crate::functions::Snapshot>>,
+    pub snapshot: Option<Vec<crate::snapshots::Snapshot>>,
     /// Inside the definitional axiom of this function: applications of its recursion
     /// cluster are of the limited twins (so the definition does not unroll itself); others
     /// are full, as their definitions unroll only as far as the call graph goes.

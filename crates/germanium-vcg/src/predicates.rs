@@ -12,8 +12,8 @@ use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, Predicate};
 use germanium_verifier::errors::{text_of, ErrorContext, Reason};
 
 use crate::frames::PredicateShape;
-use crate::functions::Snapshot;
 use crate::lower::{unsupported, Lower, R};
+use crate::snapshots::Snapshot;
 use crate::state::{Memory, State};
 
 /// A predicate access as written: `P(args)` or `acc(P(args), amount)`.
