@@ -1,4 +1,5 @@
-//! Quantified permissions in predicate bodies. An instance's frame (see `frames`) records
+//! Quantified footprints: the quantified permissions of predicate bodies and of functions'
+//! preconditions, by the quantifier's node. An instance's frame (see `frames`) records
 //! the values its body held when it was folded; for `forall xs :: c(xs) ==> acc(e(xs).f, p)`
 //! that is a *fingerprint* of the heap map of `f` over the footprint (as for a function's
 //! quantified precondition, `quantified_frames`): `fp(args, H)`, equal for two maps equal on
@@ -10,7 +11,8 @@
 //! the footprint:
 //! `forall args, h, r :: in_footprint(args, r) ==> values(args, fp(args, h))[r] == h[r]`.
 //! An unfold assumes its frame is the fingerprint of the heap it inhaled, so the values it
-//! gives back are those the frame recorded.
+//! gives back are those the frame recorded. A function's frame function takes the same
+//! fingerprints (`functions`).
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -24,7 +26,8 @@ use crate::quantified_frames::QuantifiedFootprint;
 use crate::snapshots::Snapshot;
 use crate::state::State;
 
-/// A quantified permission of a predicate body, with its vocabulary.
+/// A quantified permission of a predicate body or a function's precondition, with its
+/// vocabulary.
 #[derive(Clone, Debug)]
 pub struct BodyFootprint<'a> {
     pub footprint: QuantifiedFootprint<'a>,
@@ -33,7 +36,8 @@ pub struct BodyFootprint<'a> {
     pub abstracted: Vec<&'a Expr>,
     /// Their sorts.
     pub sorts: Vec<Sort>,
-    /// `values(args, frame)`: the heap map the frame recorded.
+    /// `values(args, frame)`: the heap map the frame recorded (read back by unfolds; for a
+    /// function's footprint only its axiom's instances, which E-matching has found to help).
     pub values: FunDecl,
 }
 
@@ -238,10 +242,7 @@ impl<'a> Lower<'_, 'a> {
     pub fn body_footprint(&self, forall: &Expr) -> R<BodyFootprint<'a>> {
         match self.t.body_footprints.get(&forall.id) {
             Some(b) => Ok(b.clone()),
-            None => unsupported(
-                forall.span,
-                "this quantified permission in a predicate body",
-            ),
+            None => unsupported(forall.span, "this quantified footprint"),
         }
     }
 
@@ -274,7 +275,7 @@ impl<'a> Lower<'_, 'a> {
     pub fn open_quantified_frame(&mut self, st: &State, forall: &Expr, frame: Term) -> R<()> {
         let b = self.body_footprint(forall)?;
         let args = self.footprint_args(st, &b)?;
-        let lowered = self.with_overrides(&b, args.clone(), |l, _| {
+        let lowered = self.with_overrides(&b, &args, |l| {
             l.lower_quantified_footprint(st, &b.footprint, &args)
         })?;
         let Some(unheld) = self.t.frames.unheld(&b.footprint.map) else {
@@ -302,8 +303,8 @@ impl<'a> Lower<'_, 'a> {
     pub fn with_overrides<T>(
         &mut self,
         b: &BodyFootprint<'_>,
-        args: Vec<Term>,
-        f: impl FnOnce(&mut Self, &[Term]) -> R<T>,
+        args: &[Term],
+        f: impl FnOnce(&mut Self) -> R<T>,
     ) -> R<T> {
         let overrides: HashMap<NodeId, Term> = b
             .abstracted
@@ -317,17 +318,24 @@ impl<'a> Lower<'_, 'a> {
                 m.overrides = overrides;
                 m.lenient = true;
             },
-            |l| f(l, &args),
+            f,
         )
     }
 
-    /// The axioms of every quantified permission of a predicate body, over its arguments:
-    /// the inverse's choice, fingerprints equal for maps equal on the footprint, and the
-    /// values a fingerprint records.
+    /// The axioms of every quantified footprint, over its arguments: the inverse's choice,
+    /// fingerprints equal for maps equal on the footprint, and the values a fingerprint
+    /// records.
     pub fn body_footprint_axioms(&mut self) -> Vec<Term> {
         let mut ids: Vec<&NodeId> = self.t.body_footprints.keys().collect();
         ids.sort_by_key(|id| id.0);
         let mut out = Vec::new();
+        // Nothing is read of the heap: the footprint's parts that read it are arguments.
+        let st = State {
+            store: Default::default(),
+            memory: crate::state::Memory::empty(&mut self.vc, self.t),
+            labels: Default::default(),
+            reach: Term::tt(),
+        };
         for id in ids {
             let b = self.t.body_footprints[id].clone();
             let vars: Vec<(Symbol, Sort)> = b
@@ -340,16 +348,10 @@ impl<'a> Lower<'_, 'a> {
                 .iter()
                 .map(|(s, sort)| Term::var(s.clone(), sort.clone()))
                 .collect();
-            let st = State {
-                store: Default::default(),
-                memory: crate::state::Memory::empty(&mut self.vc, self.t),
-                labels: Default::default(),
-                reach: Term::tt(),
-            };
             let q = &b.footprint;
-            let Ok(lowered) = self.with_overrides(&b, args.clone(), |l, a| {
-                l.lower_quantified_footprint(&st, q, a)
-            }) else {
+            let Ok(lowered) =
+                self.with_overrides(&b, &args, |l| l.lower_quantified_footprint(&st, q, &args))
+            else {
                 continue;
             };
             out.extend(self.fingerprint_axioms(q, &lowered, &vars));

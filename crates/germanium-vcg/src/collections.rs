@@ -225,17 +225,8 @@ impl Lower<'_, '_> {
         let ExprKind::Quantifier { vars, body, .. } = &e.kind else {
             return unsupported(e.span, "this quantifier");
         };
-        let mut inner = st.clone();
-        for i in 0..vars.len() {
-            let Some(var) = self.t.sem.binders.get(&(e.id, i)).copied() else {
-                return unsupported(e.span, "this quantifier");
-            };
-            let info = self.t.sem.var(var).clone();
-            let sort = self.sort(&info.ty, e.span)?;
-            let value = self.vc.fresh(&info.name, sort);
-            inner.store.insert(var, value);
-        }
-        self.expr(&inner, guard, body, ctx)
+        let bound = self.bind(e.id, vars.len(), e.span, "fa")?;
+        self.expr(&bound.state(st), guard, body, ctx)
     }
 
     #[allow(clippy::too_many_arguments)]

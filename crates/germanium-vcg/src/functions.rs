@@ -18,8 +18,8 @@ use germanium_verifier::errors::{ErrorContext, Reason};
 
 use germanium_semantics::calls::reaches;
 
+use crate::body_footprints::BodyFootprint;
 use crate::lower::{unsupported, Lower, Tables, R};
-use crate::quantified_frames::QuantifiedFootprint;
 use crate::snapshots::{snapshot_value, Snapshot};
 use crate::state::{Memory, State};
 
@@ -41,8 +41,8 @@ pub struct FunctionShape<'a> {
     /// `@opaque()`: its definition holds only at applications `@reveal()` names; the others
     /// are of its limited twin (its postcondition holds at all).
     pub opaque: bool,
-    /// The quantified permissions of the footprint, in order (see `quantified_frames`).
-    pub quantified: Vec<QuantifiedFootprint<'a>>,
+    /// The quantified permissions of the footprint, in order (see `body_footprints`).
+    pub quantified: Vec<BodyFootprint<'a>>,
     /// With quantified permissions: `fun%f%frame`, of the arguments, the other footprint
     /// values and the fingerprints, which the limited twin equals.
     pub framed: Option<FunDecl>,
@@ -127,7 +127,7 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
                     Some(b) if b.footprint.map == *map => {
                         args.push(b.footprint.heap.clone());
                         framed_args.push(t.frames.sort.clone());
-                        quantified.push(b.footprint.clone());
+                        quantified.push(b.clone());
                     }
                     _ => sorts_known = false,
                 }
@@ -273,7 +273,7 @@ fn collect_footprint<'a>(
         ExprKind::Ascribed(x, _) | ExprKind::Annotated(_, x) => {
             collect_footprint(program, sem, x, conditions, out)
         }
-        // Unconditionally only: a fingerprint of the whole heap map stands for it.
+        // A fingerprint of the whole heap map over the footprint stands for it.
         ExprKind::Quantifier { .. } if holds_permission(sem, a) => {
             match crate::quantified_frames::framable(program, sem, a) {
                 Some(map) => {
@@ -762,19 +762,19 @@ impl Lower<'_, '_> {
             let mut quantified = shape.quantified.iter();
             for (i, (conditions, item)) in shape.footprint.iter().enumerate() {
                 if let Footprint::Quantified(map, _) = item {
-                    let Some(q) = quantified.next() else {
+                    let Some(b) = quantified.next() else {
                         return unsupported(shape.function.name.span, "this footprint");
                     };
+                    let q = &b.footprint;
                     let symbol = Symbol::user(&format!("v{i}%f"));
                     let heap = Term::var(symbol.clone(), q.heap.clone());
                     vars.push((symbol, q.heap.clone()));
                     args.push(heap.clone());
-                    let b = self.body_footprint(q.forall)?;
                     // Its arguments read here (a field of the footprint read before it: its
                     // value in the snapshot).
-                    let fp_args = self.footprint_args(&st, &b)?;
-                    let lowered = self.with_overrides(&b, fp_args.clone(), |l, a| {
-                        l.lower_quantified_footprint(&st, q, a)
+                    let fp_args = self.footprint_args(&st, b)?;
+                    let lowered = self.with_overrides(b, &fp_args, |l| {
+                        l.lower_quantified_footprint(&st, q, &fp_args)
                     })?;
                     let index = q.witness.result().clone();
                     let r = Term::var(Symbol::user("r%fp"), index);

@@ -50,11 +50,11 @@ pub struct Tables<'a> {
     >,
     /// The program's wand shapes, by key (see `wands`).
     pub wands: std::collections::HashMap<String, crate::wands::WandShape>,
-    /// Which methods each method calls, and which functions each function applies (for
-    /// recursion clusters in termination checks).
     /// Wands are combinable wands (seed 004, `--combinable-wands`): a package's witnesses
     /// see the footprint cut down to fit their left-hand side.
     pub combinable_wands: bool,
+    /// Which methods each method calls, and which functions each function applies (for
+    /// recursion clusters in termination checks).
     pub call_graph: std::collections::HashMap<String, std::collections::HashSet<String>>,
     pub function_call_graph: std::collections::HashMap<String, std::collections::HashSet<String>>,
 }

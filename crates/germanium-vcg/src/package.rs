@@ -255,6 +255,17 @@ impl Lower<'_, '_> {
         Ok((frame.outer, w))
     }
 
+    /// Inside a package: whether some witness exists, the conditions of the branches
+    /// entered, and the mask of `map` the state around has left.
+    fn extraction_context(&self, map: &str) -> Option<(Term, Term, Term)> {
+        let frame = self.packages.last()?;
+        Some((
+            frame.nonempty.clone(),
+            Term::and(frame.conditions.clone()),
+            frame.outer.mask[map].clone(),
+        ))
+    }
+
     /// Inside a package, before `amount` of `map` at `index` is taken from the witnesses'
     /// state `st`: extracts what they miss from the state around (see the module
     /// documentation).
@@ -266,26 +277,18 @@ impl Lower<'_, '_> {
         amount: &Term,
         field: bool,
     ) -> R<()> {
-        let Some(frame) = self.packages.last() else {
+        let Some((nonempty, pc, outer_mask)) = self.extraction_context(map) else {
             return Ok(());
         };
-        let (nonempty, pc) = (frame.nonempty.clone(), Term::and(frame.conditions.clone()));
-        let outer_mask = frame.outer.mask[map].clone();
-        let zero = Term::real(0, 1);
         let mask = st.memory.mask[map].clone();
         let have = Term::select(mask.clone(), index.clone());
         let need = missing(&have, amount);
         let outer_has = Term::select(outer_mask.clone(), index.clone());
         let uniform = !self.vc.witness_dependent(&[&need, index, &pc]);
         let (taken, outer_after) = if uniform {
-            let least = Term::ite(
-                Term::le(need.clone(), outer_has.clone()),
-                need,
-                outer_has.clone(),
-            );
             let taken = self.vc.define(
                 "taken",
-                Term::ite(Term::and([nonempty, pc]), least, zero.clone()),
+                least_taken(Term::and([nonempty, pc]), need, &outer_has),
             );
             let after = Term::store(
                 outer_mask,
@@ -426,14 +429,15 @@ impl Lower<'_, '_> {
         amount: Term,
         field: bool,
     ) -> R<()> {
-        let Some(frame) = self.packages.last() else {
+        let Some((nonempty, pc, outer_mask)) = self.extraction_context(map) else {
             return Ok(());
         };
-        let (nonempty, pc) = (frame.nonempty.clone(), Term::and(frame.conditions.clone()));
-        let outer_mask = frame.outer.mask[map].clone();
-        let zero = Term::real(0, 1);
         let mask = st.memory.mask[map].clone();
-        if frame.nothing.get(map) != Some(&mask) {
+        let holds_nothing = self
+            .packages
+            .last()
+            .is_some_and(|f| f.nothing.get(map) == Some(&mask));
+        if !holds_nothing {
             return Ok(());
         }
         let have = Term::select(mask.clone(), r.clone());
@@ -442,12 +446,7 @@ impl Lower<'_, '_> {
         if self.vc.witness_dependent(&[&need, &inside, &pc]) {
             return Ok(());
         }
-        let least = Term::ite(
-            Term::le(need.clone(), outer_has.clone()),
-            need,
-            outer_has.clone(),
-        );
-        let taken = Term::ite(Term::and([nonempty, pc, inside]), least, zero.clone());
+        let taken = least_taken(Term::and([nonempty, pc, inside]), need, &outer_has);
         let TermKind::Var(symbol) = r.kind() else {
             unreachable!("the location is a variable");
         };
@@ -525,6 +524,16 @@ impl Lower<'_, '_> {
 }
 
 /// What is missing of `amount` where `have` is held.
+/// Where `guard` holds, the least of `need` and what the state around has; else nothing.
+fn least_taken(guard: Term, need: Term, outer_has: &Term) -> Term {
+    let least = Term::ite(
+        Term::le(need.clone(), outer_has.clone()),
+        need,
+        outer_has.clone(),
+    );
+    Term::ite(guard, least, Term::real(0, 1))
+}
+
 fn missing(have: &Term, amount: &Term) -> Term {
     Term::ite(
         Term::ge(have.clone(), amount.clone()),

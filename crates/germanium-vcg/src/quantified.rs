@@ -698,17 +698,14 @@ impl Lower<'_, '_> {
         // inverse's fact is assumed after that check (where injectivity fails it is
         // contradictory, and the missing permission is reported too, as by Carbon), except
         // inside a package, where what is held includes what the inverse lets it extract.
-        let (inverse, fact) = self.checked_inverse(st, node, bound, patterns, &lowered, ctx)?;
+        let (inverse, mut fact) = self.checked_inverse(st, node, bound, patterns, &lowered, ctx)?;
         let map = lowered.held.map.clone();
         let zero = Term::real(0, 1);
         let packaging = how == Taking::Checked && !lowered.held.wildcard && self.in_package();
-        let mut fact = fact;
         if packaging {
             if let Some(fact) = fact.take() {
                 st.reach = self.vc.assume(&st.reach, fact);
             }
-        }
-        if packaging {
             // Inside a package: what the witnesses miss at each location comes from the
             // state around.
             let index_sort = lowered.held.index.sort().clone();

@@ -51,11 +51,8 @@ pub fn verify_members(
             return out;
         }
     };
-    let tables = match tables(program, sem, sources, &theories) {
-        Ok(t) => Tables {
-            combinable_wands: options.combinable_wands,
-            ..t
-        },
+    let tables = match tables(program, sem, sources, &theories, options.combinable_wands) {
+        Ok(t) => t,
         Err(message) => {
             out.general
                 .push(Diagnostic::new(ids::UNSUPPORTED, Span::default(), message));
@@ -169,6 +166,7 @@ fn tables<'a>(
     sem: &'a Semantics,
     sources: &'a SourceMap,
     theories: &'a Theories,
+    combinable_wands: bool,
 ) -> Result<Tables<'a>, String> {
     let mut fields = Vec::new();
     for name in &sem.field_order {
@@ -193,7 +191,7 @@ fn tables<'a>(
         predicates: Default::default(),
         body_footprints: Default::default(),
         wands: Default::default(),
-        combinable_wands: false,
+        combinable_wands,
         call_graph: germanium_semantics::calls::call_graph(program, sem),
         function_call_graph: germanium_semantics::calls::function_call_graph(program, sem),
     };
