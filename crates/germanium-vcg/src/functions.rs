@@ -491,14 +491,15 @@ impl Lower<'_, '_> {
     /// the one the footprint names.
     pub(crate) fn heap_map(&mut self, st: &State, map: &str, e: &Expr) -> R<Term> {
         if let Some(snapshot) = &self.snapshot {
-            return match snapshot
+            match snapshot
                 .iter()
                 .rev()
                 .find(|s| s.map == map && s.heap.is_some())
             {
-                Some(s) => Ok(s.heap.clone().unwrap_or_else(|| s.value.clone())),
-                None => unsupported(e.span, "a read outside the function's footprint"),
-            };
+                Some(s) => return Ok(s.heap.clone().unwrap_or_else(|| s.value.clone())),
+                None if self.modes.snapshot_falls_back => {}
+                None => return unsupported(e.span, "a read outside the function's footprint"),
+            }
         }
         match st.memory.heap.get(map) {
             Some(h) => Ok(h.clone()),
@@ -510,10 +511,11 @@ impl Lower<'_, '_> {
     /// footprint's.
     pub fn read_location(&mut self, st: &State, field: &str, r: Term, e: &Expr) -> R<Term> {
         if let Some(snapshot) = &self.snapshot {
-            return match snapshot_value(snapshot, field, &r) {
-                Some(v) => Ok(v),
-                None => unsupported(e.span, "a read outside the function's footprint"),
-            };
+            match snapshot_value(snapshot, field, &r) {
+                Some(v) => return Ok(v),
+                None if self.modes.snapshot_falls_back => {}
+                None => return unsupported(e.span, "a read outside the function's footprint"),
+            }
         }
         let Some(heap) = st.memory.heap.get(field) else {
             return unsupported(e.span, "this field");

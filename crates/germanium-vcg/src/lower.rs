@@ -137,6 +137,9 @@ pub struct Modes {
     /// that do not depend on its variables, where its axioms are stated over them).
     pub overrides:
         Option<std::rc::Rc<std::collections::HashMap<germanium_syntax::ast::NodeId, Term>>>,
+    /// A location the snapshot does not name is read in the state's heap (an `unfolding`
+    /// inside a quantifier, read from its instance's frame: see `closed_unfolding`).
+    pub snapshot_falls_back: bool,
 }
 
 /// One member being lowered.

@@ -355,7 +355,37 @@ impl<'t, 'a> Lower<'t, 'a> {
         )?;
         self.vc.fact(Term::implies(start, inner.reach.clone()));
         let reach = inner.reach.clone();
-        self.expr(&inner, &reach, body, ctx)
+        let value = self.expr(&inner, &reach, body, ctx)?;
+        if !self.modes.binding {
+            return Ok(value);
+        }
+        // Inside a quantifier the unfolded values are fresh constants, which closing it
+        // cannot reach: there the value is read from the instance's frame (its definedness
+        // was checked just now). What an axiom cannot read keeps the value at the constants.
+        Ok(self
+            .closed_unfolding(st, guard, &pa, body, ctx)
+            .unwrap_or(value))
+    }
+
+    /// `unfolding` as a function's axiom reads it: the instance's locations from its frame
+    /// in `st`, every other location from `st`'s heap; nothing checked.
+    fn closed_unfolding(
+        &mut self,
+        st: &State,
+        guard: &Term,
+        pa: &Access<'_>,
+        body: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Term> {
+        let checks = self.vc.checks.len();
+        let outer = self.snapshot.replace(Vec::new());
+        let value = self.with_modes(
+            |m| m.snapshot_falls_back = true,
+            |l| l.unfolding_in_axiom(st, guard, pa, body, ctx),
+        );
+        self.snapshot = outer;
+        self.vc.checks.truncate(checks);
+        value
     }
 
     /// The frame of what `body` holds in `st`: a field's value, a nested instance's frame,
