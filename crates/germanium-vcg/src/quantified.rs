@@ -23,9 +23,17 @@ use crate::binders::Bound;
 use crate::lower::{unsupported, Lower, R};
 use crate::state::State;
 
-/// The conditions that lead to a part of a quantified assertion's body: each condition and
-/// whether it holds there.
-pub type Conditions<'x> = Vec<(&'x Expr, bool)>;
+/// What leads to a part of a quantified assertion's body, outermost first.
+pub type Conditions<'x> = Vec<Step<'x>>;
+
+/// One step towards a part of a quantified assertion's body.
+#[derive(Clone, Copy, Debug)]
+pub enum Step<'x> {
+    /// A condition, and whether it holds there.
+    Holds(&'x Expr, bool),
+    /// A `let` whose variable the part may name.
+    Let(&'x Expr),
+}
 
 /// One part of a quantified assertion's body, under its conditions.
 enum Part<'x> {
@@ -37,7 +45,7 @@ enum Part<'x> {
 fn parts<'x>(
     sem: &germanium_semantics::Semantics,
     body: &'x Expr,
-    conds: &mut Vec<(&'x Expr, bool)>,
+    conds: &mut Conditions<'x>,
     out: &mut Vec<Part<'x>>,
 ) -> R<()> {
     if !is_impure(sem, body) {
@@ -48,8 +56,8 @@ fn parts<'x>(
         out.push(Part::Access(conds.clone(), body));
         return Ok(());
     }
-    let mut under = |c: &'x Expr, holds: bool, x: &'x Expr, out: &mut Vec<Part<'x>>| {
-        conds.push((c, holds));
+    let mut under = |step: Step<'x>, x: &'x Expr, out: &mut Vec<Part<'x>>| {
+        conds.push(step);
         let r = parts(sem, x, conds, out);
         conds.pop();
         r
@@ -68,11 +76,12 @@ fn parts<'x>(
             parts(sem, x, conds, out)?;
             parts(sem, y, conds, out)
         }
-        ExprKind::Binary(BinaryOp::Implies, c, x) => under(c, true, x, out),
+        ExprKind::Binary(BinaryOp::Implies, c, x) => under(Step::Holds(c, true), x, out),
         ExprKind::Cond(c, x, y) => {
-            under(c, true, x, out)?;
-            under(c, false, y, out)
+            under(Step::Holds(c, true), x, out)?;
+            under(Step::Holds(c, false), y, out)
         }
+        ExprKind::Let(_, _, x) => under(Step::Let(body), x, out),
         _ => unsupported(
             body.span,
             "this quantified permission (wands, nested quantifiers)",
@@ -96,9 +105,9 @@ pub fn quantified_permission<'x>(
     }
 }
 
-/// The one access of a quantified assertion's body that has nothing else (no pure part),
-/// with the expressions it reads besides the heap location: its conditions, receiver or
-/// arguments, amount.
+/// The one access of a quantified assertion's body that has nothing else (no pure part,
+/// no `let`), with the expressions it reads besides the heap location: its conditions,
+/// receiver or arguments, amount.
 pub fn single_access<'x>(
     sem: &germanium_semantics::Semantics,
     body: &'x Expr,
@@ -108,7 +117,13 @@ pub fn single_access<'x>(
     let [Part::Access(conds, access)] = list.as_slice() else {
         return None;
     };
-    let mut reads: Vec<&Expr> = conds.iter().map(|(c, _)| *c).collect();
+    let mut reads = Vec::new();
+    for step in conds {
+        match step {
+            Step::Holds(c, _) => reads.push(*c),
+            Step::Let(_) => return None,
+        }
+    }
     if let Some(pa) = crate::predicates::access(sem, access) {
         reads.extend(pa.args.iter());
         reads.extend(pa.amount);
@@ -186,9 +201,9 @@ impl Lower<'_, '_> {
         for part in &list {
             match part {
                 Part::Pure(conds, x) => {
-                    let inner = bound.state(st);
+                    let mut inner = bound.state(st);
                     let (guard, cond) =
-                        self.part_conditions(&inner, conds, &mut conditions, ctx)?;
+                        self.part_conditions(&mut inner, conds, &mut conditions, ctx)?;
                     let t = self.binding(|l| l.expr(&inner, &guard, x, ctx))?;
                     let fact = self.closed_fact(&bound, &patterns, Term::implies(cond, t));
                     st.reach = self.vc.assume(&st.reach, fact);
@@ -220,9 +235,9 @@ impl Lower<'_, '_> {
             };
             match part {
                 Part::Pure(conds, x) => {
-                    let inner = bound.state(&view);
+                    let mut inner = bound.state(&view);
                     let (guard, cond) =
-                        self.part_conditions(&inner, conds, &mut conditions, ctx)?;
+                        self.part_conditions(&mut inner, conds, &mut conditions, ctx)?;
                     let t = self.binding(|l| l.expr(&inner, &guard, x, ctx))?;
                     if how == Taking::Checked {
                         self.check(&guard, t.clone(), ctx, Reason::AssertionFalse, x);
@@ -287,29 +302,45 @@ impl Lower<'_, '_> {
         Ok(out)
     }
 
-    /// The guard (path and conditions) and the conditions of a part, at the constants; each
-    /// condition lowered once (its definedness checked once) for all parts.
+    /// The guard (path and conditions) and the conditions of a part, at the constants, with
+    /// its `let`s bound in `inner`; each condition and value lowered once (its definedness
+    /// checked once) for all parts.
     fn part_conditions(
         &mut self,
-        inner: &State,
-        conds: &[(&Expr, bool)],
+        inner: &mut State,
+        conds: &[Step<'_>],
         lowered: &mut HashMap<NodeId, Term>,
         ctx: &ErrorContext,
     ) -> R<(Term, Term)> {
         let mut guard = inner.reach.clone();
         let mut all = Vec::new();
-        for (c, holds) in conds {
-            let t = match lowered.get(&c.id) {
+        for step in conds {
+            let (Step::Holds(x, _) | Step::Let(x)) = *step;
+            let read = match &x.kind {
+                ExprKind::Let(_, value, _) => value,
+                _ => x,
+            };
+            let t = match lowered.get(&x.id) {
                 Some(t) => t.clone(),
                 None => {
-                    let t = self.binding(|l| l.expr(inner, &guard, c, ctx))?;
-                    lowered.insert(c.id, t.clone());
+                    let t = self.binding(|l| l.expr(inner, &guard, read, ctx))?;
+                    lowered.insert(x.id, t.clone());
                     t
                 }
             };
-            let t = if *holds { t } else { Term::not(t) };
-            guard = Term::and([guard, t.clone()]);
-            all.push(t);
+            match *step {
+                Step::Holds(_, holds) => {
+                    let t = if holds { t } else { Term::not(t) };
+                    guard = Term::and([guard, t.clone()]);
+                    all.push(t);
+                }
+                Step::Let(x) => {
+                    let Some(var) = self.t.sem.binders.get(&(x.id, 0)).copied() else {
+                        return unsupported(x.span, "this `let`");
+                    };
+                    inner.store.insert(var, t);
+                }
+            }
         }
         Ok((guard, Term::and(all)))
     }
@@ -338,13 +369,13 @@ impl Lower<'_, '_> {
         &mut self,
         st: &State,
         bound: &Bound,
-        conds: &[(&Expr, bool)],
+        conds: &[Step<'_>],
         x: &'x Expr,
         conditions: &mut HashMap<NodeId, Term>,
         ctx: &ErrorContext,
     ) -> R<Lowered<'x>> {
         let mut inner = bound.state(st);
-        let (guard, cond) = self.part_conditions(&inner, conds, conditions, ctx)?;
+        let (guard, cond) = self.part_conditions(&mut inner, conds, conditions, ctx)?;
         inner.reach = guard.clone();
         let Some(mut held) = self.binding(|l| l.resource(&inner, x, ctx))? else {
             return unsupported(x.span, "this quantified permission");
@@ -362,7 +393,7 @@ impl Lower<'_, '_> {
         &mut self,
         st: &State,
         bound: &Bound,
-        conds: &[(&Expr, bool)],
+        conds: &[Step<'_>],
         access: &Expr,
         ctx: &ErrorContext,
     ) -> R<(Term, (Term, Term))> {
@@ -397,8 +428,9 @@ impl Lower<'_, '_> {
         for part in &list {
             match part {
                 Part::Pure(conds, x) => {
-                    let inner = bound.state(&view);
-                    let (guard, _) = self.part_conditions(&inner, conds, &mut conditions, ctx)?;
+                    let mut inner = bound.state(&view);
+                    let (guard, _) =
+                        self.part_conditions(&mut inner, conds, &mut conditions, ctx)?;
                     let t = self.binding(|l| l.expr(&inner, &guard, x, ctx))?;
                     self.check_ending_path(&guard, t, ctx, Reason::AssertionFalse, x);
                 }
