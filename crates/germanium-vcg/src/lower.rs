@@ -308,6 +308,19 @@ impl<'t, 'a> Lower<'t, 'a> {
         }
     }
 
+    /// `f` with `entries` as the snapshot reads are found in (see `snapshot`), the one before
+    /// back afterwards, whatever `f` returns.
+    pub fn with_snapshot<T>(
+        &mut self,
+        entries: Vec<crate::snapshots::Snapshot>,
+        f: impl FnOnce(&mut Self) -> R<T>,
+    ) -> R<T> {
+        let outer = self.snapshot.replace(entries);
+        let r = f(self);
+        self.snapshot = outer;
+        r
+    }
+
     /// Runs `f` with the modes `set` makes, restoring them whatever it returns.
     pub fn with_modes<T>(
         &mut self,

@@ -378,12 +378,12 @@ impl<'t, 'a> Lower<'t, 'a> {
         ctx: &ErrorContext,
     ) -> R<Term> {
         let checks = self.vc.checks.len();
-        let outer = self.snapshot.replace(Vec::new());
-        let value = self.with_modes(
-            |m| m.snapshot_falls_back = true,
-            |l| l.unfolding_in_axiom(st, guard, pa, body, ctx),
-        );
-        self.snapshot = outer;
+        let value = self.with_snapshot(Vec::new(), |l| {
+            l.with_modes(
+                |m| m.snapshot_falls_back = true,
+                |l| l.unfolding_in_axiom(st, guard, pa, body, ctx),
+            )
+        });
         self.vc.checks.truncate(checks);
         value
     }

@@ -315,10 +315,14 @@ impl Lower<'_, '_> {
         let mut guard = inner.reach.clone();
         let mut all = Vec::new();
         for step in conds {
-            let (Step::Holds(x, _) | Step::Let(x)) = *step;
-            let read = match &x.kind {
-                ExprKind::Let(_, value, _) => value,
-                _ => x,
+            // A condition is read whole (it may itself be a pure `let`); a `let` step reads
+            // its value.
+            let (x, read) = match *step {
+                Step::Holds(c, _) => (c, c),
+                Step::Let(l) => match &l.kind {
+                    ExprKind::Let(_, value, _) => (l, &**value),
+                    _ => return unsupported(l.span, "this `let`"),
+                },
             };
             let t = match lowered.get(&x.id) {
                 Some(t) => t.clone(),
