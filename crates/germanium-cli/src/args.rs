@@ -223,6 +223,12 @@ pub struct RunArgs {
     /// differ, a `cross-check.disagreement` warning at the member says how.
     #[arg(long = "cross-check")]
     pub cross_check: bool,
+
+    /// Say where each verified member's time went: wall time, time waiting for Z3, queries,
+    /// Z3 resource units and bytes of SMT-LIB sent; a table after each file (slowest member
+    /// first), or a `stats` field in the JSON formats. Never changes a result.
+    #[arg(long = "stats")]
+    pub stats: bool,
 }
 
 /// A back end's name for `--backend`.
@@ -257,6 +263,7 @@ impl RunArgs {
         options.counterexamples = self.counterexample;
         options.backend = self.backend;
         options.cross_check = self.cross_check;
+        options.stats = self.stats;
         options.members = self.member_filter();
         // Parallelism goes where the work is: members of a single file, else whole files.
         options.jobs = if self.files.len() == 1 {

@@ -14,6 +14,7 @@ use rayon::prelude::*;
 
 use crate::args::{Format, RunArgs};
 use crate::output::progress::Progress;
+use crate::output::stats::MemberRow;
 use crate::{inputs, output, worse};
 
 /// What the workers tell the printing thread.
@@ -83,7 +84,10 @@ pub fn run_files(
     };
     let mut progress = (args.format == Format::Human && std::io::stderr().is_terminal())
         .then(|| Progress::new(count));
-    let want_events = args.format == Format::JsonStream || progress.is_some();
+    let want_stats = args.stats;
+    let want_events = args.format == Format::JsonStream || progress.is_some() || want_stats;
+    // With `--stats`: each file's verified members and their statistics, as they finish.
+    let mut stats: BTreeMap<usize, Vec<MemberRow>> = BTreeMap::new();
 
     let (sender, receiver) = mpsc::channel::<Message>();
     let names = files.clone();
@@ -131,14 +135,30 @@ pub fn run_files(
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         };
         let written = match message {
-            Message::Member(index, event) => member_event(
-                &mut stdout,
-                args.format,
-                &names[index],
-                index,
-                event,
-                &mut progress,
-            ),
+            Message::Member(index, event) => {
+                if let MemberEvent::Finished {
+                    member,
+                    kind,
+                    stats: Some(s),
+                    ..
+                } = &event
+                {
+                    stats.entry(index).or_default().push(MemberRow {
+                        member: member.clone(),
+                        kind,
+                        stats: *s,
+                    });
+                }
+                member_event(
+                    &mut stdout,
+                    args.format,
+                    &names[index],
+                    index,
+                    event,
+                    &mut progress,
+                    want_stats,
+                )
+            }
             Message::File(index, report) => {
                 if let Some(p) = progress.as_mut() {
                     p.file_done();
@@ -147,13 +167,17 @@ pub fn run_files(
                 let mut written = Ok(());
                 while let Some(report) = waiting.remove(&next) {
                     worst = worse(worst, report.result);
+                    let rows = stats.remove(&next).unwrap_or_default();
+                    let rows = want_stats.then_some(rows.as_slice());
                     if let Some(p) = progress.as_mut() {
                         p.clear(&mut stderr);
                     }
                     written = written.and_then(|_| match args.format {
-                        Format::Json => writeln!(stdout, "{}", output::json::render(&report)),
+                        Format::Json => {
+                            writeln!(stdout, "{}", output::json::render(&report, rows))
+                        }
                         Format::JsonStream => {
-                            let line = output::json::render_file_event(&report);
+                            let line = output::json::render_file_event(&report, rows);
                             writeln!(stdout, "{line}").and_then(|_| stdout.flush())
                         }
                         Format::Human => output::human::write_report(&mut stdout, &report)
@@ -163,6 +187,12 @@ pub fn run_files(
                                 }
                                 let only = "only the members matching --member were verified";
                                 writeln!(stdout, "  ({only})")
+                            })
+                            .and_then(|_| match rows {
+                                Some(rows) if !rows.is_empty() => {
+                                    output::stats::write_table(&mut stdout, rows)
+                                }
+                                _ => Ok(()),
                             }),
                     });
                     next += 1;
@@ -203,6 +233,7 @@ fn member_event(
     index: usize,
     event: MemberEvent,
     progress: &mut Option<Progress>,
+    with_stats: bool,
 ) -> std::io::Result<()> {
     match event {
         MemberEvent::Started { member, .. } => {
@@ -217,6 +248,7 @@ fn member_event(
             errors,
             time,
             cached,
+            stats,
         } => {
             if let Some(p) = progress.as_mut() {
                 p.member_finished(index, &member);
@@ -224,7 +256,9 @@ fn member_event(
             if format != Format::JsonStream {
                 return Ok(());
             }
-            let line = output::stream::render_member(file, &member, kind, &errors, time, cached);
+            let stats = stats.as_ref().filter(|_| with_stats);
+            let line =
+                output::stream::render_member(file, &member, kind, &errors, time, cached, stats);
             writeln!(stdout, "{line}")?;
             stdout.flush()
         }

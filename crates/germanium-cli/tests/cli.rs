@@ -440,6 +440,72 @@ fn json_stream_prints_each_member_as_it_finishes_then_the_file() {
 }
 
 #[test]
+fn stats_say_where_each_members_time_went() {
+    let program = scratch_file(
+        "stats.vpr",
+        b"field f: Int\n\
+          method a(x: Ref)\n  requires acc(x.f)\n{\n  x.f := 1\n  assert x.f == 1\n}\n\
+          method b(x: Ref)\n  requires acc(x.f)\n{\n  assert x.f == 2\n}\n",
+    );
+    let path = program.to_str().unwrap();
+    let json = germanium(&["verify", "--no-cache", "--stats", "--format", "json", path]);
+    let human = germanium(&["verify", "--no-cache", "--stats", path]);
+    let stream = germanium(&[
+        "verify",
+        "--no-cache",
+        "--stats",
+        "--format",
+        "json-stream",
+        path,
+    ]);
+    let plain = germanium(&["verify", "--no-cache", "--format", "json", path]);
+    let _ = std::fs::remove_file(&program);
+    assert_eq!(json.status.code(), Some(1), "{json:?}");
+    let lines = json_lines(&json);
+    let stats = &lines[0]["stats"];
+    let members = stats["members"].as_array().unwrap();
+    let mut names: Vec<&str> = members
+        .iter()
+        .map(|m| m["member"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a", "b"], "{stats}");
+    // `b`'s failing assertion is asked of Z3 and charged resource units.
+    let b = members.iter().find(|m| m["member"] == "b").unwrap();
+    assert!(b["queries"].as_u64().unwrap() >= 1, "{b}");
+    assert!(b["resource_units"].as_u64().unwrap() > 0, "{b}");
+    for m in members {
+        assert!(m["smt_bytes"].as_u64().unwrap() > 0, "{m}");
+        let (time, z3) = (
+            m["time_ms"].as_f64().unwrap(),
+            m["solver_ms"].as_f64().unwrap(),
+        );
+        assert!(z3 <= time, "{m}");
+        let share = m["solver_share"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&share), "{m}");
+    }
+    let total = |k: &str| stats["total"][k].as_u64().unwrap();
+    let sum = |k: &str| members.iter().map(|m| m[k].as_u64().unwrap()).sum::<u64>();
+    assert_eq!(total("queries"), sum("queries"));
+    assert_eq!(total("smt_bytes"), sum("smt_bytes"));
+    // Without `--stats` no field is added.
+    assert!(json_lines(&plain)[0].get("stats").is_none());
+
+    let text = String::from_utf8(human.stdout).unwrap();
+    assert!(
+        text.contains("resource units") && text.contains("(all members)"),
+        "{text}"
+    );
+
+    let lines = json_lines(&stream);
+    let member_lines: Vec<_> = lines.iter().filter(|l| l["event"] == "member").collect();
+    assert_eq!(member_lines.len(), 2, "{lines:?}");
+    assert!(member_lines
+        .iter()
+        .all(|l| l["stats"]["smt_bytes"].as_u64().unwrap() > 0));
+}
+
+#[test]
 fn a_terminal_sees_progress_while_members_run() {
     // `script` runs germanium on a pseudo-terminal, as a person would.
     if Command::new("script").arg("--version").output().is_err() {

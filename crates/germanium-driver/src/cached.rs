@@ -188,6 +188,7 @@ impl Run<'_> {
                                 .collect(),
                             time: std::time::Duration::ZERO,
                             cached: true,
+                            stats: None,
                         });
                     }
                     if !placed.is_empty() {

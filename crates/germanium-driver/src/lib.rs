@@ -20,7 +20,7 @@ use germanium_syntax::{Diagnostic, SourceMap};
 
 pub use cached::CacheSettings;
 pub use germanium_verifier::{
-    Backend, Cancel, EventError, MemberEvent, MemberEvents, MemberFilter,
+    Backend, Cancel, EventError, MemberEvent, MemberEvents, MemberFilter, MemberStats,
 };
 pub use pipeline::{run_file, run_text};
 
@@ -73,6 +73,8 @@ pub struct Options {
     /// Stops verification when set (a language server's stale run); the report then has
     /// an `internal` error and is not stored in the cache.
     pub cancel: Option<Cancel>,
+    /// Count solver resource units per member for the members' statistics (`--stats`).
+    pub stats: bool,
 }
 
 /// Big enough for programs nested thousands of levels deep.
@@ -99,6 +101,7 @@ impl Options {
             solver_problem: None,
             cache: None,
             cancel: None,
+            stats: false,
         }
     }
 }

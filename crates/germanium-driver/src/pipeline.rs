@@ -175,6 +175,7 @@ fn front_end_and_verify(
         failed_functions: Default::default(),
         cancel: options.cancel.clone(),
         answers: None,
+        stats: options.stats,
     };
     let engine = crate::backends::Engine {
         backend: options.backend,

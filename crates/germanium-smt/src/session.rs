@@ -118,6 +118,10 @@ pub struct SolverStats {
     pub last_query_resources: Option<u64>,
     /// Queries answered from [`SolverConfig::answers`] without asking Z3 (not in `queries`).
     pub stored_answers: u64,
+    /// Bytes of SMT-LIB text sent to Z3 (commands and their newlines).
+    pub bytes_sent: u64,
+    /// Resource units of all queries, counted like `last_query_resources`.
+    pub resources: u64,
 }
 
 /// One Z3 process with a tracked scope stack. Not shared between threads; run one per
@@ -580,6 +584,7 @@ impl Solver {
         if self.config.measure_resources || self.log.is_some() {
             let used = self.resources_used()?;
             self.stats.last_query_resources = Some(used);
+            self.stats.resources += used;
         }
         if let Some(log) = &mut self.log {
             let used = self.stats.last_query_resources.unwrap_or_default();
@@ -773,6 +778,7 @@ impl Solver {
         }
         let process = self.process.as_mut().ok_or(SolverError::NotRunning)?;
         self.stats.commands += 1;
+        self.stats.bytes_sent += text.len() as u64 + 1;
         let sent = if flush {
             process.send(text)
         } else {

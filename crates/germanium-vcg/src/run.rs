@@ -12,7 +12,8 @@ use germanium_syntax::{Diagnostic, SourceMap, Span};
 use germanium_theories::Theories;
 use germanium_verifier::budget::{Budget, MEMORY_LIMIT_MB};
 use germanium_verifier::{
-    members, Member, MemberEvent, MemberResult, ProgramResult, VerifyOptions, DEFAULT_QUERY_TIMEOUT,
+    members, Member, MemberEvent, MemberResult, MemberStats, ProgramResult, VerifyOptions,
+    DEFAULT_QUERY_TIMEOUT,
 };
 
 use crate::functions::Axioms;
@@ -117,7 +118,9 @@ pub fn verify_members(
             });
         }
         let started = std::time::Instant::now();
+        let before = solver.stats().clone();
         let (errors, broken) = verify_member(&tables, &mut solver, &member, budget, &mut names);
+        let stats = MemberStats::between(&before, solver.stats(), started.elapsed());
         if broken {
             names = NameGenerator::new();
             // A solver that failed may hold half a member: the next one starts afresh.
@@ -148,8 +151,9 @@ pub fn verify_members(
                     .iter()
                     .map(|d| germanium_verifier::EventError::of(sources, d))
                     .collect(),
-                time: started.elapsed(),
+                time: stats.time,
                 cached: false,
+                stats: Some(stats),
             });
         }
         out.members.push(MemberResult {
@@ -210,6 +214,7 @@ fn start(tables: &Tables<'_>, options: &VerifyOptions) -> Result<Solver, String>
         pipeline: true,
         cancel: options.cancel.clone(),
         log: options.smt_log.clone(),
+        measure_resources: options.stats,
         ..SolverConfig::default()
     };
     let mut solver =

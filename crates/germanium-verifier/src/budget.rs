@@ -24,6 +24,11 @@ pub const RESOURCES_PER_SECOND: u64 = 10_000_000;
 /// clock end them. At 30 the clock stays four times above that.
 pub const WALL_CLOCK_FACTOR: u32 = 30;
 
+/// A feasibility check gets this fraction of a query's budget (see
+/// [`Budget::check_limits`]): 2.5 million units at the default `--timeout`, a quarter of a
+/// second of solver work.
+pub const CHECK_SHARE: u64 = 20;
+
 /// Z3's memory limit per process, in megabytes. The largest answered query of the test
 /// suite needs 24 MB; a matching loop reaches this within seconds.
 pub const MEMORY_LIMIT_MB: u64 = 1024;
@@ -54,6 +59,18 @@ impl Budget {
             timeout: None,
             rlimit: Some(self.resources),
             wall_clock: Some(self.wall_clock),
+        }
+    }
+
+    /// The limits of a feasibility check: whether a branch or an alias may be possible,
+    /// never whether an assertion holds. Its `unknown` counts as "possible", which is
+    /// always sound, so it gets a small share of the budget: a path whose feasibility
+    /// cannot be settled quickly is explored rather than paid for with a whole budget
+    /// (Silicon's short `--checkTimeout` for the same checks). Deterministic like the rest.
+    pub fn check_limits(&self) -> germanium_smt::QueryLimits {
+        germanium_smt::QueryLimits {
+            rlimit: Some((self.resources / CHECK_SHARE).max(1)),
+            ..self.limits()
         }
     }
 

@@ -18,4 +18,4 @@ pub mod results;
 pub use germanium_smt::Cancel;
 pub use members::{members, sessions, Member, MIN_SESSION_MEMBERS};
 pub use options::{Backend, MemberEvents, MemberFilter, VerifyOptions, DEFAULT_QUERY_TIMEOUT};
-pub use results::{EventError, MemberEvent, MemberResult, ProgramResult};
+pub use results::{EventError, MemberEvent, MemberResult, MemberStats, ProgramResult};

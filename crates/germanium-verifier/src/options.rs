@@ -68,6 +68,8 @@ pub struct VerifyOptions {
     /// Answers to solver queries kept between runs (the result cache's; see
     /// `germanium_smt::answers`): a query found there is not asked again.
     pub answers: Option<std::sync::Arc<dyn germanium_smt::AnswerStore>>,
+    /// Count the solver's resource units per member for [`crate::MemberStats`] (`--stats`).
+    pub stats: bool,
 }
 
 /// Says, by name, whether a member is to be verified (`--member`).
@@ -105,6 +107,7 @@ impl Default for VerifyOptions {
             failed_functions: HashSet::new(),
             cancel: None,
             answers: None,
+            stats: false,
         }
     }
 }

@@ -53,7 +53,64 @@ pub enum MemberEvent {
         time: Duration,
         /// The result came from the result cache (the driver's), not from verification.
         cached: bool,
+        /// Where the member's time went (`None` for a cached result).
+        stats: Option<MemberStats>,
     },
+}
+
+/// Where one member's verification time went (`--stats`). Everything but the resource
+/// units is measured on every run; resource units only with [`VerifyOptions::stats`] (they
+/// cost a solver round trip per query).
+///
+/// [`VerifyOptions::stats`]: crate::VerifyOptions::stats
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemberStats {
+    /// Wall-clock time of the member's verification.
+    pub time: Duration,
+    /// Of that, the time spent waiting for the solver's answers.
+    pub solver_time: Duration,
+    /// Queries sent to the solver (`check-sat`).
+    pub queries: u64,
+    /// Z3 resource units (the unit of the deterministic budget) used by those queries.
+    pub resources: u64,
+    /// Bytes of SMT-LIB text sent to the solver.
+    pub bytes_sent: u64,
+}
+
+impl MemberStats {
+    /// The counters between two readings of a solver's statistics, and the time taken.
+    pub fn between(
+        before: &germanium_smt::SolverStats,
+        after: &germanium_smt::SolverStats,
+        time: Duration,
+    ) -> MemberStats {
+        MemberStats {
+            time,
+            solver_time: after.query_time.saturating_sub(before.query_time),
+            queries: after.queries.saturating_sub(before.queries),
+            resources: after.resources.saturating_sub(before.resources),
+            bytes_sent: after.bytes_sent.saturating_sub(before.bytes_sent),
+        }
+    }
+
+    /// The share of the time spent in the solver (0 to 1).
+    pub fn solver_share(&self) -> f64 {
+        let total = self.time.as_secs_f64();
+        if total <= 0.0 {
+            return 0.0;
+        }
+        (self.solver_time.as_secs_f64() / total).min(1.0)
+    }
+}
+
+impl std::ops::AddAssign for MemberStats {
+    fn add_assign(&mut self, other: MemberStats) {
+        self.time += other.time;
+        self.solver_time += other.solver_time;
+        self.queries += other.queries;
+        self.resources += other.resources;
+        self.bytes_sent += other.bytes_sent;
+    }
 }
 
 /// An error of a finished member, with its place resolved (the file's report comes later).

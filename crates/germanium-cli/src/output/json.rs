@@ -5,6 +5,8 @@ use germanium_driver::{EventError, FileReport};
 use germanium_syntax::Counterexample;
 use serde::Serialize;
 
+use super::stats::{file_stats, JsonFileStats, MemberRow};
+
 #[derive(Serialize)]
 struct JsonReport<'a> {
     /// `file` in `--format json-stream` (an addition to the spec); absent otherwise.
@@ -18,6 +20,9 @@ struct JsonReport<'a> {
     /// `--cross-check` (an addition to the spec; absent when verification did not run).
     #[serde(skip_serializing_if = "Option::is_none")]
     backend: Option<&'static str>,
+    /// With `--stats`: each verified member's statistics and their sum (an addition).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stats: Option<JsonFileStats<'a>>,
 }
 
 /// One error as the JSON outputs write it (a file's line and a member's line alike).
@@ -103,14 +108,15 @@ fn fields(heap: &[(String, String, String)]) -> Vec<JsonField<'_>> {
         .collect()
 }
 
-/// The JSON line for one report (without the trailing newline).
-pub fn render(report: &FileReport) -> String {
-    render_event(report, None)
+/// The JSON line for one report (without the trailing newline); `stats`: the members'
+/// statistics with `--stats`.
+pub fn render(report: &FileReport, stats: Option<&[MemberRow]>) -> String {
+    render_event(report, None, stats)
 }
 
 /// The same, marked `"event": "file"` for `--format json-stream`.
-pub fn render_file_event(report: &FileReport) -> String {
-    render_event(report, Some("file"))
+pub fn render_file_event(report: &FileReport, stats: Option<&[MemberRow]>) -> String {
+    render_event(report, Some("file"), stats)
 }
 
 impl<'a> JsonError<'a> {
@@ -172,7 +178,11 @@ fn counterexample(c: &Counterexample) -> JsonCounterexample<'_> {
     }
 }
 
-fn render_event(report: &FileReport, event: Option<&'static str>) -> String {
+fn render_event(
+    report: &FileReport,
+    event: Option<&'static str>,
+    stats: Option<&[MemberRow]>,
+) -> String {
     let placed: Vec<EventError> = report
         .diagnostics
         .iter()
@@ -199,6 +209,7 @@ fn render_event(report: &FileReport, event: Option<&'static str>) -> String {
         } else {
             report.backend.map(|b| b.name())
         },
+        stats: stats.map(file_stats),
     };
     serde_json::to_string(&json).expect("serialising plain data cannot fail")
 }
@@ -228,7 +239,7 @@ mod tests {
             cross_checked: false,
             time: std::time::Duration::from_millis(41),
         };
-        let value: serde_json::Value = serde_json::from_str(&render(&report)).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&render(&report, None)).unwrap();
         assert_eq!(
             value,
             serde_json::json!({

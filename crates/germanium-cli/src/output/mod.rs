@@ -3,4 +3,5 @@
 pub mod human;
 pub mod json;
 pub mod progress;
+pub mod stats;
 pub mod stream;

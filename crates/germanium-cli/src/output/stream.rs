@@ -8,6 +8,7 @@ use germanium_driver::EventError;
 use serde::Serialize;
 
 use super::json::JsonError;
+use super::stats::JsonStats;
 
 #[derive(Serialize)]
 struct MemberLine<'a> {
@@ -20,6 +21,9 @@ struct MemberLine<'a> {
     time_ms: u128,
     /// Whether the result came from the result cache.
     cached: bool,
+    /// With `--stats`, where the member's time went.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stats: Option<JsonStats<'a>>,
 }
 
 /// The result a member's errors make: `verified`, `failed`, or `error` when Germanium could
@@ -34,7 +38,8 @@ pub fn member_result(errors: &[EventError]) -> &'static str {
     }
 }
 
-/// The JSON line of a finished member (without the trailing newline).
+/// The JSON line of a finished member (without the trailing newline); `stats` with
+/// `--stats`.
 pub fn render_member(
     file: &Path,
     member: &str,
@@ -42,6 +47,7 @@ pub fn render_member(
     errors: &[EventError],
     time: Duration,
     cached: bool,
+    stats: Option<&germanium_driver::MemberStats>,
 ) -> String {
     let line = MemberLine {
         event: "member",
@@ -52,6 +58,7 @@ pub fn render_member(
         errors: errors.iter().map(JsonError::placed).collect(),
         time_ms: time.as_millis(),
         cached,
+        stats: stats.map(|s| JsonStats::of(None, s)),
     };
     serde_json::to_string(&line).expect("serialising plain data cannot fail")
 }
@@ -79,6 +86,7 @@ mod tests {
             &[error],
             Duration::from_millis(7),
             false,
+            None,
         );
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(

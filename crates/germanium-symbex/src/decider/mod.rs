@@ -109,6 +109,11 @@ impl Decider {
         &self.budget
     }
 
+    /// The solver's counters (queries, time, resource units, bytes sent) so far.
+    pub fn solver_stats(&self) -> &germanium_smt::SolverStats {
+        self.solver.stats()
+    }
+
     /// Why the solver gave up on the last query, if it did.
     pub fn gave_up(&self) -> Option<&str> {
         self.gave_up.as_deref()
@@ -374,7 +379,7 @@ impl Decider {
         let result = self
             .solver
             .assert(extra)
-            .and_then(|_| self.solver.check_sat(self.budget.limits()));
+            .and_then(|_| self.solver.check_sat(self.budget.check_limits()));
         let popped = self.solver.pop(1);
         let result = self.within_budget(result?)?;
         popped?;

@@ -59,12 +59,13 @@ pub fn join(
 /// (where the other side's facts do not hold).
 pub type Definitions<'d> = (&'d HashMap<Term, Term>, &'d HashMap<Term, Term>);
 
-/// A fresh constant that is `a` where `cond` holds and `b` elsewhere. For integers whose
-/// difference is a constant, also that it lies between the two, a fact without a
-/// disjunction: a counter incremented on one side of `n` joined `if`s is at most `n` above
-/// its start by linear arithmetic alone, where the disjunctions would have the solver split
-/// on every `if`. The difference is read with one side's definitions only, so it holds
-/// where that side's value is the joined one (the other side's value is trivially in range).
+/// A fresh constant that is `a` where `cond` holds and `b` elsewhere. For integers that are
+/// one linear base plus a constant on each side (`y + 1` and `y + 2`, or `1` and `5`), also
+/// that it lies between the two, a fact without a disjunction: a counter that `n` joined
+/// `if`s each increment by 1 or 2 is between `n` and `2n` above its start by linear
+/// arithmetic alone, where the disjunctions would have the solver split on every `if`
+/// (`2^n` cases). Each side's value is read with that side's definitions, which hold where
+/// that side's value is the joined one.
 pub fn join_value(
     decider: &mut Decider,
     cond: &Term,
@@ -78,16 +79,12 @@ pub fn join_value(
         Term::not(cond.clone()),
         Term::eq(v.clone(), b.clone()),
     ))?;
-    // `v - b` is 0 or `a - b` (read where `a` is defined), or `v - a` is 0 or `b - a`.
-    let hull = match super::linear::constant_difference(a, b, then_defs) {
-        Some(d) => Some((b, d)),
-        None => super::linear::constant_difference(b, a, else_defs).map(|d| (a, d)),
-    };
-    if let Some((base_value, d)) = hull {
-        let low = Term::add(vec![base_value.clone(), Term::int_lit(d.min(0).into())]);
-        let high = Term::add(vec![base_value.clone(), Term::int_lit(d.max(0).into())]);
-        decider.assume(Term::le(low, v.clone()))?;
-        decider.assume(Term::le(v.clone(), high))?;
+    // `a` is `base + ca` where `cond` holds (read with that side's definitions), `b` is
+    // `base + cb` elsewhere: `v` lies between the two either way.
+    if let Some((base, ca, cb)) = super::linear::common_base((a, then_defs), (b, else_defs)) {
+        let at = |c: i128| Term::add(vec![base.clone(), Term::int_lit(c.into())]);
+        decider.assume(Term::le(at(ca.min(cb)), v.clone()))?;
+        decider.assume(Term::le(v.clone(), at(ca.max(cb))))?;
     }
     Ok(v)
 }

@@ -1,4 +1,4 @@
-//! The difference of two integer terms when it is a constant (`(y + 1) - y = 1`), looking
+//! Two integer terms as one linear base plus a constant each (`y + 1` and `y + 2`), looking
 //! through the definitions of named values. What a join needs to state that a joined value
 //! lies between its two sides without a disjunction.
 
@@ -36,18 +36,40 @@ impl Linear {
     }
 }
 
-/// `a - b` when it is a constant. `definitions` maps named values (fresh constants) to the
-/// terms they were defined equal to.
-pub fn constant_difference(a: &Term, b: &Term, definitions: &HashMap<Term, Term>) -> Option<i128> {
+/// `a` read with `a_defs` and `b` read with `b_defs` as `base + ca` and `base + cb` for one
+/// linear `base` (a formal identity, so it holds wherever each side's definitions hold):
+/// `(base, ca, cb)`. `base` is `0` when both are constants.
+pub fn common_base(
+    (a, a_defs): (&Term, &HashMap<Term, Term>),
+    (b, b_defs): (&Term, &HashMap<Term, Term>),
+) -> Option<(Term, i128, i128)> {
     if *a.sort() != Sort::Int || *b.sort() != Sort::Int {
         return None;
     }
-    let mut diff = linear(a, definitions, 0)?;
-    diff.add_scaled(linear(b, definitions, 0)?, -1)?;
-    diff.atoms
-        .iter()
-        .all(|(_, c)| *c == 0)
-        .then_some(diff.constant)
+    let la = linear(a, a_defs, 0)?;
+    let lb = linear(b, b_defs, 0)?;
+    let mut diff = Linear::default();
+    diff.add_scaled(linear(a, a_defs, 0)?, 1)?;
+    diff.add_scaled(linear(b, b_defs, 0)?, -1)?;
+    debug_assert_eq!(diff.constant, la.constant - lb.constant);
+    if diff.atoms.iter().any(|(_, c)| *c != 0) {
+        return None;
+    }
+    let parts: Vec<Term> = la
+        .atoms
+        .into_iter()
+        .filter(|(_, c)| *c != 0)
+        .map(|(atom, c)| match c {
+            1 => atom,
+            c => Term::mul(vec![Term::int_lit(c.into()), atom]),
+        })
+        .collect();
+    let base = match parts.len() {
+        0 => Term::int(0),
+        1 => parts.into_iter().next()?,
+        _ => Term::add(parts),
+    };
+    Some((base, la.constant, lb.constant))
 }
 
 fn linear(t: &Term, definitions: &HashMap<Term, Term>, depth: usize) -> Option<Linear> {
@@ -110,11 +132,30 @@ mod tests {
         let mut defs = HashMap::new();
         defs.insert(v.clone(), Term::add(vec![y.clone(), Term::int(1)]));
         defs.insert(w.clone(), Term::sub(v.clone(), Term::int(3)));
-        assert_eq!(constant_difference(&v, &y, &defs), Some(1));
-        assert_eq!(constant_difference(&y, &w, &defs), Some(2));
-        assert_eq!(constant_difference(&y, &y, &defs), Some(0));
+        let difference =
+            |a: &Term, b: &Term| common_base((a, &defs), (b, &defs)).map(|(_, ca, cb)| ca - cb);
+        assert_eq!(difference(&v, &y), Some(1));
+        assert_eq!(difference(&y, &w), Some(2));
+        assert_eq!(difference(&y, &y), Some(0));
         let two_y = Term::mul(vec![Term::int(2), y.clone()]);
-        assert_eq!(constant_difference(&two_y, &y, &defs), None);
-        assert_eq!(constant_difference(&int("z"), &y, &defs), None);
+        assert_eq!(difference(&two_y, &y), None);
+        assert_eq!(difference(&int("z"), &y), None);
+    }
+
+    #[test]
+    fn each_side_is_read_with_its_own_definitions() {
+        let (y, v, w) = (int("y"), int("v"), int("w"));
+        let mut then_defs = HashMap::new();
+        then_defs.insert(v.clone(), Term::add(vec![y.clone(), Term::int(1)]));
+        let mut else_defs = HashMap::new();
+        else_defs.insert(w.clone(), Term::add(vec![y.clone(), Term::int(2)]));
+        let (base, ca, cb) = common_base((&v, &then_defs), (&w, &else_defs)).unwrap();
+        assert_eq!((base, ca, cb), (y.clone(), 1, 2));
+        // The other side's definitions are not used: `w` means nothing on the `then` side.
+        assert!(common_base((&w, &then_defs), (&v, &else_defs)).is_none());
+        // Constants on both sides: the base is zero.
+        let (base, ca, cb) =
+            common_base((&Term::int(3), &then_defs), (&Term::int(7), &else_defs)).unwrap();
+        assert_eq!((base, ca, cb), (Term::int(0), 3, 7));
     }
 }

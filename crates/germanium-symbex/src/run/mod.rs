@@ -12,8 +12,8 @@ use germanium_syntax::diagnostic::ids;
 use germanium_syntax::{Diagnostic, SourceMap, Span};
 use germanium_verifier::members::log_path;
 use germanium_verifier::{
-    members, sessions, EventError, Member, MemberEvent, MemberEvents, MemberResult, ProgramResult,
-    VerifyOptions, DEFAULT_QUERY_TIMEOUT,
+    members, sessions, EventError, Member, MemberEvent, MemberEvents, MemberResult, MemberStats,
+    ProgramResult, VerifyOptions, DEFAULT_QUERY_TIMEOUT,
 };
 
 use crate::decider::budget::{Budget, MEMORY_LIMIT_MB};
@@ -170,6 +170,7 @@ fn run_members<'a>(
                     pipeline: true,
                     cancel: options.cancel.clone(),
                     answers: options.answers.clone(),
+                    measure_resources: options.stats,
                     ..SolverConfig::default()
                 };
                 config.log = options
@@ -275,6 +276,7 @@ impl<'e, 'a> Worker<'e, 'a> {
             }
             let (member, kind) = todo[i].name_and_kind();
             let started = std::time::Instant::now();
+            let before = verifier.decider.solver_stats().clone();
             if let Some(events) = &self.events {
                 (events.0)(MemberEvent::Started {
                     member: member.to_string(),
@@ -286,6 +288,17 @@ impl<'e, 'a> Worker<'e, 'a> {
                 Member::Function(f) => verifier.run_member(span, |v| v.verify_function(f)),
                 Member::Predicate(p) => verifier.run_member(span, |v| v.verify_predicate(p)),
             }));
+            let stats = match &run {
+                Ok(_) => MemberStats::between(
+                    &before,
+                    verifier.decider.solver_stats(),
+                    started.elapsed(),
+                ),
+                Err(_) => MemberStats {
+                    time: started.elapsed(),
+                    ..MemberStats::default()
+                },
+            };
             let errors = run.unwrap_or_else(|_| {
                 // A bug: this member gets an internal error, and the solver (in an unknown
                 // state) is not used again.
@@ -304,8 +317,9 @@ impl<'e, 'a> Worker<'e, 'a> {
                         .iter()
                         .map(|d| EventError::of(self.env.sources, d))
                         .collect(),
-                    time: started.elapsed(),
+                    time: stats.time,
                     cached: false,
+                    stats: Some(stats),
                 });
             }
             found.push((i, errors));
