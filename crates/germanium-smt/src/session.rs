@@ -93,7 +93,28 @@ pub struct QueryLimits {
     /// timer per query, about 0.1 ms each). When it passes, the process is killed and
     /// restarted in the state it had, and the answer is `unknown` for `timeout`.
     pub wall_clock: Option<Duration>,
+    /// When Z3 gives up for incomplete quantifier instantiation (not for a limit), ask
+    /// again, with a tenth of the resource limit ([`DEEP_SHARE`]), making delayed instances
+    /// of any depth at final checks (see [`DEEP_LAZY_THRESHOLD`]). For validity queries,
+    /// whose `unknown` is a failure; deterministic like every limit.
+    pub deepen: bool,
 }
+
+/// Z3's `smt.qi.lazy_threshold` for a query asked again (see [`QueryLimits::deepen`]). Z3
+/// delays an instance whose cost (its generation, about the depth of the instantiation
+/// chain that made its terms) exceeds the eager threshold, and makes the delayed ones at a
+/// final check only up to this cost (default 20): a chain such as `53 in s` through 640
+/// set unions needs a generation of about 640. Asked only after a quick `unknown`, so
+/// proofs that need no depth keep their cost and search, and a matching loop it lets run
+/// still ends at the budget.
+pub const DEEP_LAZY_THRESHOLD: u64 = 1000;
+
+/// A deepened query gets this fraction of the query's resource limit: most quick
+/// `unknown`s are failures, and a deeper search must not make each of them cost a budget.
+pub const DEEP_SHARE: u64 = 10;
+
+/// Z3's default `smt.qi.lazy_threshold`, restored after a deepened query.
+const DEFAULT_LAZY_THRESHOLD: u64 = 20;
 
 impl QueryLimits {
     pub fn timeout(timeout: Duration) -> QueryLimits {
@@ -526,8 +547,32 @@ impl Solver {
         Ok(answer)
     }
 
-    /// Asks Z3 (see [`Solver::query`]).
+    /// Asks Z3 (see [`Solver::query`]), once more with deeper instantiation when the
+    /// limits say so and Z3 gave up for incomplete quantifier instantiation.
     fn ask(&mut self, command: Command, limits: QueryLimits) -> Result<SatResult, SolverError> {
+        let answer = self.ask_once(command.clone(), limits)?;
+        let incomplete =
+            matches!(&answer, SatResult::Unknown(why) if why.contains("incomplete quantifiers"));
+        if !(limits.deepen && incomplete) {
+            return Ok(answer);
+        }
+        let lazy = |n| Command::SetOption(SmtOption::numeral("smt.qi.lazy_threshold", n));
+        self.run(&lazy(DEEP_LAZY_THRESHOLD))?;
+        let deeper = QueryLimits {
+            rlimit: limits.rlimit.map(|r| (r / DEEP_SHARE).max(1)),
+            ..limits
+        };
+        let again = self.ask_once(command, deeper);
+        self.run(&lazy(DEFAULT_LAZY_THRESHOLD))?;
+        again
+    }
+
+    /// Asks Z3 once (see [`Solver::ask`]).
+    fn ask_once(
+        &mut self,
+        command: Command,
+        limits: QueryLimits,
+    ) -> Result<SatResult, SolverError> {
         self.unasked = None;
         let timeout = self.solver_timeout(&limits);
         let timeout_ms = timeout.map_or(NO_TIMEOUT_MS, |t| {

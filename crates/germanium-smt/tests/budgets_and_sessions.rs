@@ -159,3 +159,57 @@ fn the_memory_limit_ends_a_query_as_unknown_and_the_session_goes_on() {
     solver.pop(1).unwrap();
     assert!(solver.check_sat(QueryLimits::default()).unwrap().is_sat());
 }
+
+/// `P(next(x)) == P(x)` triggered on `P(next(x))`, and a chain `c0, next(c0), ...` of
+/// `depth` links with `P(c0)`: that `P` holds at the end takes an instantiation chain
+/// `depth` generations deep.
+fn deep_chain(solver: &mut Solver, depth: usize) -> Term {
+    let s = Sort::Int;
+    let p = FunDecl::new(Symbol::user("P"), vec![s.clone()], Sort::Bool);
+    let next = FunDecl::new(Symbol::user("next"), vec![s.clone()], s.clone());
+    solver.declare_fun(&p).unwrap();
+    solver.declare_fun(&next).unwrap();
+    let x = Symbol::user("x");
+    let xv = Term::var(x.clone(), s.clone());
+    let p_next = Term::app(&p, vec![Term::app(&next, vec![xv.clone()])]);
+    solver
+        .assert(&Term::forall(
+            vec![(x, s.clone())],
+            Term::iff(p_next.clone(), Term::app(&p, vec![xv])),
+            vec![vec![p_next]],
+        ))
+        .unwrap();
+    let (c0_decl, c0) = int_const("c0");
+    solver.declare_fun(&c0_decl).unwrap();
+    solver.assert(&Term::app(&p, vec![c0.clone()])).unwrap();
+    let mut end = c0;
+    for _ in 0..depth {
+        end = Term::app(&next, vec![end]);
+    }
+    Term::app(&p, vec![end])
+}
+
+#[test]
+fn a_quick_unknown_is_asked_again_with_deeper_instantiation_when_the_limits_say_so() {
+    // The verifier's options: instances beyond a small depth are delayed.
+    let mut solver = Solver::new(config()).unwrap();
+    let goal = deep_chain(&mut solver, 300);
+    let ask = |solver: &mut Solver, deepen: bool| {
+        solver.push().unwrap();
+        solver.assert(&Term::not(goal.clone())).unwrap();
+        let answer = solver
+            .check_sat(QueryLimits {
+                deepen,
+                ..limits(50_000_000)
+            })
+            .unwrap();
+        solver.pop(1).unwrap();
+        answer
+    };
+    assert!(
+        matches!(ask(&mut solver, false), SatResult::Unknown(ref why) if why.contains("incomplete quantifiers"))
+    );
+    assert_eq!(ask(&mut solver, true), SatResult::Unsat);
+    // The threshold is restored: the next query without the flag is as shallow as before.
+    assert!(matches!(ask(&mut solver, false), SatResult::Unknown(_)));
+}

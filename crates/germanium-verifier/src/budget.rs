@@ -59,6 +59,7 @@ impl Budget {
             timeout: None,
             rlimit: Some(self.resources),
             wall_clock: Some(self.wall_clock),
+            deepen: true,
         }
     }
 
@@ -70,6 +71,7 @@ impl Budget {
     pub fn check_limits(&self) -> germanium_smt::QueryLimits {
         germanium_smt::QueryLimits {
             rlimit: Some((self.resources / CHECK_SHARE).max(1)),
+            deepen: false,
             ..self.limits()
         }
     }
