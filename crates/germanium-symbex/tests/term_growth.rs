@@ -206,8 +206,17 @@ fn appends_of_literals_are_known_without_the_solver() {
     let (ids, log) = verify_logged(&dir, "literal", &text);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(ids, ["assert.failed:assertion.false"]);
-    // Only the false assertion reaches the solver (as `false`).
-    assert!(log.matches("(check-sat)").count() <= 1, "{}", log.len());
+    // Only the false assertion reaches the solver (as `false`); Z3's quick `unknown` on it
+    // is asked once more with deeper instantiation, the same question.
+    let retries = log
+        .matches("(set-option :smt.qi.lazy_threshold 1000)")
+        .count();
+    assert!(retries <= 1, "{retries}");
+    assert!(
+        log.matches("(check-sat)").count() <= 1 + retries,
+        "{}",
+        log.len()
+    );
 }
 
 /// `n` independent `if (b[i]) { y := y + 1 }`, then `assert y >= 0`.
