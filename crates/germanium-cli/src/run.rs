@@ -136,12 +136,15 @@ pub fn run_files(
         };
         let written = match message {
             Message::Member(index, event) => {
-                if let MemberEvent::Finished {
-                    member,
-                    kind,
-                    stats: Some(s),
-                    ..
-                } = &event
+                if let (
+                    true,
+                    MemberEvent::Finished {
+                        member,
+                        kind,
+                        stats: Some(s),
+                        ..
+                    },
+                ) = (want_stats, &event)
                 {
                     stats.entry(index).or_default().push(MemberRow {
                         member: member.clone(),
@@ -167,8 +170,8 @@ pub fn run_files(
                 let mut written = Ok(());
                 while let Some(report) = waiting.remove(&next) {
                     worst = worse(worst, report.result);
-                    let rows = stats.remove(&next).unwrap_or_default();
-                    let rows = want_stats.then_some(rows.as_slice());
+                    let rows = want_stats.then(|| stats.remove(&next).unwrap_or_default());
+                    let rows = rows.as_deref();
                     if let Some(p) = progress.as_mut() {
                         p.clear(&mut stderr);
                     }

@@ -436,7 +436,7 @@ fn solve(solver: &mut Solver, vc: Vc, budget: Budget) -> Result<Vec<Diagnostic>,
             let some_fails = Term::not(Term::and(open.iter().map(|&i| labels[i].clone())));
             solver.push().map_err(failed)?;
             solver.assert(&some_fails).map_err(failed)?;
-            let answer = solver.check_sat(vcg_limits(budget)).map_err(failed)?;
+            let answer = solver.check_sat(budget.limits()).map_err(failed)?;
             let values = if answer.is_unsat() {
                 None
             } else {
@@ -518,7 +518,7 @@ fn solve(solver: &mut Solver, vc: Vc, budget: Budget) -> Result<Vec<Diagnostic>,
             solver.push().map_err(failed)?;
             solver.assert(reach).map_err(failed)?;
             solver.assert(&Term::not(fact.clone())).map_err(failed)?;
-            let answer = solver.check_sat(vcg_limits(budget)).map_err(failed)?;
+            let answer = solver.check_sat(budget.limits()).map_err(failed)?;
             solver.pop(1).map_err(failed)?;
             if answer.is_unsat() && !errors.contains(error) {
                 errors.push(error.clone());
@@ -547,7 +547,7 @@ fn one_by_one(
         solver
             .assert(&Term::not(labels[i].clone()))
             .map_err(failed)?;
-        let answer = solver.check_sat(vcg_limits(budget)).map_err(failed)?;
+        let answer = solver.check_sat(budget.limits()).map_err(failed)?;
         solver.pop(1).map_err(failed)?;
         if answer.is_clock_limit() {
             return Err("the solver was stopped by the wall clock, not by its budget".into());
@@ -559,16 +559,4 @@ fn one_by_one(
         }
     }
     Ok((out, proved))
-}
-
-/// A query's limits in this back end: the budget's, without asking a quick `unknown` again
-/// with deeper instantiation. Deeper instances unroll function definitions past the depth
-/// Viper's verifiers reach, and the corpus annotates such valid assertions as failing
-/// (`0895.vpr`: 49 unrollings of a function that is always true); the symbolic engine
-/// unrolls definitions only as its evaluation needs them, so it may deepen.
-fn vcg_limits(budget: Budget) -> germanium_smt::QueryLimits {
-    germanium_smt::QueryLimits {
-        deepen: false,
-        ..budget.limits()
-    }
 }

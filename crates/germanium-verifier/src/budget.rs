@@ -59,7 +59,19 @@ impl Budget {
             timeout: None,
             rlimit: Some(self.resources),
             wall_clock: Some(self.wall_clock),
+            deepen: false,
+        }
+    }
+
+    /// [`Budget::limits`] for a validity query that a quick `unknown` from incomplete
+    /// instantiation asks again, deeper (`QueryLimits::deepen`). A back end opts in where
+    /// deeper instances cannot outrun what its encoding means to prove: the symbolic engine
+    /// does; the VCG does not, since its function definitions would unroll past the depth
+    /// Viper's verifiers reach (`0895.vpr` proves an assertion the corpus expects to fail).
+    pub fn proof_limits(&self) -> germanium_smt::QueryLimits {
+        germanium_smt::QueryLimits {
             deepen: true,
+            ..self.limits()
         }
     }
 
@@ -71,7 +83,6 @@ impl Budget {
     pub fn check_limits(&self) -> germanium_smt::QueryLimits {
         germanium_smt::QueryLimits {
             rlimit: Some((self.resources / CHECK_SHARE).max(1)),
-            deepen: false,
             ..self.limits()
         }
     }

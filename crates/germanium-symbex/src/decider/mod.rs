@@ -292,7 +292,7 @@ impl Decider {
         let result = self
             .solver
             .assert(negation)
-            .and_then(|_| self.solver.check_sat(self.budget.limits()));
+            .and_then(|_| self.solver.check_sat(self.budget.proof_limits()));
         let explained = match &result {
             Ok(SatResult::Unsat) | Err(_) => None,
             // A model of an `unknown` answer may not satisfy the query: still worth showing,
@@ -333,7 +333,8 @@ impl Decider {
         let mut fork = self.solver.fork()?;
         fork.push()?;
         fork.assert(negation)?;
-        let answer = fork.check_sat(self.budget.limits())?;
+        // As `refutes_or_explains` asks it: a counterexample never changes a verdict.
+        let answer = fork.check_sat(self.budget.proof_limits())?;
         if answer == SatResult::Unsat {
             return Ok(Refutation::Proved);
         }

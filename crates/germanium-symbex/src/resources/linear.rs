@@ -48,17 +48,17 @@ pub fn common_base(
     }
     let la = linear(a, a_defs, 0)?;
     let lb = linear(b, b_defs, 0)?;
-    let mut diff = Linear::default();
-    diff.add_scaled(linear(a, a_defs, 0)?, 1)?;
-    diff.add_scaled(linear(b, b_defs, 0)?, -1)?;
-    debug_assert_eq!(diff.constant, la.constant - lb.constant);
-    if diff.atoms.iter().any(|(_, c)| *c != 0) {
+    // The same atoms with the same coefficients on both sides (zero ones aside; an atom
+    // occurs once in each).
+    let nonzero =
+        |l: Linear| -> Vec<(Term, i128)> { l.atoms.into_iter().filter(|(_, c)| *c != 0).collect() };
+    let (ca, cb) = (la.constant, lb.constant);
+    let (atoms, others) = (nonzero(la), nonzero(lb));
+    if atoms.len() != others.len() || atoms.iter().any(|atom| !others.contains(atom)) {
         return None;
     }
-    let parts: Vec<Term> = la
-        .atoms
+    let parts: Vec<Term> = atoms
         .into_iter()
-        .filter(|(_, c)| *c != 0)
         .map(|(atom, c)| match c {
             1 => atom,
             c => Term::mul(vec![Term::int_lit(c.into()), atom]),
@@ -69,7 +69,7 @@ pub fn common_base(
         1 => parts.into_iter().next()?,
         _ => Term::add(parts),
     };
-    Some((base, la.constant, lb.constant))
+    Some((base, ca, cb))
 }
 
 fn linear(t: &Term, definitions: &HashMap<Term, Term>, depth: usize) -> Option<Linear> {
