@@ -16,6 +16,6 @@ pub mod options;
 pub mod results;
 
 pub use germanium_smt::Cancel;
-pub use members::{members, sessions, Member, MIN_SESSION_MEMBERS};
+pub use members::{members, sessions, Member, SessionSizes, BASE_SESSIONS, MIN_SESSION_MEMBERS};
 pub use options::{Backend, MemberEvents, MemberFilter, VerifyOptions, DEFAULT_QUERY_TIMEOUT};
 pub use results::{EventError, MemberEvent, MemberResult, MemberStats, ProgramResult};

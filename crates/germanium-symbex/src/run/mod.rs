@@ -13,7 +13,7 @@ use germanium_syntax::{Diagnostic, SourceMap, Span};
 use germanium_verifier::members::log_path;
 use germanium_verifier::{
     members, sessions, EventError, Member, MemberEvent, MemberEvents, MemberResult, MemberStats,
-    ProgramResult, VerifyOptions, DEFAULT_QUERY_TIMEOUT,
+    ProgramResult, SessionSizes, VerifyOptions, DEFAULT_QUERY_TIMEOUT,
 };
 
 use crate::decider::budget::{Budget, MEMORY_LIMIT_MB};
@@ -60,6 +60,7 @@ pub fn verify_members(
     env.combinable_wands = options.combinable_wands;
     env.counterexamples = options.counterexamples;
     let todo = members(program);
+    let sizes = SessionSizes::of(program);
     if todo.is_empty() {
         return ProgramResult {
             failed_functions: options.failed_functions.clone(),
@@ -88,7 +89,9 @@ pub fn verify_members(
             .filter(|(_, f)| f.body.is_none())
             .map(|(name, _)| name.clone())
             .collect();
-        let found = run_members(&env, &todo, &functions, options, trace, &trusted, phase);
+        let found = run_members(
+            &env, &todo, &sizes, &functions, options, trace, &trusted, phase,
+        );
         for (i, ds) in &found {
             if let (false, Some(Member::Function(f))) = (ds.is_empty(), todo.get(*i)) {
                 failed.insert(f.name.name.clone());
@@ -109,7 +112,7 @@ pub fn verify_members(
             .cloned()
             .collect();
         results.extend(run_members(
-            &env, &todo, &others, options, trace, &verified, None,
+            &env, &todo, &sizes, &others, options, trace, &verified, None,
         ));
     }
     if options.cancel.as_ref().is_some_and(Cancel::is_cancelled) {
@@ -147,13 +150,14 @@ pub fn verify_members(
 fn run_members<'a>(
     env: &Env<'a>,
     todo: &[Member<'a>],
+    sizes: &SessionSizes,
     which: &[usize],
     options: &VerifyOptions,
     trace: Option<&TraceSinks>,
     posts: &HashSet<String>,
     phase: Option<&str>,
 ) -> Vec<(usize, Vec<Diagnostic>)> {
-    let sessions = sessions(which);
+    let sessions = sessions(which, sizes);
     let workers = options.jobs.max(1).min(sessions.len());
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Vec<Diagnostic>)>> = Mutex::new(Vec::new());
