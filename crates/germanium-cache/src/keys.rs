@@ -44,15 +44,29 @@ struct Dependency {
     names: Vec<usize>,
 }
 
+/// One top-level declaration as [`crate::Slice`] prints it.
+pub(crate) struct Declaration {
+    /// Where it is in the program.
+    pub span: Span,
+    /// Its whole text.
+    pub whole: String,
+    /// For a method or a function with a body: its text without the body.
+    pub bodiless: Option<String>,
+    /// For a function: its name.
+    pub function: Option<String>,
+    /// Domains and ADTs: in every slice.
+    pub everywhere: bool,
+}
+
 /// A member to be keyed.
-struct Member {
-    name: String,
-    kind: &'static str,
-    span: Span,
+pub(crate) struct Member {
+    pub name: String,
+    pub kind: &'static str,
+    pub span: Span,
     own: [u8; 32],
     /// The dependencies its own text (body included) names, transitively, and those of
     /// what is assumed everywhere.
-    closure: BTreeSet<usize>,
+    pub closure: BTreeSet<usize>,
 }
 
 /// The dependencies of every member of a program, read once; [`KeyPlan::function_keys`]
@@ -62,7 +76,9 @@ pub struct KeyPlan {
     dependencies: Vec<Dependency>,
     /// The digest of every function's contract (assumed everywhere).
     contracts: [u8; 32],
-    members: Vec<Member>,
+    pub(crate) members: Vec<Member>,
+    /// Each dependency's texts, for slices (same indices as `dependencies`).
+    pub(crate) declarations: Vec<Declaration>,
 }
 
 impl KeyPlan {
@@ -75,9 +91,28 @@ impl KeyPlan {
         let mut everywhere: Vec<usize> = Vec::new();
         let mut contract_texts: Vec<(&str, String)> = Vec::new();
         let mut members: Vec<(&str, &'static str, Span)> = Vec::new();
-        for item in &program.items {
+        let mut declarations: Vec<Declaration> = Vec::new();
+        for item in program.items.iter().chain(&program.expanded_macros) {
             let index = texts.len();
             let whole = text_of(sources, item.span).to_string();
+            let (body, function) = match &item.kind {
+                ItemKind::Method(m) => (m.body.as_ref().map(|b| b.span), None),
+                ItemKind::Function(f) => {
+                    (f.body.as_ref().map(|b| b.span), Some(f.name.name.clone()))
+                }
+                _ => (None, None),
+            };
+            let bodiless = body.and_then(|cut| removed(sources, item.span, cut));
+            let in_every_slice = matches!(item.kind, ItemKind::Domain(_) | ItemKind::Adt(_));
+            if !matches!(item.kind, ItemKind::Import(_)) {
+                declarations.push(Declaration {
+                    span: item.span,
+                    whole: whole.clone(),
+                    bodiless,
+                    function,
+                    everywhere: in_every_slice,
+                });
+            }
             let text = match &item.kind {
                 ItemKind::Import(_) => continue,
                 ItemKind::Field(fields) => {
@@ -156,6 +191,7 @@ impl KeyPlan {
             dependencies,
             contracts: contracts.finalize().into(),
             members,
+            declarations,
         }
     }
 
@@ -256,6 +292,34 @@ fn without(sources: &SourceMap, span: Span, cut: Option<Span>) -> String {
     }
 }
 
+/// The text of `span` with the body `cut` (inside it) removed, with the braces around it
+/// when they are not part of it (a function's body is the expression between them);
+/// `None` when that cannot be done.
+fn removed(sources: &SourceMap, span: Span, cut: Span) -> Option<String> {
+    let whole = text_of(sources, span);
+    if cut.file != span.file || cut.start < span.start || cut.end > span.end {
+        return None;
+    }
+    let (mut a, mut b) = (
+        (cut.start - span.start) as usize,
+        (cut.end - span.start) as usize,
+    );
+    if !whole.get(a..b)?.starts_with('{') {
+        // A function's body is the expression between braces (whose span may leave out
+        // its opening parentheses): from the brace before it to the declaration's end.
+        let open = whole
+            .get(..a)?
+            .trim_end_matches(|c: char| c.is_whitespace() || c == '(');
+        let close = whole.trim_end();
+        if !open.ends_with('{') || !close.ends_with('}') || close.len() < b {
+            return None;
+        }
+        a = open.len() - 1;
+        b = close.len();
+    }
+    Some(format!("{}{}", whole.get(..a)?, whole.get(b..)?))
+}
+
 fn hash_part(h: &mut Sha256, part: &[u8]) {
     h.update((part.len() as u64).to_le_bytes());
     h.update(part);
@@ -275,6 +339,7 @@ mod tests {
         let program = Program {
             items,
             macros_expanded: false,
+            expanded_macros: Vec::new(),
         };
         KeyPlan::new(&program, &sources, salt)
     }

@@ -20,10 +20,12 @@
 
 mod answers;
 mod keys;
+mod slice;
 mod store;
 
 pub use answers::{StoredAnswers, MAX_ANSWERS};
 pub use keys::{Key, KeyPlan, MemberKey};
+pub use slice::Slice;
 pub use store::{CachedError, ResultCache};
 
 /// What identifies this build of Germanium: its version and its executable's size and

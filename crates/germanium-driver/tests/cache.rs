@@ -317,3 +317,21 @@ fn a_member_run_keeps_the_solvers_answers_but_no_member_results() {
     assert_eq!(verified, vec!["a", "b", "inc"]);
     assert_eq!(errors, run(&path, None).0);
 }
+
+#[test]
+fn editing_a_macro_verifies_the_members_that_use_it_again() {
+    // Macros are gone from the program once expanded; their text is still a dependency.
+    let s = Scratch::new();
+    let base = "define BIG(x) x > 10\n\
+        method m(x: Int)\n  requires x > 20\n{\n  assert BIG(x)\n}\n\
+        method n(x: Int)\n{\n  assert x == x\n}\n";
+    let path = s.program(base);
+    let (errors, verified) = run(&path, Some(s.settings()));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(verified, ["m", "n"]);
+    let path = s.program(&base.replace("x > 10", "x > 30"));
+    let (errors, verified) = run(&path, Some(s.settings()));
+    assert_eq!(verified, ["m"]);
+    assert_eq!(errors, [(5, "assert.failed:assertion.false".to_string())]);
+    assert_eq!(errors, run(&path, None).0);
+}

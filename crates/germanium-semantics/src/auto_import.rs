@@ -179,6 +179,7 @@ mod tests {
         let program = Program {
             items,
             macros_expanded: true,
+            expanded_macros: Vec::new(),
         };
         let (sem, errors) = crate::check_program(&program, ids.count());
         assert!(errors.is_empty(), "{errors:?}");

@@ -16,6 +16,7 @@ fn check(src: &str) -> (Vec<(String, u32)>, Semantics) {
     let mut program = germanium_syntax::ast::Program {
         items,
         macros_expanded: false,
+        expanded_macros: Vec::new(),
     };
     expand_macros(&mut program, &mut ids);
     let (sem, errs) = check_program(&program, ids.count());

@@ -17,6 +17,7 @@ fn division_types(src: &str) -> Vec<String> {
     let mut program = Program {
         items,
         macros_expanded: false,
+        expanded_macros: Vec::new(),
     };
     expand_macros(&mut program, &mut ids);
     let (sem, errs) = check_program(&program, ids.count());

@@ -81,6 +81,9 @@ pub enum TypeExprKind {
 pub struct Program {
     pub items: Vec<Item>,
     pub macros_expanded: bool,
+    /// The top-level `define`s that expansion took out of `items`: what the expanded
+    /// members depend on (the result cache's keys read their text).
+    pub expanded_macros: Vec<Item>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

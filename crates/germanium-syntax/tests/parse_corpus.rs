@@ -91,6 +91,7 @@ fn corpus_parses_as_annotated() {
         let mut program = Program {
             items,
             macros_expanded: false,
+            expanded_macros: Vec::new(),
         };
         diags.extend(expand_macros(&mut program, &mut ids));
         parse_time += t0.elapsed();

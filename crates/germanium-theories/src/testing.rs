@@ -17,6 +17,7 @@ pub fn checked(src: &str) -> (Program, germanium_semantics::Semantics) {
     let mut program = Program {
         items,
         macros_expanded: false,
+        expanded_macros: Vec::new(),
     };
     let diags = expand_macros(&mut program, &mut ids);
     assert!(diags.is_empty(), "macro errors: {diags:?}");

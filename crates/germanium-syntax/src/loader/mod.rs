@@ -105,6 +105,7 @@ where
     let program = Program {
         items: loader.items,
         macros_expanded: false,
+        expanded_macros: Vec::new(),
     };
     (program, loader.diagnostics)
 }

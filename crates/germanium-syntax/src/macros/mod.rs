@@ -103,9 +103,11 @@ pub fn expand_macros(program: &mut Program, ids: &mut NodeIdGen) -> Vec<Diagnost
             strip_defines(item);
         }
     }
-    program
-        .items
-        .retain(|i| !matches!(i.kind, ItemKind::Macro(_)));
+    let (defines, items): (Vec<Item>, Vec<Item>) = std::mem::take(&mut program.items)
+        .into_iter()
+        .partition(|i| matches!(i.kind, ItemKind::Macro(_)));
+    program.items = items;
+    program.expanded_macros.extend(defines);
     readperm::resolve_read_perms(program, ids);
     program.macros_expanded = true;
     diags

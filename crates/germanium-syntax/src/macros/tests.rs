@@ -8,6 +8,7 @@ fn expand(text: &str) -> (Program, Vec<Diagnostic>) {
     let mut program = Program {
         items,
         macros_expanded: false,
+        expanded_macros: Vec::new(),
     };
     let diags = expand_macros(&mut program, &mut ids);
     (program, diags)

@@ -431,6 +431,7 @@ fn nesting_at_the_limit_fits_in_a_default_stack() {
             let mut program = Program {
                 items,
                 macros_expanded: false,
+                expanded_macros: Vec::new(),
             };
             let diags = crate::expand_macros(&mut program, &mut ids);
             assert!(diags.is_empty(), "{diags:?}");

@@ -1,0 +1,107 @@
+//! A member's dependency slice as a program of its own: what a remote action verifies, so
+//! that the action (and the result a cluster caches for it) depends on exactly what the
+//! member's key covers (see [`crate::KeyPlan`]) and an edit elsewhere leaves it alone.
+//!
+//! The slice keeps the program's order and, of each declaration, the text the key hashes:
+//! the member whole; domains and ADTs whole; what the member names, transitively, whole,
+//! but methods without their bodies (a caller sees a contract); every other function
+//! without its body (its contract is assumed everywhere, its definition only acts where it
+//! is applied, and it is applied only where named). Such a function is abstract in the
+//! slice, and an abstract function's postcondition is an axiom in both phases, while in the
+//! program it is one only once the body was verified: the caller passes
+//! [`Slice::bodiless_functions`] as failed when the member is a function (functions are
+//! verified before any postcondition of a function with a body is trusted), and the
+//! functions that did fail when it is not.
+
+use std::collections::BTreeSet;
+
+use germanium_syntax::Span;
+
+use crate::KeyPlan;
+
+/// One member's slice.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Slice {
+    pub member: String,
+    /// `method`, `function` or `predicate`.
+    pub kind: &'static str,
+    /// The program text.
+    pub text: String,
+    /// Functions with a body in the program that have none here.
+    pub bodiless_functions: BTreeSet<String>,
+    /// Each declaration printed whole: its offset in `text` and its place in the program.
+    whole: Vec<(u32, Span)>,
+}
+
+impl Slice {
+    /// Where the text `start..end` of the slice is in the program: inside a declaration
+    /// printed whole, else `None`.
+    pub fn original(&self, start: u32, end: u32) -> Option<Span> {
+        self.whole.iter().find_map(|(at, span)| {
+            let len = span.end - span.start;
+            (start >= *at && end <= at + len).then(|| Span {
+                file: span.file,
+                start: span.start + (start - at),
+                end: span.start + (end - at),
+            })
+        })
+    }
+}
+
+impl KeyPlan {
+    /// How many members the program has (the orders [`KeyPlan::slice`] takes).
+    pub fn member_count(&self) -> usize {
+        self.members.len()
+    }
+
+    /// The slice of the member `order` (its place among the program's members, as in
+    /// [`crate::MemberKey::order`]).
+    pub fn slice(&self, order: usize) -> Option<Slice> {
+        let member = self.members.get(order)?;
+        let mut text = String::new();
+        let mut whole = Vec::new();
+        let mut bodiless_functions = BTreeSet::new();
+        for (d, decl) in self.declarations.iter().enumerate() {
+            let own = decl.span == member.span;
+            let named = member.closure.contains(&d);
+            let printed = if own || decl.everywhere {
+                Some(true)
+            } else if named {
+                // A method the member calls: its contract (a function: whole).
+                Some(decl.function.is_some() || decl.bodiless.is_none())
+            } else if decl.function.is_some() {
+                if decl.bodiless.is_some() {
+                    bodiless_functions.extend(decl.function.clone());
+                    Some(false)
+                } else {
+                    Some(true)
+                }
+            } else {
+                None
+            };
+            let Some(in_whole) = printed else {
+                continue;
+            };
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            if in_whole {
+                whole.push((text.len() as u32, decl.span));
+                text.push_str(&decl.whole);
+            } else {
+                text.push_str(decl.bodiless.as_deref().unwrap_or(&decl.whole));
+            }
+        }
+        text.push('\n');
+        Some(Slice {
+            member: member.name.clone(),
+            kind: member.kind,
+            text,
+            bodiless_functions,
+            whole,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
