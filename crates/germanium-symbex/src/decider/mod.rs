@@ -279,6 +279,22 @@ impl Decider {
         Ok(outcome == Refutation::Proved)
     }
 
+    /// Like [`Decider::refutes`], for a question whose "not proved" costs only the
+    /// precision of how the state is written, never a check (may an old chunk's value be
+    /// kept, may an exhausted chunk be dropped): it gets a feasibility check's share of the
+    /// budget, so a question Z3 cannot settle does not cost a whole query's.
+    pub fn refutes_cheaply(&mut self, negation: &Term) -> Result<bool, SolverError> {
+        self.solver.push()?;
+        let result = self
+            .solver
+            .assert(negation)
+            .and_then(|_| self.solver.check_sat(self.budget.check_limits()));
+        let popped = self.solver.pop(1);
+        let result = self.within_budget(result?)?;
+        popped?;
+        Ok(result == SatResult::Unsat)
+    }
+
     /// Like [`Decider::refutes`], but when `negation` is not refuted, reads the values of
     /// `wanted` in the solver's model *inside* the query's scope (after the scope is popped
     /// the model is gone): what a counterexample is made of. `None` where the solver has no

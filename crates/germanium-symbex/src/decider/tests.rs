@@ -57,3 +57,61 @@ fn a_query_the_clock_stops_is_a_machine_limit_not_a_failed_check() {
     // The process was replaced: the session goes on.
     assert!(decider.refutes(&Term::ff()).unwrap());
 }
+
+/// Pigeonhole: `n + 1` pigeons in `n` holes, as propositional clauses (unsatisfiable, and
+/// Z3 needs real work to see it).
+fn pigeonhole(decider: &mut Decider, n: usize) -> Term {
+    let mut at = Vec::new();
+    for p in 0..=n {
+        let row: Vec<Term> = (0..n)
+            .map(|h| {
+                let decl = FunDecl::constant(Symbol::user(&format!("ph{p}_{h}")), Sort::Bool);
+                decider.declare(&decl).unwrap();
+                Term::constant(&decl)
+            })
+            .collect();
+        at.push(row);
+    }
+    let mut facts: Vec<Term> = at.iter().map(|row| Term::or(row.clone())).collect();
+    for h in 0..n {
+        for p in 0..=n {
+            for q in p + 1..=n {
+                facts.push(Term::not(Term::and([at[p][h].clone(), at[q][h].clone()])));
+            }
+        }
+    }
+    Term::and(facts)
+}
+
+#[test]
+fn a_cheap_question_gets_a_feasibility_checks_share_of_the_budget() {
+    let measuring = SolverConfig {
+        measure_resources: true,
+        ..SolverConfig::default()
+    };
+    // What the question costs, with all the budget it wants.
+    let solver = Solver::new(measuring.clone()).expect("a solver starts");
+    let mut decider = Decider::new(
+        solver,
+        Budget::from_timeout(Duration::from_secs(60)),
+        Sort::Bool,
+    );
+    let hard = pigeonhole(&mut decider, 7);
+    assert!(decider.refutes(&hard).unwrap());
+    let cost = decider
+        .solver_stats()
+        .last_query_resources
+        .expect("measured");
+    // Twice that: enough for a validity query, not for a cheap one (a twentieth).
+    let budget = Budget {
+        resources: 2 * cost,
+        ..Budget::from_timeout(Duration::from_secs(60))
+    };
+    let solver = Solver::new(measuring).expect("a solver starts");
+    let mut decider = Decider::new(solver, budget, Sort::Bool);
+    let hard = pigeonhole(&mut decider, 7);
+    assert!(!decider.refutes_cheaply(&hard).unwrap());
+    assert!(decider.refutes(&hard).unwrap());
+    // What it can settle within its share, it does.
+    assert!(decider.refutes_cheaply(&Term::ff()).unwrap());
+}

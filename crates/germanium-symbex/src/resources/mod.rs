@@ -276,7 +276,7 @@ pub fn take_quantified(
             let left = chunk.perm.sub(&taken);
             let exhausted = !taken.is_literally_none()
                 && !left.is_literally_none()
-                && decider.refutes(&left.is_positive())?;
+                && decider.refutes_cheaply(&left.is_positive())?;
             heap.chunks[i].perm = if exhausted { Permission::none() } else { left };
         }
     }
@@ -673,7 +673,8 @@ pub fn add(
             let both = Term::and([old.perm.is_positive(), amount.is_positive()]);
             decider.assume(Term::implies(both, Term::eq(v.clone(), old.snap.clone())))?;
         }
-        if !proves(decider, guard, old.perm.is_positive())? {
+        let kept = Term::implies(guard.clone(), old.perm.is_positive());
+        if !(kept.is_true() || decider.refutes_cheaply(&Term::not(kept))?) {
             let v = match snap {
                 Some(v) => v,
                 None => decider.fresh(&fresh_base(resource), sort.clone())?,

@@ -142,7 +142,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         if self.modes.in_axiom
             || self.known_positive(&amount)
             || resources::alone_of_its_resource(heap, index)
-            || self.prove(amount.is_positive(), span)?
+            || self.prove_cheaply(amount.is_positive(), span)?
         {
             return Ok(snapshot);
         }

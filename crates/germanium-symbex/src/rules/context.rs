@@ -274,6 +274,18 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .map_err(|e| self.solver_failed(e, span))
     }
 
+    /// [`Verifier::prove`] for a question whose "not proved" only makes the state's terms
+    /// longer, never a check fail (see [`crate::decider::Decider::refutes_cheaply`]).
+    pub fn prove_cheaply(&mut self, fact: Term, span: Span) -> R<bool> {
+        let goal = Term::implies(self.guard(), fact);
+        if goal.is_true() {
+            return Ok(true);
+        }
+        self.decider
+            .refutes_cheaply(&Term::not(goal))
+            .map_err(|e| self.solver_failed(e, span))
+    }
+
     /// Whether the current path may be feasible (`sat` or `unknown`).
     pub fn feasible(&mut self, extra: Term, span: Span) -> R<bool> {
         self.decider
