@@ -73,10 +73,12 @@ fn pigeonhole(decider: &mut Decider, n: usize) -> Term {
         at.push(row);
     }
     let mut facts: Vec<Term> = at.iter().map(|row| Term::or(row.clone())).collect();
+    // No hole holds two pigeons.
     for h in 0..n {
-        for p in 0..=n {
-            for q in p + 1..=n {
-                facts.push(Term::not(Term::and([at[p][h].clone(), at[q][h].clone()])));
+        let hole: Vec<&Term> = at.iter().map(|row| &row[h]).collect();
+        for (p, first) in hole.iter().enumerate() {
+            for second in &hole[p + 1..] {
+                facts.push(Term::not(Term::and([(*first).clone(), (*second).clone()])));
             }
         }
     }
