@@ -326,11 +326,16 @@ fn hash_part(h: &mut Sha256, part: &[u8]) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use germanium_syntax::ast::NodeIdGen;
 
     fn plan_of(text: &str, salt: &str) -> KeyPlan {
+        plan_and_sources(text, salt).0
+    }
+
+    /// The key plan of `text` (parsed, not expanded) and its source map.
+    pub(crate) fn plan_and_sources(text: &str, salt: &str) -> (KeyPlan, SourceMap) {
         let mut sources = SourceMap::new();
         let file = sources.add("t.vpr".into(), text.to_string());
         let mut ids = NodeIdGen::default();
@@ -341,7 +346,8 @@ mod tests {
             macros_expanded: false,
             expanded_macros: Vec::new(),
         };
-        KeyPlan::new(&program, &sources, salt)
+        let plan = KeyPlan::new(&program, &sources, salt);
+        (plan, sources)
     }
 
     fn keys_of(text: &str, failed: &[&str]) -> Vec<(String, Key)> {

@@ -1,7 +1,8 @@
-use germanium_syntax::ast::{NodeIdGen, Program};
+use germanium_syntax::ast::NodeIdGen;
 use germanium_syntax::SourceMap;
 
-use crate::{KeyPlan, Slice};
+use crate::keys::tests::plan_and_sources;
+use crate::Slice;
 
 const PROGRAM: &str = "field f: Int\n\
     field g: Bool\n\
@@ -15,17 +16,7 @@ const PROGRAM: &str = "field f: Int\n\
     method c(x: Ref)\n  requires P(x)\n{\n  unfold P(x)\n}\n";
 
 fn slice_of(text: &str, member: &str) -> (Slice, SourceMap) {
-    let mut sources = SourceMap::new();
-    let file = sources.add("t.vpr".into(), text.to_string());
-    let mut ids = NodeIdGen::default();
-    let (items, diagnostics) = germanium_syntax::parse_file(file, text, &mut ids);
-    assert!(diagnostics.is_empty(), "{diagnostics:?}");
-    let program = Program {
-        items,
-        macros_expanded: false,
-        expanded_macros: Vec::new(),
-    };
-    let plan = KeyPlan::new(&program, &sources, "salt");
+    let (plan, sources) = plan_and_sources(text, "salt");
     let order = plan
         .members
         .iter()

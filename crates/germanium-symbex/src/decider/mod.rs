@@ -284,15 +284,7 @@ impl Decider {
     /// kept, may an exhausted chunk be dropped): it gets a feasibility check's share of the
     /// budget, so a question Z3 cannot settle does not cost a whole query's.
     pub fn refutes_cheaply(&mut self, negation: &Term) -> Result<bool, SolverError> {
-        self.solver.push()?;
-        let result = self
-            .solver
-            .assert(negation)
-            .and_then(|_| self.solver.check_sat(self.budget.check_limits()));
-        let popped = self.solver.pop(1);
-        let result = self.within_budget(result?)?;
-        popped?;
-        Ok(result == SatResult::Unsat)
+        Ok(self.check_with(negation)? == SatResult::Unsat)
     }
 
     /// Like [`Decider::refutes`], but when `negation` is not refuted, reads the values of
