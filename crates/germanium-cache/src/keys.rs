@@ -44,14 +44,14 @@ struct Dependency {
     names: Vec<usize>,
 }
 
-/// One top-level declaration as [`crate::Slice`] prints it.
+/// One top-level declaration as [`crate::Slice`] prints it (read from the source map
+/// then: keying alone copies no text).
 pub(crate) struct Declaration {
     /// Where it is in the program.
     pub span: Span,
-    /// Its whole text.
-    pub whole: String,
-    /// For a method or a function with a body: its text without the body.
-    pub bodiless: Option<String>,
+    /// For a method or a function with a body: the body's bounds in the declaration's
+    /// text (see [`body_bounds`]).
+    pub body: Option<(usize, usize)>,
     /// For a function: its name.
     pub function: Option<String>,
     /// Domains and ADTs: in every slice.
@@ -102,15 +102,12 @@ impl KeyPlan {
                 }
                 _ => (None, None),
             };
-            let bodiless = body.and_then(|cut| removed(sources, item.span, cut));
-            let in_every_slice = matches!(item.kind, ItemKind::Domain(_) | ItemKind::Adt(_));
             if !matches!(item.kind, ItemKind::Import(_)) {
                 declarations.push(Declaration {
                     span: item.span,
-                    whole: whole.clone(),
-                    bodiless,
+                    body: body.and_then(|cut| body_bounds(&whole, item.span, cut)),
                     function,
-                    everywhere: in_every_slice,
+                    everywhere: matches!(item.kind, ItemKind::Domain(_) | ItemKind::Adt(_)),
                 });
             }
             let text = match &item.kind {
@@ -269,7 +266,7 @@ fn identifiers(text: &str) -> impl Iterator<Item = &str> {
 }
 
 /// The text of `span`.
-fn text_of(sources: &SourceMap, span: Span) -> &str {
+pub(crate) fn text_of(sources: &SourceMap, span: Span) -> &str {
     sources
         .get(span.file)
         .text
@@ -277,47 +274,38 @@ fn text_of(sources: &SourceMap, span: Span) -> &str {
         .unwrap_or_default()
 }
 
-/// The text of `span` with `cut` (inside it) left out; the cut's place is kept.
+/// The text of `span` with the body `cut` (inside it) left out; the cut's place is kept.
 fn without(sources: &SourceMap, span: Span, cut: Option<Span>) -> String {
     let whole = text_of(sources, span);
-    match cut {
-        Some(c) if c.file == span.file && c.start >= span.start && c.end <= span.end => {
-            let (a, b) = (
-                (c.start - span.start) as usize,
-                (c.end - span.start) as usize,
-            );
-            format!("{}\0body\0{}", &whole[..a], &whole[b..])
-        }
-        _ => whole.to_string(),
+    match cut.and_then(|c| body_bounds(whole, span, c)) {
+        Some((a, b)) => format!("{}\0body\0{}", &whole[..a], &whole[b..]),
+        None => whole.to_string(),
     }
 }
 
-/// The text of `span` with the body `cut` (inside it) removed, with the braces around it
-/// when they are not part of it (a function's body is the expression between them);
-/// `None` when that cannot be done.
-fn removed(sources: &SourceMap, span: Span, cut: Span) -> Option<String> {
-    let whole = text_of(sources, span);
+/// Where the body `cut` of the declaration `whole` (at `span`) is in its text, braces
+/// included (a function's body is the expression between them, and its span may leave out
+/// the expression's opening parentheses: from the brace before it to the declaration's
+/// end); `None` when the cut is not inside.
+pub(crate) fn body_bounds(whole: &str, span: Span, cut: Span) -> Option<(usize, usize)> {
     if cut.file != span.file || cut.start < span.start || cut.end > span.end {
         return None;
     }
-    let (mut a, mut b) = (
+    let (a, b) = (
         (cut.start - span.start) as usize,
         (cut.end - span.start) as usize,
     );
-    if !whole.get(a..b)?.starts_with('{') {
-        // A function's body is the expression between braces (whose span may leave out
-        // its opening parentheses): from the brace before it to the declaration's end.
-        let open = whole
-            .get(..a)?
-            .trim_end_matches(|c: char| c.is_whitespace() || c == '(');
-        let close = whole.trim_end();
-        if !open.ends_with('{') || !close.ends_with('}') || close.len() < b {
-            return None;
-        }
-        a = open.len() - 1;
-        b = close.len();
+    if whole.get(a..b)?.starts_with('{') {
+        return Some((a, b));
     }
-    Some(format!("{}{}", whole.get(..a)?, whole.get(b..)?))
+    let open = whole
+        .get(..a)?
+        .trim_end_matches(|c: char| c.is_whitespace() || c == '(');
+    let close = whole.trim_end();
+    if !open.ends_with('{') || !close.ends_with('}') || close.len() < b {
+        return None;
+    }
+    Some((open.len() - 1, close.len()))
 }
 
 fn hash_part(h: &mut Sha256, part: &[u8]) {

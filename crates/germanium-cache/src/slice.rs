@@ -15,8 +15,9 @@
 
 use std::collections::BTreeSet;
 
-use germanium_syntax::Span;
+use germanium_syntax::{SourceMap, Span};
 
+use crate::keys::text_of;
 use crate::KeyPlan;
 
 /// One member's slice.
@@ -55,11 +56,11 @@ impl KeyPlan {
     }
 
     /// The slice of the member `order` (its place among the program's members, as in
-    /// [`crate::MemberKey::order`]).
-    pub fn slice(&self, order: usize) -> Option<Slice> {
+    /// [`crate::MemberKey::order`]), its text read from `sources` (the plan's).
+    pub fn slice(&self, order: usize, sources: &SourceMap) -> Option<Slice> {
         let member = self.members.get(order)?;
         let mut text = String::new();
-        let mut whole = Vec::new();
+        let mut whole_at = Vec::new();
         let mut bodiless_functions = BTreeSet::new();
         for (d, decl) in self.declarations.iter().enumerate() {
             let own = decl.span == member.span;
@@ -68,14 +69,12 @@ impl KeyPlan {
                 Some(true)
             } else if named {
                 // A method the member calls: its contract (a function: whole).
-                Some(decl.function.is_some() || decl.bodiless.is_none())
+                Some(decl.function.is_some() || decl.body.is_none())
             } else if decl.function.is_some() {
-                if decl.bodiless.is_some() {
+                if decl.body.is_some() {
                     bodiless_functions.extend(decl.function.clone());
-                    Some(false)
-                } else {
-                    Some(true)
                 }
+                Some(decl.body.is_none())
             } else {
                 None
             };
@@ -85,11 +84,16 @@ impl KeyPlan {
             if !text.is_empty() {
                 text.push('\n');
             }
-            if in_whole {
-                whole.push((text.len() as u32, decl.span));
-                text.push_str(&decl.whole);
-            } else {
-                text.push_str(decl.bodiless.as_deref().unwrap_or(&decl.whole));
+            let whole = text_of(sources, decl.span);
+            match decl.body {
+                Some((a, b)) if !in_whole => {
+                    text.push_str(&whole[..a]);
+                    text.push_str(&whole[b..]);
+                }
+                _ => {
+                    whole_at.push((text.len() as u32, decl.span));
+                    text.push_str(whole);
+                }
             }
         }
         text.push('\n');
@@ -98,7 +102,7 @@ impl KeyPlan {
             kind: member.kind,
             text,
             bodiless_functions,
-            whole,
+            whole: whole_at,
         })
     }
 }

@@ -30,7 +30,7 @@ fn every_slice_of_the_pass_list_type_checks() {
         files += 1;
         let plan = KeyPlan::new(program, &report.sources, "");
         for order in 0..plan.member_count() {
-            let slice = plan.slice(order).expect("a slice");
+            let slice = plan.slice(order, &report.sources).expect("a slice");
             slices += 1;
             let checked = run_text(&path, slice.text.clone(), &options);
             let errors: Vec<String> = checked

@@ -22,7 +22,8 @@ fn slice_of(text: &str, member: &str) -> (Slice, SourceMap) {
         .iter()
         .position(|m| m.name == member)
         .expect("a member");
-    (plan.slice(order).expect("a slice"), sources)
+    let slice = plan.slice(order, &sources).expect("a slice");
+    (slice, sources)
 }
 
 /// The slice parses as a program of its own.

@@ -80,6 +80,16 @@ fn proves(decider: &mut Decider, guard: &Term, fact: Term) -> Result<bool, Solve
     decider.refutes(&Term::not(goal))
 }
 
+/// [`proves`] for a shortcut question (see [`Decider::refutes_cheaply`]).
+pub fn proves_cheaply(
+    decider: &mut Decider,
+    guard: &Term,
+    fact: Term,
+) -> Result<bool, SolverError> {
+    let goal = Term::implies(guard.clone(), fact);
+    Ok(goal.is_true() || decider.refutes_cheaply(&Term::not(goal))?)
+}
+
 /// The chunk of `resource(args)`: a syntactic match first, then one whose arguments the
 /// solver proves equal (under `guard`).
 pub fn find(
@@ -673,8 +683,7 @@ pub fn add(
             let both = Term::and([old.perm.is_positive(), amount.is_positive()]);
             decider.assume(Term::implies(both, Term::eq(v.clone(), old.snap.clone())))?;
         }
-        let kept = Term::implies(guard.clone(), old.perm.is_positive());
-        if !(kept.is_true() || decider.refutes_cheaply(&Term::not(kept))?) {
+        if !proves_cheaply(decider, guard, old.perm.is_positive())? {
             let v = match snap {
                 Some(v) => v,
                 None => decider.fresh(&fresh_base(resource), sort.clone())?,

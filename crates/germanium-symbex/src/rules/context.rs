@@ -277,12 +277,8 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// [`Verifier::prove`] for a question whose "not proved" only makes the state's terms
     /// longer, never a check fail (see [`crate::decider::Decider::refutes_cheaply`]).
     pub fn prove_cheaply(&mut self, fact: Term, span: Span) -> R<bool> {
-        let goal = Term::implies(self.guard(), fact);
-        if goal.is_true() {
-            return Ok(true);
-        }
-        self.decider
-            .refutes_cheaply(&Term::not(goal))
+        let guard = self.guard();
+        crate::resources::proves_cheaply(&mut self.decider, &guard, fact)
             .map_err(|e| self.solver_failed(e, span))
     }
 
