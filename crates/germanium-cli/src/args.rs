@@ -34,6 +34,138 @@ pub enum Command {
     /// diagnostics as files are opened, edited and saved, hover with counterexamples, a
     /// code lens per member, document symbols and go to definition.
     Lsp(LspArgs),
+    /// What a remote action runs on a worker (docs/remote.md): verify the jobs of MANIFEST,
+    /// each member in its slice, and write their results to the output file.
+    #[command(hide = true)]
+    Action(ActionArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ActionArgs {
+    /// The manifest (`manifest.json`); the slices it names are next to it.
+    #[arg(value_name = "MANIFEST")]
+    pub manifest: PathBuf,
+
+    /// Where to write the results.
+    #[arg(long, value_name = "FILE")]
+    pub output: PathBuf,
+
+    #[command(flatten)]
+    pub program: ProgramArgs,
+
+    #[arg(long = "backend", value_name = "BACKEND", value_parser = parse_backend, default_value = "symbex")]
+    pub backend: Backend,
+
+    #[arg(long = "cross-check")]
+    pub cross_check: bool,
+
+    #[arg(long = "combinable-wands")]
+    pub combinable_wands: bool,
+
+    #[arg(long = "max-branches", value_name = "N")]
+    pub max_branches: Option<usize>,
+}
+
+impl ActionArgs {
+    /// One worker thread: a worker is one core, and a cluster runs many actions at once.
+    pub fn options(&self) -> Options {
+        let mut options = self.program.options(Mode::Verify);
+        options.backend = self.backend;
+        options.cross_check = self.cross_check;
+        options.combinable_wands = self.combinable_wands;
+        options.max_branches = self.max_branches;
+        options.jobs = 1;
+        options
+    }
+}
+
+/// Where a Remote Execution API cluster is (docs/remote.md).
+#[derive(Debug, Args)]
+pub struct RemoteArgs {
+    /// Verify members as actions on the Remote Execution API cluster at URL
+    /// (`grpc://HOST:PORT`, or `grpcs://HOST:PORT` for TLS): results are looked up in its
+    /// action cache and the misses executed on its workers.
+    #[arg(long = "remote-executor", value_name = "URL")]
+    pub remote_executor: Option<String>,
+
+    /// The cluster's CAS and action cache, when not the executor's; alone, a cache shared by
+    /// a team: members it lacks are verified here and their results stored there.
+    #[arg(long = "remote-cache", value_name = "URL")]
+    pub remote_cache: Option<String>,
+
+    /// The cluster's instance name.
+    #[arg(long = "remote-instance", value_name = "NAME", default_value = "")]
+    pub remote_instance: String,
+
+    /// A header sent with every request, such as an API key (repeatable).
+    #[arg(long = "remote-header", value_name = "NAME=VALUE", value_parser = parse_header)]
+    pub remote_headers: Vec<(String, String)>,
+
+    /// Certificate authorities (PEM) to trust for `grpcs://`, besides the system's.
+    #[arg(long = "remote-tls-ca", value_name = "FILE")]
+    pub remote_tls_ca: Option<PathBuf>,
+
+    /// A client certificate (PEM) for clusters that authenticate clients by TLS.
+    #[arg(
+        long = "remote-tls-cert",
+        value_name = "FILE",
+        requires = "remote_tls_key"
+    )]
+    pub remote_tls_cert: Option<PathBuf>,
+
+    /// The client certificate's key (PEM).
+    #[arg(
+        long = "remote-tls-key",
+        value_name = "FILE",
+        requires = "remote_tls_cert"
+    )]
+    pub remote_tls_key: Option<PathBuf>,
+
+    /// What to do when the cluster cannot be reached: `error` (the default) or `local`
+    /// (verify here instead, with a warning).
+    #[arg(long = "remote-fallback", value_name = "WHAT", value_parser = ["error", "local"], default_value = "error")]
+    pub remote_fallback: String,
+
+    /// An action's time limit on a worker, in seconds.
+    #[arg(long = "remote-timeout", value_name = "SECONDS", value_parser = parse_seconds, default_value = "600")]
+    pub remote_timeout: std::time::Duration,
+}
+
+impl RemoteArgs {
+    /// The driver's remote options (`None`: no cluster), the actions running `germanium`.
+    pub fn options(&self, germanium: PathBuf) -> Option<germanium_driver::RemoteOptions> {
+        if self.remote_executor.is_none() && self.remote_cache.is_none() {
+            return None;
+        }
+        let endpoint = |url: &String| germanium_driver::EndpointSettings {
+            url: url.clone(),
+            tls_ca: self.remote_tls_ca.clone(),
+            tls_client_cert: self.remote_tls_cert.clone(),
+            tls_client_key: self.remote_tls_key.clone(),
+        };
+        let settings = germanium_driver::RemoteSettings {
+            executor: self.remote_executor.as_ref().map(endpoint),
+            cache: self.remote_cache.as_ref().map(endpoint),
+            instance: self.remote_instance.clone(),
+            headers: self.remote_headers.clone(),
+            action_timeout: self.remote_timeout,
+        };
+        Some(germanium_driver::RemoteOptions::new(
+            settings,
+            germanium,
+            self.remote_fallback == "local",
+        ))
+    }
+}
+
+/// `NAME=VALUE` for `--remote-header`.
+fn parse_header(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_string(), value.to_string()))
+        }
+        _ => Err(format!("`{text}` is not NAME=VALUE")),
+    }
 }
 
 impl Command {
@@ -42,7 +174,9 @@ impl Command {
         match self {
             Command::Verify(args) => Some((Mode::Verify, args)),
             Command::Check(args) => Some((Mode::Check, args)),
-            Command::Debug(_) | Command::Cache { .. } | Command::Lsp(_) => None,
+            Command::Debug(_) | Command::Cache { .. } | Command::Lsp(_) | Command::Action(_) => {
+                None
+            }
         }
     }
 }
@@ -229,6 +363,9 @@ pub struct RunArgs {
     /// first), or a `stats` field in the JSON formats. Never changes a result.
     #[arg(long = "stats")]
     pub stats: bool,
+
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 /// A back end's name for `--backend`.

@@ -21,6 +21,7 @@ fn main() -> ExitCode {
             Command::Debug(args) => debug(args),
             Command::Cache { action } => cache(action),
             Command::Lsp(args) => lsp(args),
+            Command::Action(args) => action(args),
             Command::Verify(_) | Command::Check(_) => unreachable!("they have a mode"),
         };
     };
@@ -50,6 +51,44 @@ fn cache_settings(
         return None;
     }
     germanium_driver::CacheSettings::for_run(version, &args.options(germanium_driver::Mode::Verify))
+}
+
+/// `germanium action`: a remote action's work on the worker. Exit status 0 when the results
+/// are written (verification errors are results), 2 when they cannot be.
+fn action(args: &args::ActionArgs) -> ExitCode {
+    let failed = |message: String| {
+        eprintln!("germanium: error: {message}");
+        ExitCode::from(2)
+    };
+    let manifest = match std::fs::read(&args.manifest) {
+        Ok(bytes) => match germanium_driver::protocol::Manifest::parse(&bytes) {
+            Ok(m) => m,
+            Err(e) => return failed(e),
+        },
+        Err(e) => return failed(format!("{}: {e}", args.manifest.display())),
+    };
+    let mut options = args.options();
+    if let Err(problem) = check_solver(args.program.z3.as_deref()) {
+        return failed(problem);
+    }
+    options.solver_problem = None;
+    let dir = args
+        .manifest
+        .parent()
+        .map(|d| d.to_path_buf())
+        .unwrap_or_default();
+    let dir = if dir.as_os_str().is_empty() {
+        std::path::PathBuf::from(".")
+    } else {
+        dir
+    };
+    match germanium_driver::run_action(&dir, &manifest, &options) {
+        Ok(results) => match std::fs::write(&args.output, results.to_bytes()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => failed(format!("{}: {e}", args.output.display())),
+        },
+        Err(e) => failed(e),
+    }
 }
 
 /// `germanium cache clear`.

@@ -59,6 +59,34 @@ pub fn run_files(
     options.jobs = if count == 1 { args.worker_count() } else { 1 };
     options.solver_problem = solver_problem;
     options.cache = cache;
+    if mode == Mode::Verify {
+        let germanium = match std::env::current_exe() {
+            Ok(path) => path,
+            Err(err) => {
+                eprintln!(
+                    "germanium: error: cannot find this executable for remote actions: {err}"
+                );
+                return ExitCode::from(2);
+            }
+        };
+        options.remote = args.remote.options(germanium);
+    }
+    if options.remote.is_some() {
+        // Ctrl-C cancels the cluster's operations (and stops local solvers); a second one
+        // ends the process at once.
+        let cancel = germanium_driver::Cancel::new();
+        let on_signal = cancel.clone();
+        let handled = ctrlc::set_handler(move || {
+            if on_signal.is_cancelled() {
+                std::process::exit(130);
+            }
+            eprintln!("germanium: cancelling (Ctrl-C again to stop at once)");
+            on_signal.cancel();
+        });
+        if handled.is_ok() {
+            options.cancel = Some(cancel);
+        }
+    }
     if args.trace.is_some() && options.backend != germanium_driver::Backend::Symbex {
         eprintln!(
             "germanium: error: the execution log (`--trace`) is the symbolic engine's: use it \
@@ -250,7 +278,7 @@ fn member_event(
             kind,
             errors,
             time,
-            cached,
+            source,
             stats,
         } => {
             if let Some(p) = progress.as_mut() {
@@ -261,7 +289,7 @@ fn member_event(
             }
             let stats = stats.as_ref().filter(|_| with_stats);
             let line =
-                output::stream::render_member(file, &member, kind, &errors, time, cached, stats);
+                output::stream::render_member(file, &member, kind, &errors, time, source, stats);
             writeln!(stdout, "{line}")?;
             stdout.flush()
         }

@@ -57,50 +57,83 @@ impl CacheSettings {
     }
 }
 
-/// Verifies `program` as `verify_program` does, through the cache at `settings`: functions
-/// first, then (their results known, since which functions failed is part of the other
-/// members' keys) methods and predicates.
+/// Verifies `program` as `verify_program` does, through the local cache at `settings` and/or
+/// on the cluster `remote` (at least one of them): functions first, then (their results
+/// known, since which functions failed is part of the other members' keys) methods and
+/// predicates. Members the local cache has are not verified again; the others go to the
+/// cluster when there is one, else are verified here.
 pub(crate) fn verify_through_cache(
     program: &Program,
     semantics: &Semantics,
     sources: &SourceMap,
     options: &VerifyOptions,
     engine: &Engine,
-    settings: &CacheSettings,
+    settings: Option<&CacheSettings>,
+    remote: Option<&crate::Options>,
 ) -> Vec<Diagnostic> {
-    let Some(cache) = ResultCache::open(&settings.path) else {
+    let cache = settings.and_then(|s| ResultCache::open(&s.path).map(|c| (c, s)));
+    if cache.is_none() && remote.is_none() {
         return crate::backends::verify_members(program, semantics, sources, options, engine)
             .diagnostics();
-    };
-    let answers = cache.answers(&settings.salt);
+    }
+    let answers = cache.as_ref().map(|(c, s)| c.answers(&s.salt));
     let mut options = options.clone();
-    options.answers = Some(answers.clone());
+    if let Some(answers) = &answers {
+        options.answers = Some(answers.clone());
+    }
     let options = &options;
-    if options.members.is_some() {
+    if options.members.is_some() && remote.is_none() {
         // Members left out are assumed correct: no member result is a verdict here. Answers
         // hold whatever is verified (what is assumed is in their keys, with the preamble).
         let found = crate::backends::verify_members(program, semantics, sources, options, engine)
             .diagnostics();
-        answers.flush();
+        if let Some(a) = &answers {
+            a.flush();
+        }
         return found;
     }
-    let plan = KeyPlan::new(program, sources, &settings.salt);
+    let salt = cache.as_ref().map_or("", |(_, s)| s.salt.as_str());
+    let plan = KeyPlan::new(program, sources, salt);
+    let remote = remote.and_then(|local| {
+        let options_remote = local.remote.as_ref()?;
+        Some(crate::remote::RemoteMembers {
+            options: options_remote,
+            plan: &plan,
+            sources,
+            z3: options
+                .z3
+                .clone()
+                .or_else(|| germanium_smt::locate_z3(None).ok())
+                .unwrap_or_else(|| PathBuf::from("z3")),
+            args: crate::remote::action_args(options, engine),
+            local,
+        })
+    });
     let run = Run {
         program,
         semantics,
         sources,
         engine,
-        cache: &cache,
+        // With `--member`, nothing is a verdict: nothing is taken from or stored in the cache.
+        cache: cache
+            .as_ref()
+            .map(|(c, _)| c)
+            .filter(|_| options.members.is_none()),
+        remote: remote.as_ref(),
     };
     let functions = run.phase(&plan.function_keys(), options);
     // The second phase may ask what the first asked (a function's body in a method).
-    answers.flush();
+    if let Some(a) = &answers {
+        a.flush();
+    }
     let mut options = options.clone();
     options.failed_functions.extend(functions.failed);
     let failed: BTreeSet<String> = options.failed_functions.iter().cloned().collect();
     let others = run.phase(&plan.other_keys(&failed), &options);
     // Even from a cancelled run: each is what Z3 answered (a cancelled query has none).
-    answers.flush();
+    if let Some(a) = &answers {
+        a.flush();
+    }
     // Members' errors in the program's order, as without the cache.
     let mut members = functions.members;
     members.extend(others.members);
@@ -119,7 +152,8 @@ struct Run<'a> {
     semantics: &'a Semantics,
     sources: &'a SourceMap,
     engine: &'a Engine,
-    cache: &'a ResultCache,
+    cache: Option<&'a ResultCache>,
+    remote: Option<&'a crate::remote::RemoteMembers<'a>>,
 }
 
 /// The outcome of one phase: each member's result (with its place in the program), the
@@ -132,31 +166,42 @@ struct Phase {
 }
 
 impl Run<'_> {
-    /// The members `keys`: stored results where the cache has them, the others verified
-    /// (and stored when they are a verdict).
+    /// The members `keys` (those `--member` selects): stored results where the cache has
+    /// them, the others verified (and stored when they are a verdict).
     fn phase(&self, keys: &[MemberKey], options: &VerifyOptions) -> Phase {
+        let keys: Vec<&MemberKey> = keys
+            .iter()
+            .filter(|k| {
+                options
+                    .members
+                    .as_ref()
+                    .is_none_or(|keep| (keep.0)(&k.name))
+            })
+            .collect();
         // Stored errors have no counterexamples: where they are asked for, a member stored
         // with errors is verified again.
-        let hits: HashMap<&str, Vec<CachedError>> = keys
+        let hits: HashMap<&str, Vec<CachedError>> = match self.cache {
+            Some(cache) => keys
+                .iter()
+                .filter_map(|k| cache.get(&k.key).map(|errors| (k.name.as_str(), errors)))
+                .filter(|(_, errors)| !options.counterexamples || errors.is_empty())
+                .collect(),
+            None => HashMap::new(),
+        };
+        let to_verify: Vec<&MemberKey> = keys
             .iter()
-            .filter_map(|k| {
-                self.cache
-                    .get(&k.key)
-                    .map(|errors| (k.name.as_str(), errors))
-            })
-            .filter(|(_, errors)| !options.counterexamples || errors.is_empty())
-            .collect();
-        let to_verify: HashSet<String> = keys
-            .iter()
+            .copied()
             .filter(|k| !hits.contains_key(k.name.as_str()))
-            .map(|k| k.name.clone())
             .collect();
         let fresh = if to_verify.is_empty() {
             ProgramResult::default()
+        } else if let Some(remote) = self.remote {
+            remote.verify(&to_verify, options)
         } else {
+            let names: HashSet<String> = to_verify.iter().map(|k| k.name.clone()).collect();
             let mut options = options.clone();
             options.members = Some(MemberFilter(std::sync::Arc::new(move |name: &str| {
-                to_verify.contains(name)
+                names.contains(name)
             })));
             crate::backends::verify_members(
                 self.program,
@@ -187,7 +232,7 @@ impl Run<'_> {
                                 .map(|d| EventError::of(self.sources, d))
                                 .collect(),
                             time: std::time::Duration::ZERO,
-                            cached: true,
+                            source: germanium_verifier::ResultSource::LocalCache,
                             stats: None,
                         });
                     }
@@ -217,7 +262,9 @@ impl Run<'_> {
             };
             phase.members.push((k.order, member));
         }
-        self.cache.put_all(&to_store);
+        if let Some(cache) = self.cache {
+            cache.put_all(&to_store);
+        }
         phase
     }
 }

@@ -11,6 +11,7 @@
 mod backends;
 mod cached;
 mod pipeline;
+mod remote;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -19,10 +20,12 @@ use germanium_syntax::ast::Program;
 use germanium_syntax::{Diagnostic, SourceMap};
 
 pub use cached::CacheSettings;
+pub use germanium_remote::{protocol, EndpointSettings, RemoteSettings};
 pub use germanium_verifier::{
-    Backend, Cancel, EventError, MemberEvent, MemberEvents, MemberFilter, MemberStats,
+    Backend, Cancel, EventError, MemberEvent, MemberEvents, MemberFilter, MemberStats, ResultSource,
 };
 pub use pipeline::{run_file, run_text};
+pub use remote::{run_action, run_jobs, RemoteOptions};
 
 /// What to do with each file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +78,11 @@ pub struct Options {
     pub cancel: Option<Cancel>,
     /// Count solver resource units per member for the members' statistics (`--stats`).
     pub stats: bool,
+    /// Functions whose postconditions are not to be trusted (a remote action's slice, where
+    /// they have no body).
+    pub failed_functions: std::collections::BTreeSet<String>,
+    /// Verify on a Remote Execution API cluster (`--remote-executor`, `--remote-cache`).
+    pub remote: Option<RemoteOptions>,
 }
 
 /// Big enough for programs nested thousands of levels deep.
@@ -102,6 +110,8 @@ impl Options {
             cache: None,
             cancel: None,
             stats: false,
+            failed_functions: Default::default(),
+            remote: None,
         }
     }
 }

@@ -172,7 +172,7 @@ fn front_end_and_verify(
         counterexamples: options.counterexamples,
         events: options.events.clone(),
         members: options.members.clone(),
-        failed_functions: Default::default(),
+        failed_functions: options.failed_functions.iter().cloned().collect(),
         cancel: options.cancel.clone(),
         answers: None,
         stats: options.stats,
@@ -182,21 +182,28 @@ fn front_end_and_verify(
         cross_check: options.cross_check,
         trace: options.trace.clone(),
     };
-    // The execution log needs a run; the cache has none.
+    // The execution log needs a run; the cache has none. Counterexamples are made where
+    // the member runs: a remote run has none, so they keep the run here.
     let cache = options.cache.as_ref().filter(|_| options.trace.is_none());
-    diagnostics.extend(match cache {
-        Some(settings) => crate::cached::verify_through_cache(
+    let remote = options
+        .remote
+        .as_ref()
+        .filter(|_| options.trace.is_none() && !options.counterexamples)
+        .map(|_| options);
+    diagnostics.extend(match (cache, remote) {
+        (None, None) => {
+            crate::backends::verify_members(&program, &semantics, sources, &verify_options, &engine)
+                .diagnostics()
+        }
+        (cache, remote) => crate::cached::verify_through_cache(
             &program,
             &semantics,
             sources,
             &verify_options,
             &engine,
-            settings,
+            cache,
+            remote,
         ),
-        None => {
-            crate::backends::verify_members(&program, &semantics, sources, &verify_options, &engine)
-                .diagnostics()
-        }
     });
     StagesDone {
         program,

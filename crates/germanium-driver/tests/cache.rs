@@ -47,7 +47,7 @@ fn run_with(path: &Path, mut options: Options) -> (germanium_driver::FileReport,
     options.events = Some(MemberEvents(Arc::new(move |e| {
         if let MemberEvent::Finished {
             member,
-            cached: false,
+            source: germanium_driver::ResultSource::Local,
             ..
         } = e
         {

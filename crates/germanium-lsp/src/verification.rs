@@ -79,14 +79,14 @@ impl MemberResult {
                 member,
                 errors,
                 time,
-                cached,
+                source,
                 ..
             } => Some((
                 member.clone(),
                 MemberResult {
                     errors: errors.iter().filter(|e| !e.warning).count(),
                     time: *time,
-                    cached: *cached,
+                    cached: source.is_cached(),
                 },
             )),
             MemberEvent::Started { .. } => None,

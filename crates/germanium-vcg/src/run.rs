@@ -152,7 +152,7 @@ pub fn verify_members(
                     .map(|d| germanium_verifier::EventError::of(sources, d))
                     .collect(),
                 time: stats.time,
-                cached: false,
+                source: germanium_verifier::ResultSource::Local,
                 stats: Some(stats),
             });
         }
@@ -287,8 +287,11 @@ fn function_axioms(
             match result {
                 Some(m) => m.errors.is_empty(),
                 // Not verified now (left out by `--member`): trusted only when it has no
-                // body to check, as by the symbolic engine.
-                None => tables.functions[*name].function.body.is_none(),
+                // body to check and is not known to have failed, as by the symbolic engine.
+                None => {
+                    tables.functions[*name].function.body.is_none()
+                        && !done.failed_functions.contains(*name)
+                }
             }
         })
         .map(|s| s.as_str())

@@ -18,4 +18,6 @@ pub mod results;
 pub use germanium_smt::Cancel;
 pub use members::{members, sessions, Member, SessionSizes, BASE_SESSIONS, MIN_SESSION_MEMBERS};
 pub use options::{Backend, MemberEvents, MemberFilter, VerifyOptions, DEFAULT_QUERY_TIMEOUT};
-pub use results::{EventError, MemberEvent, MemberResult, MemberStats, ProgramResult};
+pub use results::{
+    EventError, MemberEvent, MemberResult, MemberStats, ProgramResult, ResultSource,
+};

@@ -51,11 +51,41 @@ pub enum MemberEvent {
         kind: &'static str,
         errors: Vec<EventError>,
         time: Duration,
-        /// The result came from the result cache (the driver's), not from verification.
-        cached: bool,
+        /// Where the result came from: verified here, or from a cache, or from a cluster.
+        source: ResultSource,
         /// Where the member's time went (`None` for a cached result).
         stats: Option<MemberStats>,
     },
+}
+
+/// Where a member's result came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResultSource {
+    /// Verified by this process.
+    Local,
+    /// The local result cache (`germanium-cache`).
+    LocalCache,
+    /// A remote cluster's action cache.
+    RemoteCache,
+    /// Executed on a remote cluster.
+    Remote,
+}
+
+impl ResultSource {
+    /// Whether no verification ran for it now.
+    pub fn is_cached(self) -> bool {
+        matches!(self, ResultSource::LocalCache | ResultSource::RemoteCache)
+    }
+
+    /// As machine output says it: `local`, `local-cache`, `remote-cache`, `remote`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ResultSource::Local => "local",
+            ResultSource::LocalCache => "local-cache",
+            ResultSource::RemoteCache => "remote-cache",
+            ResultSource::Remote => "remote",
+        }
+    }
 }
 
 /// Where one member's verification time went (`--stats`). Everything but the resource

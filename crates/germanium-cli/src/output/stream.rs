@@ -19,8 +19,10 @@ struct MemberLine<'a> {
     result: &'static str,
     errors: Vec<JsonError<'a>>,
     time_ms: u128,
-    /// Whether the result came from the result cache.
+    /// Whether the result came from a cache (local or a cluster's).
     cached: bool,
+    /// Where it came from: `local`, `local-cache`, `remote-cache` or `remote`.
+    source: &'static str,
     /// With `--stats`, where the member's time went.
     #[serde(skip_serializing_if = "Option::is_none")]
     stats: Option<JsonStats<'a>>,
@@ -46,7 +48,7 @@ pub fn render_member(
     kind: &str,
     errors: &[EventError],
     time: Duration,
-    cached: bool,
+    source: germanium_driver::ResultSource,
     stats: Option<&germanium_driver::MemberStats>,
 ) -> String {
     let line = MemberLine {
@@ -57,7 +59,8 @@ pub fn render_member(
         result: member_result(errors),
         errors: errors.iter().map(JsonError::placed).collect(),
         time_ms: time.as_millis(),
-        cached,
+        cached: source.is_cached(),
+        source: source.name(),
         stats: stats.map(|s| JsonStats::of(None, s)),
     };
     serde_json::to_string(&line).expect("serialising plain data cannot fail")
@@ -85,7 +88,7 @@ mod tests {
             "method",
             &[error],
             Duration::from_millis(7),
-            false,
+            germanium_driver::ResultSource::RemoteCache,
             None,
         );
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -93,7 +96,7 @@ mod tests {
             value,
             serde_json::json!({
                 "event": "member", "file": "t.vpr", "member": "m", "kind": "method",
-                "result": "failed", "time_ms": 7, "cached": false,
+                "result": "failed", "time_ms": 7, "cached": true, "source": "remote-cache",
                 "errors": [{"id": "assert.failed:assertion.false", "line": 3, "column": 10,
                             "end_line": 3, "end_column": 15, "message": "Assert might fail.",
                             "severity": "error", "file": "t.vpr"}]

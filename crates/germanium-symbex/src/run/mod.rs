@@ -83,10 +83,12 @@ pub fn verify_members(
         } else {
             Some("functions")
         };
+        // Abstract functions, unless the caller knows them to stand for functions whose
+        // bodies failed or are not yet verified (a remote action's slice drops bodies).
         let trusted: HashSet<String> = env
             .functions
             .iter()
-            .filter(|(_, f)| f.body.is_none())
+            .filter(|(name, f)| f.body.is_none() && !options.failed_functions.contains(*name))
             .map(|(name, _)| name.clone())
             .collect();
         let found = run_members(
@@ -322,7 +324,7 @@ impl<'e, 'a> Worker<'e, 'a> {
                         .map(|d| EventError::of(self.env.sources, d))
                         .collect(),
                     time: stats.time,
-                    cached: false,
+                    source: germanium_verifier::ResultSource::Local,
                     stats: Some(stats),
                 });
             }

@@ -1,0 +1,75 @@
+//! What an action hands to `germanium action` on the worker and what it hands back: the
+//! manifest (`manifest.json` in the input root) and the results (`results.json`, the
+//! action's one output file). Plain data, read and written by both sides, so the worker
+//! needs nothing but the Germanium binary it was given.
+
+use serde::{Deserialize, Serialize};
+
+/// The file of the input root that lists the action's jobs.
+pub const MANIFEST: &str = "manifest.json";
+/// The action's output file.
+pub const RESULTS: &str = "results.json";
+
+/// The jobs of one action, each verified on its own (its own solver sessions), so that a
+/// job's result is the same alone or in a batch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub jobs: Vec<Job>,
+}
+
+/// One member to verify: the file of the input root holding its slice, and the functions
+/// whose postconditions must not be trusted there.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Job {
+    pub file: String,
+    pub member: String,
+    /// Sorted, so that equal jobs have equal bytes.
+    pub failed_functions: Vec<String>,
+}
+
+/// What `results.json` holds: one result per job, in the manifest's order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Results {
+    pub results: Vec<JobResult>,
+}
+
+/// One job's outcome.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobResult {
+    pub member: String,
+    /// Every diagnostic of the slice's run (its member's errors, and any error of no member).
+    pub diagnostics: Vec<JobDiagnostic>,
+    /// Time spent on the worker, in milliseconds.
+    pub time_ms: u64,
+}
+
+/// A diagnostic of a job, placed by byte offsets in the slice (`None`: it lies in no text
+/// of the slice, such as an error of the solver).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobDiagnostic {
+    pub id: String,
+    pub message: String,
+    pub warning: bool,
+    pub span: Option<(u32, u32)>,
+}
+
+impl Results {
+    /// Reads `results.json`; an error says what is wrong with it.
+    pub fn parse(bytes: &[u8]) -> Result<Results, String> {
+        serde_json::from_slice(bytes).map_err(|e| format!("unreadable {RESULTS}: {e}"))
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("serialising plain data cannot fail")
+    }
+}
+
+impl Manifest {
+    pub fn parse(bytes: &[u8]) -> Result<Manifest, String> {
+        serde_json::from_slice(bytes).map_err(|e| format!("unreadable {MANIFEST}: {e}"))
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("serialising plain data cannot fail")
+    }
+}
