@@ -85,12 +85,12 @@ pub struct RemoteArgs {
     /// Verify members as actions on the Remote Execution API cluster at URL
     /// (`grpc://HOST:PORT`, or `grpcs://HOST:PORT` for TLS): results are looked up in its
     /// action cache and the misses executed on its workers.
-    #[arg(long = "remote-executor", value_name = "URL")]
+    #[arg(long = "remote-executor", value_name = "URL", value_parser = parse_url)]
     pub remote_executor: Option<String>,
 
     /// The cluster's CAS and action cache, when not the executor's; alone, a cache shared by
     /// a team: members it lacks are verified here and their results stored there.
-    #[arg(long = "remote-cache", value_name = "URL")]
+    #[arg(long = "remote-cache", value_name = "URL", value_parser = parse_url)]
     pub remote_cache: Option<String>,
 
     /// The cluster's instance name.
@@ -155,6 +155,24 @@ impl RemoteArgs {
             germanium,
             self.remote_fallback == "local",
         ))
+    }
+}
+
+/// A cluster's address: `grpc://HOST:PORT` or `grpcs://HOST:PORT` (`http(s)://` too).
+fn parse_url(text: &str) -> Result<String, String> {
+    let rest = ["grpc://", "grpcs://", "http://", "https://"]
+        .iter()
+        .find_map(|scheme| text.strip_prefix(scheme));
+    match rest {
+        Some(host)
+            if !host.trim_end_matches('/').is_empty()
+                && !host.trim_end_matches('/').contains('/') =>
+        {
+            Ok(text.to_string())
+        }
+        _ => Err(format!(
+            "`{text}` is not grpc://HOST:PORT or grpcs://HOST:PORT"
+        )),
     }
 }
 

@@ -631,3 +631,119 @@ fn the_result_cache_answers_a_second_run_until_cleared_or_refused() {
     assert_eq!(run(&stream).0, [false, false]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_unreachable_cluster_is_a_clear_error_or_with_fallback_a_local_run() {
+    // Nothing listens on port 1 of the loopback interface.
+    let unreachable = germanium(&[
+        "verify",
+        "--format",
+        "json",
+        "--remote-executor",
+        "grpc://127.0.0.1:1",
+        "examples/hello.vpr",
+    ]);
+    assert_eq!(unreachable.status.code(), Some(2), "{unreachable:?}");
+    let line = &json_lines(&unreachable)[0];
+    assert_eq!(line["result"], "error");
+    let message = line["errors"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("cannot be reached") && message.contains("grpc://127.0.0.1:1"),
+        "{message}"
+    );
+    let fallback = germanium(&[
+        "verify",
+        "--format",
+        "json",
+        "--remote-executor",
+        "grpc://127.0.0.1:1",
+        "--remote-fallback",
+        "local",
+        "examples/hello.vpr",
+    ]);
+    assert_eq!(fallback.status.code(), Some(0), "{fallback:?}");
+    let line = &json_lines(&fallback)[0];
+    assert_eq!(line["result"], "verified");
+    assert_eq!(line["errors"][0]["id"], "remote.fallback");
+    assert_eq!(line["errors"][0]["severity"], "warning");
+    // An address without a scheme is a usage error.
+    let bad = germanium(&[
+        "verify",
+        "--remote-executor",
+        "127.0.0.1:1",
+        "examples/hello.vpr",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("grpc://HOST:PORT"));
+}
+
+/// A file, its result, and its errors (id, line, column).
+type FileVerdict = (String, String, Vec<(String, u64, u64)>);
+
+/// Each file's result and errors (id, line, column; warnings left out) from `--format json`.
+fn file_verdicts(output: &Output) -> Vec<FileVerdict> {
+    json_lines(output)
+        .iter()
+        .map(|l| {
+            let mut errors: Vec<(String, u64, u64)> = l["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|e| e["severity"] == "error")
+                .map(|e| {
+                    let n = |k: &str| e[k].as_u64().unwrap();
+                    (
+                        e["id"].as_str().unwrap().to_string(),
+                        n("line"),
+                        n("column"),
+                    )
+                })
+                .collect();
+            errors.sort();
+            let field = |k: &str| l[k].as_str().unwrap().to_string();
+            (field("file"), field("result"), errors)
+        })
+        .collect()
+}
+
+/// A remote action verifies a member in its slice: the program cut down to what the member
+/// depends on, with the functions it leaves without bodies untrusted where the program would
+/// not trust them. `--remote-fallback local` runs exactly those jobs here, so this compares
+/// slices with whole programs on a sample of the corpus, without a cluster, for both back
+/// ends.
+#[test]
+fn members_verified_in_their_slices_give_the_programs_verdicts() {
+    let list =
+        std::fs::read_to_string(workspace().join("tests/corpus/verify-passing.txt")).unwrap();
+    let files: Vec<String> = list
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .skip(2)
+        .step_by(25)
+        .map(|l| format!("../shared/{}", l.trim()))
+        .collect();
+    assert!(files.len() >= 40);
+    for backend in ["symbex", "vcg"] {
+        let mut whole: Vec<&str> = vec![
+            "verify",
+            "--no-cache",
+            "--format",
+            "json",
+            "--backend",
+            backend,
+        ];
+        whole.extend(files.iter().map(|f| f.as_str()));
+        let mut sliced = whole.clone();
+        sliced.extend([
+            "--remote-executor",
+            "grpc://127.0.0.1:1",
+            "--remote-fallback",
+            "local",
+        ]);
+        let (whole, sliced) = (germanium(&whole), germanium(&sliced));
+        let expected = file_verdicts(&whole);
+        assert_eq!(expected.len(), files.len());
+        assert_eq!(expected, file_verdicts(&sliced), "{backend}");
+        assert!(expected.iter().any(|(_, r, _)| r == "failed"));
+    }
+}

@@ -459,43 +459,60 @@ fn place(member: Span, slice: &Slice, d: &JobDiagnostic) -> Diagnostic {
 }
 
 /// Verifies each job (member, slice text, untrusted functions) alone, as `germanium action`
-/// does on a worker: the member in its slice, nothing stored.
+/// does on a worker: the member in its slice, nothing stored; `options.jobs` jobs at a time.
 pub fn run_jobs(jobs: &[(String, String, Vec<String>)], options: &Options) -> Vec<JobResult> {
-    jobs.iter()
-        .enumerate()
-        .map(|(i, (member, text, failed))| {
-            let started = Instant::now();
-            let mut opts = options.clone();
-            let keep = member.clone();
-            opts.members = Some(MemberFilter(Arc::new(move |name: &str| name == keep)));
-            opts.failed_functions = failed.iter().cloned().collect::<BTreeSet<String>>();
-            opts.cache = None;
-            opts.remote = None;
-            opts.events = None;
-            opts.counterexamples = false;
-            opts.trace = None;
-            let path = PathBuf::from(format!("slice-{i}.vpr"));
-            let report = crate::run_text(&path, text.clone(), &opts);
-            let main = report.sources.find(&path);
-            let diagnostics = report
-                .diagnostics
-                .iter()
-                .map(|d| JobDiagnostic {
-                    id: d.id.clone(),
-                    message: d.message.clone(),
-                    warning: d.severity == Severity::Warning,
-                    // `Span::default()` is no place (a solver's error, say).
-                    span: (Some(d.span.file) == main && d.span.end > 0)
-                        .then_some((d.span.start, d.span.end)),
-                })
-                .collect();
-            JobResult {
-                member: member.clone(),
-                diagnostics,
-                time_ms: started.elapsed().as_millis() as u64,
-            }
-        })
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<OnceLock<JobResult>> = jobs.iter().map(|_| OnceLock::new()).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..options.jobs.clamp(1, jobs.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((member, text, failed)) = jobs.get(i) else {
+                    break;
+                };
+                let _ = results[i].set(run_job(i, member, text, failed, options));
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| r.into_inner().expect("every job ran"))
         .collect()
+}
+
+/// One job: the member alone in its slice, with one worker thread.
+fn run_job(i: usize, member: &str, text: &str, failed: &[String], options: &Options) -> JobResult {
+    let started = Instant::now();
+    let mut opts = options.clone();
+    let keep = member.to_string();
+    opts.members = Some(MemberFilter(Arc::new(move |name: &str| name == keep)));
+    opts.failed_functions = failed.iter().cloned().collect::<BTreeSet<String>>();
+    opts.cache = None;
+    opts.remote = None;
+    opts.events = None;
+    opts.counterexamples = false;
+    opts.trace = None;
+    opts.jobs = 1;
+    let path = PathBuf::from(format!("slice-{i}.vpr"));
+    let report = crate::run_text(&path, text.to_string(), &opts);
+    let main = report.sources.find(&path);
+    let diagnostics = report
+        .diagnostics
+        .iter()
+        .map(|d| JobDiagnostic {
+            id: d.id.clone(),
+            message: d.message.clone(),
+            warning: d.severity == Severity::Warning,
+            // `Span::default()` is no place (a solver's error, say).
+            span: (Some(d.span.file) == main && d.span.end > 0)
+                .then_some((d.span.start, d.span.end)),
+        })
+        .collect();
+    JobResult {
+        member: member.to_string(),
+        diagnostics,
+        time_ms: started.elapsed().as_millis() as u64,
+    }
 }
 
 /// `germanium action`: the jobs of the manifest in `dir`, their slices read from there.
