@@ -24,7 +24,7 @@ use crate::KeyPlan;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Slice {
     pub member: String,
-    /// `method`, `function` or `predicate`.
+    /// `method`, `function` or `predicate` (`program` for [`KeyPlan::whole_program`]).
     pub kind: &'static str,
     /// The program text.
     pub text: String,
@@ -35,6 +35,21 @@ pub struct Slice {
 }
 
 impl Slice {
+    /// Where the program's `span` is in the slice's text: inside a declaration printed whole,
+    /// else `None` (the inverse of [`Slice::original`]).
+    pub fn offsets_of(&self, span: Span) -> Option<(u32, u32)> {
+        self.whole.iter().find_map(|(at, whole)| {
+            let inside =
+                span.file == whole.file && span.start >= whole.start && span.end <= whole.end;
+            inside.then(|| {
+                (
+                    at + (span.start - whole.start),
+                    at + (span.end - whole.start),
+                )
+            })
+        })
+    }
+
     /// Where the text `start..end` of the slice is in the program: inside a declaration
     /// printed whole, else `None`.
     pub fn original(&self, start: u32, end: u32) -> Option<Span> {
@@ -53,6 +68,30 @@ impl KeyPlan {
     /// How many members the program has (the orders [`KeyPlan::slice`] takes).
     pub fn member_count(&self) -> usize {
         self.members.len()
+    }
+
+    /// The whole program as one text, every declaration whole, in the program's order (its
+    /// imports' declarations in place of the imports): what a remote batch of several members
+    /// verifies, their results then placed in each member's slice by
+    /// [`Slice::offsets_of`]. `member` is empty.
+    pub fn whole_program(&self, sources: &SourceMap) -> Slice {
+        let mut text = String::new();
+        let mut whole = Vec::new();
+        for decl in &self.declarations {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            whole.push((text.len() as u32, decl.span));
+            text.push_str(text_of(sources, decl.span));
+        }
+        text.push('\n');
+        Slice {
+            member: String::new(),
+            kind: "program",
+            text,
+            bodiless_functions: BTreeSet::new(),
+            whole,
+        }
     }
 
     /// The slice of the member `order` (its place among the program's members, as in

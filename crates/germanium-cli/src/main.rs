@@ -54,7 +54,8 @@ fn cache_settings(
 }
 
 /// `germanium action`: a remote action's work on the worker. Exit status 0 when the results
-/// are written (verification errors are results), 2 when they cannot be.
+/// are written (verification errors are results), 3 when they are written but hold an
+/// `internal` error (so that no cluster caches them), 2 when they cannot be written.
 fn action(args: &args::ActionArgs) -> ExitCode {
     let failed = |message: String| {
         eprintln!("germanium: error: {message}");
@@ -84,7 +85,18 @@ fn action(args: &args::ActionArgs) -> ExitCode {
     };
     match germanium_driver::run_action(&dir, &manifest, &options) {
         Ok(results) => match std::fs::write(&args.output, results.to_bytes()) {
-            Ok(()) => ExitCode::SUCCESS,
+            Ok(()) => {
+                let transient = results
+                    .results
+                    .iter()
+                    .flat_map(|r| &r.diagnostics)
+                    .any(|d| d.id.starts_with("internal"));
+                if transient {
+                    ExitCode::from(germanium_driver::protocol::TRANSIENT_EXIT as u8)
+                } else {
+                    ExitCode::SUCCESS
+                }
+            }
             Err(e) => failed(format!("{}: {e}", args.output.display())),
         },
         Err(e) => failed(e),

@@ -168,6 +168,38 @@ fn verdicts(output: &Output) -> Vec<FileVerdict> {
         .collect()
 }
 
+/// Each member's result and errors (id, line, column), from `json-stream` output.
+fn member_verdicts(output: &Output) -> Vec<FileVerdict> {
+    let mut v: Vec<FileVerdict> = json_lines(output)
+        .iter()
+        .filter(|l| l["event"] == "member")
+        .map(|l| {
+            let mut errors: Vec<(String, u64, u64)> = l["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| {
+                    let n = |k: &str| e[k].as_u64().unwrap();
+                    (
+                        e["id"].as_str().unwrap().to_string(),
+                        n("line"),
+                        n("column"),
+                    )
+                })
+                .collect();
+            errors.sort();
+            let field = |k: &str| l[k].as_str().unwrap().to_string();
+            (
+                format!("{}::{}", field("file"), field("member")),
+                field("result"),
+                errors,
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
 /// Each member's result source, from `json-stream` output.
 fn sources(output: &Output) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = json_lines(output)
@@ -203,12 +235,20 @@ fn verdicts_through_the_cluster_equal_local_verdicts() {
     let files = corpus_sample();
     assert!(files.len() >= 20);
     let cache = tempfile::tempdir().unwrap();
-    let mut local_args = vec!["--no-cache", "--format", "json"];
+    let mut local_args = vec!["--no-cache", "--format", "json-stream"];
     local_args.extend(files.iter().map(|f| f.as_str()));
     let local = germanium(&local_args, cache.path());
-    let mut remote_args = vec!["--no-cache", "--format", "json", "--remote-executor", &url];
+    let mut remote_args = vec![
+        "--no-cache",
+        "--format",
+        "json-stream",
+        "--remote-executor",
+        &url,
+    ];
     remote_args.extend(files.iter().map(|f| f.as_str()));
     let remote = germanium(&remote_args, cache.path());
+    assert_eq!(member_verdicts(&local), member_verdicts(&remote));
+    assert!(sources(&remote).iter().all(|(_, s)| s == "remote"));
     let (local, remote) = (verdicts(&local), verdicts(&remote));
     assert_eq!(local.len(), files.len());
     assert_eq!(local, remote);
@@ -267,6 +307,45 @@ fn a_second_client_gets_every_result_from_the_action_cache_and_an_edit_runs_one_
     germanium(&args, own.path());
     let again = germanium(&args, own.path());
     assert!(sources(&again).iter().all(|(_, s)| s == "local-cache"));
+}
+
+#[test]
+#[ignore = "needs the test cluster (scripts/remote-test)"]
+fn a_cache_without_execution_shares_what_clients_verified() {
+    let cluster = Cluster::up(0);
+    let url = cluster.url();
+    let dir = tempfile::tempdir().unwrap();
+    let program = dir.path().join("q.vpr");
+    std::fs::write(
+        &program,
+        "method a(x: Int) { assert x * 0 == 0 }\nmethod b(x: Int) { assert x > 0 }\n",
+    )
+    .unwrap();
+    let args = [
+        "--format",
+        "json-stream",
+        "--remote-cache",
+        &url,
+        program.to_str().unwrap(),
+    ];
+    let first = germanium(&args, tempfile::tempdir().unwrap().path());
+    assert_eq!(first.status.code(), Some(1), "{first:?}");
+    assert_eq!(
+        sources(&first),
+        [
+            ("a".to_string(), "local".to_string()),
+            ("b".to_string(), "local".to_string())
+        ]
+    );
+    let second = germanium(&args, tempfile::tempdir().unwrap().path());
+    assert_eq!(verdicts(&first), verdicts(&second));
+    assert_eq!(
+        sources(&second),
+        [
+            ("a".to_string(), "remote-cache".to_string()),
+            ("b".to_string(), "remote-cache".to_string())
+        ]
+    );
 }
 
 /// A file with a member that takes seconds, so that the cluster can be disturbed mid-action.

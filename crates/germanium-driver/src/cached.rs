@@ -107,6 +107,7 @@ pub(crate) fn verify_through_cache(
                 .unwrap_or_else(|| PathBuf::from("z3")),
             args: crate::remote::action_args(options, engine),
             local,
+            whole: std::cell::OnceCell::new(),
         })
     });
     let run = Run {
@@ -196,6 +197,19 @@ impl Run<'_> {
         let fresh = if to_verify.is_empty() {
             ProgramResult::default()
         } else if let Some(remote) = self.remote {
+            // Members with nothing to verify (abstract predicates, functions without a
+            // contract) get no action, as a local run gives them no result.
+            let verifiable: HashSet<(String, &str)> = germanium_verifier::members(self.program)
+                .iter()
+                .map(|m| {
+                    let (name, kind) = m.name_and_kind();
+                    (name.to_string(), kind)
+                })
+                .collect();
+            let to_verify: Vec<&MemberKey> = to_verify
+                .into_iter()
+                .filter(|k| verifiable.contains(&(k.name.clone(), k.kind)))
+                .collect();
             remote.verify(&to_verify, options)
         } else {
             let names: HashSet<String> = to_verify.iter().map(|k| k.name.clone()).collect();

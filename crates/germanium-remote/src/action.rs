@@ -38,11 +38,11 @@ impl Tools {
     }
 }
 
-/// One member to put into an action.
+/// Members to put into an action, with the program they are verified in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobInput {
-    pub member: String,
-    /// The member's slice (`germanium_cache::Slice::text`).
+    pub members: Vec<String>,
+    /// A member's slice (`germanium_cache::Slice::text`), or the whole program for several.
     pub text: String,
     pub failed_functions: Vec<String>,
 }
@@ -92,7 +92,7 @@ pub fn prepare(
         failed.dedup();
         manifest.jobs.push(Job {
             file: file.clone(),
-            member: job.member.clone(),
+            members: job.members.clone(),
             failed_functions: failed,
         });
         files.push((file, Blob::new(job.text.clone().into_bytes()), false));
@@ -165,7 +165,7 @@ mod tests {
 
     fn job(member: &str, text: &str, failed: &[&str]) -> JobInput {
         JobInput {
-            member: member.into(),
+            members: vec![member.into()],
             text: text.into(),
             failed_functions: failed.iter().map(|s| s.to_string()).collect(),
         }

@@ -272,7 +272,7 @@ async fn execute_one(
             last = Some("no result".into());
             continue;
         };
-        if result.exit_code != 0 {
+        if result.exit_code != 0 && result.exit_code != protocol::TRANSIENT_EXIT {
             let stderr = match &result.stderr_digest {
                 Some(d) => client.read(d).await.unwrap_or_default(),
                 None => result.stderr_raw.clone(),

@@ -9,42 +9,48 @@ use serde::{Deserialize, Serialize};
 pub const MANIFEST: &str = "manifest.json";
 /// The action's output file.
 pub const RESULTS: &str = "results.json";
+/// `germanium action`'s exit status when its results hold an error that may not happen
+/// again (an `internal` one: a solver's failure, a wall clock): the results are written as
+/// always, but a cluster must not cache them (REAPI servers cache only exit status 0).
+pub const TRANSIENT_EXIT: i32 = 3;
 
-/// The jobs of one action, each verified on its own (its own solver sessions), so that a
-/// job's result is the same alone or in a batch.
+/// The jobs of one action, each verified on its own (a program of its own, with its own
+/// solver sessions).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
     pub jobs: Vec<Job>,
 }
 
-/// One member to verify: the file of the input root holding its slice, and the functions
-/// whose postconditions must not be trusted there.
+/// Members to verify in one program: the file of the input root holding it (a member's
+/// slice, or a whole program for a batch), and the functions whose postconditions must not
+/// be trusted there.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Job {
     pub file: String,
-    pub member: String,
+    pub members: Vec<String>,
     /// Sorted, so that equal jobs have equal bytes.
     pub failed_functions: Vec<String>,
 }
 
-/// What `results.json` holds: one result per job, in the manifest's order.
+/// What `results.json` holds: one result per member of each job, in the manifest's order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Results {
     pub results: Vec<JobResult>,
 }
 
-/// One job's outcome.
+/// One member's outcome.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobResult {
     pub member: String,
-    /// Every diagnostic of the slice's run (its member's errors, and any error of no member).
+    /// The member's diagnostics: those inside its declaration, and those of the run that lie
+    /// in no member of the job (such as a solver's error), which every member of it gets.
     pub diagnostics: Vec<JobDiagnostic>,
-    /// Time spent on the worker, in milliseconds.
+    /// The member's verification time on the worker, in milliseconds.
     pub time_ms: u64,
 }
 
-/// A diagnostic of a job, placed by byte offsets in the slice (`None`: it lies in no text
-/// of the slice, such as an error of the solver).
+/// A diagnostic of a job, placed by byte offsets in the job's file (`None`: it lies in no
+/// text of it, such as an error of the solver).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobDiagnostic {
     pub id: String,

@@ -108,3 +108,34 @@ fn a_function_member_is_whole_and_others_lose_their_bodies() {
     assert_eq!(slice.kind, "function");
     assert!(slice.bodiless_functions.contains("flag"));
 }
+
+#[test]
+fn the_whole_program_holds_every_declaration_and_places_map_both_ways() {
+    let (plan, sources) = plan_and_sources(PROGRAM, "salt");
+    let whole = plan.whole_program(&sources);
+    parses(&whole);
+    for needle in [
+        "x.f := 1",
+        "{ x.g }",
+        "unfold P(x)",
+        "domain D",
+        "field g: Bool",
+    ] {
+        assert!(whole.text.contains(needle), "{needle}");
+    }
+    // `unfold P(x)` in the program, in the whole text, and back.
+    let at = PROGRAM.find("unfold P(x)").unwrap() as u32;
+    let file = germanium_syntax::FileId(0);
+    let span = germanium_syntax::Span::new(file, at, at + 11);
+    let (start, end) = whole.offsets_of(span).expect("inside a declaration");
+    assert_eq!(&whole.text[start as usize..end as usize], "unfold P(x)");
+    assert_eq!(whole.original(start, end), Some(span));
+    // And into a member's slice: `b`'s slice holds `get` whole, not `c`.
+    let (b, _) = slice_of(PROGRAM, "b");
+    let get = PROGRAM.find("{ x.f }").unwrap() as u32;
+    let in_b = b
+        .offsets_of(germanium_syntax::Span::new(file, get, get + 7))
+        .unwrap();
+    assert_eq!(&b.text[in_b.0 as usize..in_b.1 as usize], "{ x.f }");
+    assert_eq!(b.offsets_of(span), None);
+}
