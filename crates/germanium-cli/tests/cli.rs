@@ -3,6 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+use common::json_lines;
+
 /// Runs `germanium ARGS` in the workspace with a result cache of its own (a run never sees
 /// results an earlier run, of this test or of another, stored).
 fn germanium(args: &[&str]) -> Output {
@@ -22,14 +25,6 @@ fn z3() -> String {
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn json_lines(output: &Output) -> Vec<serde_json::Value> {
-    String::from_utf8(output.stdout.clone())
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("each stdout line is a JSON object"))
-        .collect()
 }
 
 fn scratch_file(name: &str, bytes: &[u8]) -> PathBuf {
@@ -677,68 +672,6 @@ fn an_unreachable_cluster_is_a_clear_error_or_with_fallback_a_local_run() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("grpc://HOST:PORT"));
 }
 
-/// A file, its result, and its errors (id, line, column).
-type FileVerdict = (String, String, Vec<(String, u64, u64)>);
-
-/// Each file's result and errors (id, line, column; warnings left out) from `--format json`.
-fn file_verdicts(output: &Output) -> Vec<FileVerdict> {
-    json_lines(output)
-        .iter()
-        .filter(|l| l.get("event").is_none_or(|e| e == "file"))
-        .map(|l| {
-            let mut errors: Vec<(String, u64, u64)> = l["errors"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|e| e["severity"] == "error")
-                .map(|e| {
-                    let n = |k: &str| e[k].as_u64().unwrap();
-                    (
-                        e["id"].as_str().unwrap().to_string(),
-                        n("line"),
-                        n("column"),
-                    )
-                })
-                .collect();
-            errors.sort();
-            let field = |k: &str| l[k].as_str().unwrap().to_string();
-            (field("file"), field("result"), errors)
-        })
-        .collect()
-}
-
-/// Each member's result and errors (id, line, column) from `json-stream` output.
-fn member_verdicts(output: &Output) -> Vec<FileVerdict> {
-    let mut v: Vec<FileVerdict> = json_lines(output)
-        .iter()
-        .filter(|l| l["event"] == "member")
-        .map(|l| {
-            let mut errors: Vec<(String, u64, u64)> = l["errors"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|e| {
-                    let n = |k: &str| e[k].as_u64().unwrap();
-                    (
-                        e["id"].as_str().unwrap().to_string(),
-                        n("line"),
-                        n("column"),
-                    )
-                })
-                .collect();
-            errors.sort();
-            let field = |k: &str| l[k].as_str().unwrap().to_string();
-            (
-                format!("{}::{}", field("file"), field("member")),
-                field("result"),
-                errors,
-            )
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 /// With an unreachable cluster and `--remote-fallback local`, the members are verified here as
 /// a remote batch is (the whole program as one text, its errors placed back through it): the
 /// verdicts and places of a plain run, on a sample of the corpus, for both back ends. (That
@@ -746,6 +679,7 @@ fn member_verdicts(output: &Output) -> Vec<FileVerdict> {
 /// `tests/slices.rs`.)
 #[test]
 fn a_local_fallback_gives_the_verdicts_of_a_local_run() {
+    use common::{file_verdicts, member_verdicts};
     let list =
         std::fs::read_to_string(workspace().join("tests/corpus/verify-passing.txt")).unwrap();
     let files: Vec<String> = list

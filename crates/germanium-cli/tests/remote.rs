@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{file_verdicts as verdicts, json_lines, member_verdicts};
+
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -126,78 +129,6 @@ fn spawn(args: &[&str], cache: &Path) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
-}
-
-fn json_lines(output: &Output) -> Vec<serde_json::Value> {
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-/// A file, its result, and its errors (id, line, column).
-type FileVerdict = (String, String, Vec<(String, u64, u64)>);
-
-/// Each file's result and its errors (id, line, column; warnings left out), from `--format
-/// json` output.
-fn verdicts(output: &Output) -> Vec<FileVerdict> {
-    json_lines(output)
-        .iter()
-        .filter(|l| l.get("event").is_none_or(|e| e == "file"))
-        .map(|l| {
-            let mut errors: Vec<(String, u64, u64)> = l["errors"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|e| e["severity"] == "error")
-                .map(|e| {
-                    (
-                        e["id"].as_str().unwrap().to_string(),
-                        e["line"].as_u64().unwrap(),
-                        e["column"].as_u64().unwrap(),
-                    )
-                })
-                .collect();
-            errors.sort();
-            (
-                l["file"].as_str().unwrap().to_string(),
-                l["result"].as_str().unwrap().to_string(),
-                errors,
-            )
-        })
-        .collect()
-}
-
-/// Each member's result and errors (id, line, column), from `json-stream` output.
-fn member_verdicts(output: &Output) -> Vec<FileVerdict> {
-    let mut v: Vec<FileVerdict> = json_lines(output)
-        .iter()
-        .filter(|l| l["event"] == "member")
-        .map(|l| {
-            let mut errors: Vec<(String, u64, u64)> = l["errors"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|e| {
-                    let n = |k: &str| e[k].as_u64().unwrap();
-                    (
-                        e["id"].as_str().unwrap().to_string(),
-                        n("line"),
-                        n("column"),
-                    )
-                })
-                .collect();
-            errors.sort();
-            let field = |k: &str| l[k].as_str().unwrap().to_string();
-            (
-                format!("{}::{}", field("file"), field("member")),
-                field("result"),
-                errors,
-            )
-        })
-        .collect();
-    v.sort();
-    v
 }
 
 /// Each member's result source, from `json-stream` output.
@@ -351,28 +282,33 @@ fn a_cache_without_execution_shares_what_clients_verified() {
 /// A file with a member that takes seconds, so that the cluster can be disturbed mid-action.
 const SLOW: &str = "../shared/viper-tests/quantifiedpermissions/sequences/parallel_max.vpr";
 
+/// A client verifying [`SLOW`] on `cluster` (with `extra` options), once a worker has started
+/// one of its actions.
+fn slow_client(cluster: &Cluster, cache: &Path, extra: &[&str]) -> Child {
+    let url = cluster.url();
+    let mut args = vec!["--no-cache", "--format", "json", "--remote-executor", &url];
+    args.extend(extra);
+    args.push(SLOW);
+    let client = spawn(&args, cache);
+    cluster.wait_for_a_lease(Duration::from_secs(60));
+    client
+}
+
+/// `SLOW` verified here.
+fn slow_locally() -> Output {
+    germanium(
+        &["--no-cache", "--format", "json", SLOW],
+        tempfile::tempdir().unwrap().path(),
+    )
+}
+
 #[test]
 #[ignore = "needs the test cluster (scripts/remote-test)"]
 fn a_worker_killed_mid_action_changes_no_result() {
     let cluster = Cluster::up(1);
-    let url = cluster.url();
-    let local = germanium(
-        &["--no-cache", "--format", "json", SLOW],
-        tempfile::tempdir().unwrap().path(),
-    );
+    let local = slow_locally();
     let cache = tempfile::tempdir().unwrap();
-    let client = spawn(
-        &[
-            "--no-cache",
-            "--format",
-            "json",
-            "--remote-executor",
-            &url,
-            SLOW,
-        ],
-        cache.path(),
-    );
-    cluster.wait_for_a_lease(Duration::from_secs(60));
+    let client = slow_client(&cluster, cache.path(), &[]);
     let worker = Cluster::pid(&cluster.state()["workers"][0]);
     kill(worker, "-KILL");
     cluster.add_worker();
@@ -395,22 +331,8 @@ fn a_worker_killed_mid_action_changes_no_result() {
 fn the_server_stopped_mid_run_is_a_clear_error_or_a_local_run() {
     for fallback in ["error", "local"] {
         let cluster = Cluster::up(1);
-        let url = cluster.url();
         let cache = tempfile::tempdir().unwrap();
-        let client = spawn(
-            &[
-                "--no-cache",
-                "--format",
-                "json",
-                "--remote-executor",
-                &url,
-                "--remote-fallback",
-                fallback,
-                SLOW,
-            ],
-            cache.path(),
-        );
-        cluster.wait_for_a_lease(Duration::from_secs(60));
+        let client = slow_client(&cluster, cache.path(), &["--remote-fallback", fallback]);
         let stopped = Instant::now();
         kill(Cluster::pid(&cluster.state()["server"]), "-KILL");
         let output = client.wait_with_output().unwrap();
@@ -429,10 +351,7 @@ fn the_server_stopped_mid_run_is_a_clear_error_or_a_local_run() {
                 "the error took {waited:?}"
             );
         } else {
-            let local = germanium(
-                &["--no-cache", "--format", "json", SLOW],
-                tempfile::tempdir().unwrap().path(),
-            );
+            let local = slow_locally();
             assert_eq!(verdicts(&local), verdicts(&output));
             assert_eq!(output.status.code(), local.status.code());
             assert!(
@@ -447,20 +366,8 @@ fn the_server_stopped_mid_run_is_a_clear_error_or_a_local_run() {
 #[ignore = "needs the test cluster (scripts/remote-test)"]
 fn ctrl_c_cancels_the_clusters_operations() {
     let cluster = Cluster::up(1);
-    let url = cluster.url();
     let cache = tempfile::tempdir().unwrap();
-    let client = spawn(
-        &[
-            "--no-cache",
-            "--format",
-            "json",
-            "--remote-executor",
-            &url,
-            SLOW,
-        ],
-        cache.path(),
-    );
-    cluster.wait_for_a_lease(Duration::from_secs(60));
+    let client = slow_client(&cluster, cache.path(), &[]);
     let interrupted = Instant::now();
     kill(client.id() as i32, "-INT");
     let output = client.wait_with_output().unwrap();

@@ -25,7 +25,7 @@ pub use germanium_verifier::{
     Backend, Cancel, EventError, MemberEvent, MemberEvents, MemberFilter, MemberStats, ResultSource,
 };
 pub use pipeline::{run_file, run_text};
-pub use remote::{run_action, run_jobs, Job, RemoteOptions};
+pub use remote::{run_action, run_jobs, slice_job, Job, RemoteOptions};
 
 /// What to do with each file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

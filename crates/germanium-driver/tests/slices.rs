@@ -63,7 +63,7 @@ fn every_slice_of_the_pass_list_type_checks() {
 /// are its errors in the whole program's run.
 #[test]
 fn every_member_verifies_in_its_slice_as_in_its_program() {
-    use germanium_driver::{run_jobs, Backend, Job};
+    use germanium_driver::{run_jobs, slice_job, Backend};
     let list = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus/verify-passing.txt");
     let list = std::fs::read_to_string(list).expect("the pass list");
     let files: Vec<&str> = list
@@ -116,15 +116,7 @@ fn every_member_verifies_in_its_slice_as_in_its_program() {
                 .collect();
             for k in &keys {
                 let slice = plan.slice(k.order, &report.sources).expect("a slice");
-                let job = Job {
-                    members: vec![k.name.clone()],
-                    text: slice.text.clone(),
-                    failed_functions: if k.kind == "function" {
-                        slice.bodiless_functions.iter().cloned().collect()
-                    } else {
-                        failed.clone()
-                    },
-                };
+                let job = slice_job(k, &slice, &failed);
                 let result = run_jobs(&[job], &options).pop().expect("a result");
                 let mut got: Vec<(String, u32, u32)> = result
                     .diagnostics

@@ -7,19 +7,28 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use germanium_cache::{MemberKey, Slice};
 use germanium_remote::protocol::{JobDiagnostic, JobResult, Manifest, Results};
+use germanium_remote::JobInput as Job;
 use germanium_syntax::ast::ItemKind;
 use germanium_syntax::{Severity, Span};
 use germanium_verifier::{MemberEvent, MemberEvents, MemberFilter};
 
 use crate::Options;
 
-/// One job: the members to verify, the program text, the functions not to trust.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Job {
-    pub members: Vec<String>,
-    pub text: String,
-    pub failed_functions: Vec<String>,
+/// The job verifying one member alone in its slice: the functions the slice leaves without
+/// a body untrusted when it is a function (functions are verified before any postcondition
+/// of a function with a body is trusted), else those that failed in the program (`failed`).
+pub fn slice_job(key: &MemberKey, slice: &Slice, failed: &[String]) -> Job {
+    Job {
+        members: vec![key.name.clone()],
+        text: slice.text.clone(),
+        failed_functions: if key.kind == "function" {
+            slice.bodiless_functions.iter().cloned().collect()
+        } else {
+            failed.to_vec()
+        },
+    }
 }
 
 /// Verifies each job as a program of its own, nothing stored, and gives one result per

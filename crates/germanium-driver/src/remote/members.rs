@@ -16,7 +16,7 @@ use germanium_verifier::{
     EventError, MemberEvent, MemberResult, ProgramResult, ResultSource, VerifyOptions,
 };
 
-use super::jobs::{run_jobs, Job};
+use super::jobs::{run_jobs, slice_job};
 use super::RemoteOptions;
 use crate::Options;
 
@@ -82,15 +82,7 @@ impl RemoteMembers<'_> {
             .iter()
             .filter_map(|k| {
                 let slice = self.plan.slice(k.order, self.sources)?;
-                let job = JobInput {
-                    members: vec![k.name.clone()],
-                    text: slice.text.clone(),
-                    failed_functions: if k.kind == "function" {
-                        slice.bodiless_functions.iter().cloned().collect()
-                    } else {
-                        failed.clone()
-                    },
-                };
+                let job = slice_job(k, &slice, &failed);
                 let action = tools.map(|t| self.prepare(t, std::slice::from_ref(&job)));
                 Some(Planned {
                     key: k,
@@ -280,14 +272,7 @@ impl RemoteMembers<'_> {
         options: &VerifyOptions,
     ) -> Vec<JobResult> {
         let job = self.batch(members, failed);
-        let results = run_jobs(
-            &[Job {
-                members: job.members,
-                text: job.text,
-                failed_functions: job.failed_functions,
-            }],
-            self.local,
-        );
+        let results = run_jobs(&[job], self.local);
         for (p, r) in members.iter().zip(&results) {
             self.finish(
                 out,

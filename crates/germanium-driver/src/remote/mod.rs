@@ -22,7 +22,8 @@ use std::sync::{Arc, OnceLock};
 use germanium_remote::{Remote, RemoteError, RemoteSettings, Tools};
 use germanium_verifier::VerifyOptions;
 
-pub use jobs::{run_action, run_jobs, Job};
+pub use germanium_remote::JobInput as Job;
+pub use jobs::{run_action, run_jobs, slice_job};
 pub(crate) use members::RemoteMembers;
 
 /// `--remote-executor` and friends, with the connection made once per process.
