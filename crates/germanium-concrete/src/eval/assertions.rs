@@ -1,0 +1,326 @@
+//! Assertions over a concrete state: whether the permissions they ask are held (taken as an
+//! exhale takes them), `perm`, `forperm`, and the heap inside `unfolding`.
+
+use germanium_semantics::{CallTarget, FieldTarget};
+use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
+use num_rational::BigRational;
+use num_traits::{One, Zero};
+
+use super::{undefined, unknown, Evaluator, Scope, R};
+use crate::heap::Heap;
+use crate::value::Value;
+
+/// A location an `acc` names.
+enum Location {
+    Field(Value, String),
+    Instance(String, Vec<Value>),
+}
+
+impl Evaluator<'_> {
+    /// The location `loc` names (`e.f` or `P(args)`), its parts evaluated in `heap`.
+    fn location(&self, scope: &mut Scope, heap: &Heap, loc: &Expr) -> R<Location> {
+        match &loc.kind {
+            ExprKind::FieldAccess(receiver, field) => {
+                match self
+                    .sem
+                    .field_accesses
+                    .get(loc.id.0 as usize)
+                    .cloned()
+                    .flatten()
+                {
+                    Some(FieldTarget::Field(f)) => {
+                        Ok(Location::Field(self.value(scope, heap, receiver)?, f))
+                    }
+                    _ => unknown(format!("`.{}` is no field", field.name)),
+                }
+            }
+            ExprKind::Call(name, args) => match self.sem.call(loc.id) {
+                Some(CallTarget::Predicate(p)) => {
+                    let p = p.clone();
+                    let values = args
+                        .iter()
+                        .map(|a| self.value(scope, heap, a))
+                        .collect::<R<Vec<Value>>>()?;
+                    Ok(Location::Instance(p, values))
+                }
+                _ => unknown(format!("`{}` is no predicate", name.name)),
+            },
+            _ => unknown("magic wands are not evaluated concretely yet"),
+        }
+    }
+
+    /// An `acc`'s amount times `factor` (`write` when none is given).
+    fn amount(
+        &self,
+        scope: &mut Scope,
+        heap: &Heap,
+        amount: Option<&Expr>,
+        factor: &BigRational,
+    ) -> R<BigRational> {
+        let Some(amount) = amount else {
+            return Ok(factor.clone());
+        };
+        match self.value(scope, heap, amount)? {
+            Value::Perm(p) => Ok(p * factor),
+            Value::Int(i) => Ok(BigRational::from_integer(i) * factor),
+            other => unknown(format!("a permission amount of type {}", other.kind())),
+        }
+    }
+
+    /// Whether `e` holds, taking the permissions it asks (times `factor`) from `left`; its
+    /// parts are read in `heap`, the state before.
+    pub(crate) fn consume(
+        &self,
+        scope: &mut Scope,
+        heap: &Heap,
+        left: &mut Heap,
+        e: &Expr,
+        factor: &BigRational,
+    ) -> R<bool> {
+        self.step()?;
+        match &e.kind {
+            ExprKind::Acc(loc, amount) => {
+                let location = self.location(scope, heap, loc)?;
+                let amount = self.amount(scope, heap, amount.as_deref(), factor)?;
+                take(e, left, location, amount)
+            }
+            ExprKind::Call(..) if matches!(self.sem.call(e.id), Some(CallTarget::Predicate(_))) => {
+                let location = self.location(scope, heap, e)?;
+                take(e, left, location, factor.clone())
+            }
+            ExprKind::Binary(BinaryOp::And, a, b) => Ok(self
+                .consume(scope, heap, left, a, factor)?
+                && self.consume(scope, heap, left, b, factor)?),
+            ExprKind::Binary(BinaryOp::Implies, a, b) => {
+                if self.boolean(scope, heap, a)? {
+                    self.consume(scope, heap, left, b, factor)
+                } else {
+                    Ok(true)
+                }
+            }
+            ExprKind::Cond(c, a, b) => {
+                let branch = if self.boolean(scope, heap, c)? { a } else { b };
+                self.consume(scope, heap, left, branch, factor)
+            }
+            ExprKind::Let(_, bound, body) => {
+                let v = self.value(scope, heap, bound)?;
+                self.with_bound(scope, e, &[v], |ev, scope| {
+                    ev.consume(scope, heap, left, body, factor)
+                })
+            }
+            ExprKind::Quantifier {
+                kind: germanium_syntax::ast::QuantifierKind::Forall,
+                body,
+                ..
+            } => {
+                for values in self.domain(scope, heap, e)? {
+                    let held = self.with_bound(scope, e, &values, |ev, scope| {
+                        ev.consume(scope, heap, left, body, factor)
+                    })?;
+                    if !held {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            // A check exhales: the right-hand side.
+            ExprKind::InhaleExhale(_, exhaled) => self.consume(scope, heap, left, exhaled, factor),
+            ExprKind::Annotated(_, inner) => self.consume(scope, heap, left, inner, factor),
+            _ => self.boolean(scope, heap, e),
+        }
+    }
+
+    /// `perm(loc)`.
+    pub(crate) fn perm_of(&self, scope: &mut Scope, heap: &Heap, loc: &Expr) -> R<BigRational> {
+        Ok(match self.location(scope, heap, loc)? {
+            Location::Field(Value::Ref(Some(o)), f) => heap.perm(o, &f),
+            Location::Field(_, _) => BigRational::zero(),
+            Location::Instance(p, args) => heap.instance(&p, &args),
+        })
+    }
+
+    /// `forperm x: Ref [x.f] :: body`: the body for every object whose `f` is held.
+    pub(crate) fn forperm(
+        &self,
+        scope: &mut Scope,
+        heap: &Heap,
+        e: &Expr,
+        resources: &[Expr],
+        body: &Expr,
+    ) -> R<Value> {
+        let [resource] = resources else {
+            return unknown("`forperm` over several resources");
+        };
+        let field = match (
+            &resource.kind,
+            self.sem.field_accesses.get(resource.id.0 as usize),
+        ) {
+            (ExprKind::FieldAccess(..), Some(Some(FieldTarget::Field(f)))) => f.clone(),
+            _ => return unknown("`forperm` over predicate instances or wands"),
+        };
+        for o in heap.all_objects() {
+            if heap.perm(o, &field) > BigRational::zero() {
+                let holds = self.with_bound(scope, e, &[Value::Ref(Some(o))], |ev, scope| {
+                    ev.boolean(scope, heap, body)
+                })?;
+                if !holds {
+                    return Ok(Value::Bool(false));
+                }
+            }
+        }
+        Ok(Value::Bool(true))
+    }
+
+    /// The heap inside `unfolding P(args) in ..`: the instance given up, what its body holds
+    /// (times the instance's amount) added.
+    pub(crate) fn unfold(&self, scope: &mut Scope, heap: &Heap, instance: &Expr) -> R<Heap> {
+        let (loc, amount) = match &instance.kind {
+            ExprKind::Acc(loc, amount) => (loc.as_ref(), amount.as_deref()),
+            _ => (instance, None),
+        };
+        let Location::Instance(name, args) = self.location(scope, heap, loc)? else {
+            return unknown("`unfolding` of a field");
+        };
+        let amount = self.amount(scope, heap, amount, &BigRational::one())?;
+        let held = heap.instance(&name, &args);
+        if held < amount || amount <= BigRational::zero() {
+            return undefined(
+                instance.span,
+                format!("no permission to the instance {name}({})", show(&args)),
+            );
+        }
+        let Some(predicate) = self.predicates.get(name.as_str()).copied() else {
+            return unknown(format!("no predicate `{name}`"));
+        };
+        let Some(body) = &predicate.body else {
+            return unknown(format!("`{name}` is abstract"));
+        };
+        let params = self
+            .sem
+            .predicates
+            .get(&name)
+            .map(|p| p.params.clone())
+            .unwrap_or_default();
+        let mut inside = heap.clone();
+        inside.set_instance(&name, args.clone(), held - &amount);
+        let labels = Default::default();
+        let mut body_scope = Scope {
+            store: params.into_iter().zip(args).collect(),
+            old: None,
+            labels: &labels,
+            result: None,
+        };
+        self.produce(&mut body_scope, &mut inside, body, &amount)?;
+        Ok(inside)
+    }
+
+    /// Adds what `e` holds (times `factor`) to `heap`, its conditions read as it grows.
+    fn produce(&self, scope: &mut Scope, heap: &mut Heap, e: &Expr, factor: &BigRational) -> R<()> {
+        self.step()?;
+        match &e.kind {
+            ExprKind::Acc(loc, amount) => {
+                let now = heap.clone();
+                let location = self.location(scope, &now, loc)?;
+                let amount = self.amount(scope, &now, amount.as_deref(), factor)?;
+                give(heap, location, amount)
+            }
+            ExprKind::Call(..) if matches!(self.sem.call(e.id), Some(CallTarget::Predicate(_))) => {
+                let now = heap.clone();
+                let location = self.location(scope, &now, e)?;
+                give(heap, location, factor.clone())
+            }
+            ExprKind::Binary(BinaryOp::And, a, b) => {
+                self.produce(scope, heap, a, factor)?;
+                self.produce(scope, heap, b, factor)
+            }
+            ExprKind::Binary(BinaryOp::Implies, a, b) => {
+                let now = heap.clone();
+                if self.boolean(scope, &now, a)? {
+                    self.produce(scope, heap, b, factor)?;
+                }
+                Ok(())
+            }
+            ExprKind::Cond(c, a, b) => {
+                let now = heap.clone();
+                let branch = if self.boolean(scope, &now, c)? { a } else { b };
+                self.produce(scope, heap, branch, factor)
+            }
+            ExprKind::Let(_, bound, body) => {
+                let now = heap.clone();
+                let v = self.value(scope, &now, bound)?;
+                self.with_bound(scope, e, &[v], |ev, scope| {
+                    ev.produce(scope, heap, body, factor)
+                })
+            }
+            ExprKind::Quantifier {
+                kind: germanium_syntax::ast::QuantifierKind::Forall,
+                body,
+                ..
+            } => {
+                let now = heap.clone();
+                for values in self.domain(scope, &now, e)? {
+                    self.with_bound(scope, e, &values, |ev, scope| {
+                        ev.produce(scope, heap, body, factor)
+                    })?;
+                }
+                Ok(())
+            }
+            ExprKind::Annotated(_, inner) | ExprKind::InhaleExhale(inner, _) => {
+                self.produce(scope, heap, inner, factor)
+            }
+            // Pure parts hold where the instance was folded; they add nothing.
+            _ => Ok(()),
+        }
+    }
+}
+
+fn show(args: &[Value]) -> String {
+    args.iter()
+        .map(|a| a.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Takes `amount` of `location` from `left`: whether it was there.
+fn take(e: &Expr, left: &mut Heap, location: Location, amount: BigRational) -> R<bool> {
+    if amount < BigRational::zero() {
+        return undefined(e.span, "the permission amount is negative");
+    }
+    match location {
+        Location::Field(Value::Ref(Some(o)), f) => {
+            let held = left.perm(o, &f);
+            if held < amount {
+                return Ok(false);
+            }
+            left.set_perm(o, &f, held - amount);
+            Ok(true)
+        }
+        // No permission to a field of null is ever held.
+        Location::Field(_, _) => Ok(amount.is_zero()),
+        Location::Instance(p, args) => {
+            let held = left.instance(&p, &args);
+            if held < amount {
+                return Ok(false);
+            }
+            left.set_instance(&p, args, held - amount);
+            Ok(true)
+        }
+    }
+}
+
+/// Adds `amount` of `location` to `heap`.
+fn give(heap: &mut Heap, location: Location, amount: BigRational) -> R<()> {
+    match location {
+        Location::Field(Value::Ref(Some(o)), f) => {
+            let held = heap.perm(o, &f);
+            heap.set_perm(o, &f, held + amount);
+            Ok(())
+        }
+        Location::Field(_, _) => unknown("a predicate body holding a field of null"),
+        Location::Instance(p, args) => {
+            let held = heap.instance(&p, &args);
+            heap.set_instance(&p, args, held + amount);
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! Quantifiers over concrete values: the values each variable ranges over, when they are
+//! finitely many (Bool; Ref: null, every object, and one object standing for all others;
+//! Int: between the bounds its guard gives, or the elements of a collection it is guarded
+//! to be in), else an unknown result.
+
+use germanium_semantics::{Type, VarId};
+use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, QuantifierKind};
+use num_bigint::BigInt;
+use num_traits::ToPrimitive;
+
+use super::{unknown, Evaluator, Scope, Stop, R};
+use crate::heap::{Heap, ObjectId};
+use crate::value::Value;
+
+/// Combinations of values at most.
+const MAX_COMBINATIONS: usize = 1_000_000;
+
+/// The conjuncts of `e`.
+fn conjuncts(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Binary(BinaryOp::And, a, b) => {
+            let mut v = conjuncts(a);
+            v.extend(conjuncts(b));
+            v
+        }
+        _ => vec![e],
+    }
+}
+
+impl Evaluator<'_> {
+    fn is_var(&self, e: &Expr, var: VarId) -> bool {
+        matches!(e.kind, ExprKind::Ident(_))
+            && self.sem.idents.get(e.id.0 as usize).copied().flatten() == Some(var)
+    }
+
+    /// An integer bound's value, where it does not need the quantifier's variables.
+    fn bound(&self, scope: &mut Scope, heap: &Heap, e: &Expr) -> Option<BigInt> {
+        match self.value(scope, heap, e) {
+            Ok(Value::Int(i)) => Some(i),
+            _ => None,
+        }
+    }
+
+    /// The integers `var` ranges over, as its guard bounds them.
+    fn int_candidates(
+        &self,
+        scope: &mut Scope,
+        heap: &Heap,
+        var: VarId,
+        guard: &[&Expr],
+    ) -> R<Vec<Value>> {
+        let (mut lo, mut hi): (Option<BigInt>, Option<BigInt>) = (None, None);
+        let mut members: Option<Vec<Value>> = None;
+        let raise = |b: &mut Option<BigInt>, v: BigInt| {
+            *b = Some(b.take().map_or(v.clone(), |old| old.max(v)));
+        };
+        let lower = |b: &mut Option<BigInt>, v: BigInt| {
+            *b = Some(b.take().map_or(v.clone(), |old| old.min(v)));
+        };
+        for c in guard {
+            let ExprKind::Binary(op, l, r) = &c.kind else {
+                continue;
+            };
+            // `v op e` or `e op v`, turned into `v op' e`.
+            let (op, other) = if self.is_var(l, var) {
+                (*op, r.as_ref())
+            } else if self.is_var(r, var) {
+                let flipped = match op {
+                    BinaryOp::Lt => BinaryOp::Gt,
+                    BinaryOp::Le => BinaryOp::Ge,
+                    BinaryOp::Gt => BinaryOp::Lt,
+                    BinaryOp::Ge => BinaryOp::Le,
+                    _ => continue,
+                };
+                (flipped, l.as_ref())
+            } else {
+                continue;
+            };
+            if op == BinaryOp::In {
+                if let Ok(Value::Seq(items)) = self.value(scope, heap, other) {
+                    members = Some(items);
+                } else if let Ok(Value::Set(items)) = self.value(scope, heap, other) {
+                    members = Some(items.into_iter().collect());
+                }
+                continue;
+            }
+            let Some(b) = self.bound(scope, heap, other) else {
+                continue;
+            };
+            match op {
+                BinaryOp::Ge => raise(&mut lo, b),
+                BinaryOp::Gt => raise(&mut lo, b + 1),
+                BinaryOp::Lt => lower(&mut hi, b),
+                BinaryOp::Le => lower(&mut hi, b + 1),
+                _ => {}
+            }
+        }
+        let inside =
+            |i: &BigInt| lo.as_ref().is_none_or(|l| i >= l) && hi.as_ref().is_none_or(|h| i < h);
+        if let Some(members) = members {
+            return Ok(members
+                .into_iter()
+                .filter(|v| matches!(v, Value::Int(i) if inside(i)))
+                .collect());
+        }
+        match (lo.and_then(|l| l.to_i64()), hi.and_then(|h| h.to_i64())) {
+            (Some(l), Some(h)) if h <= l => Ok(Vec::new()),
+            (Some(l), Some(h)) if ((h - l) as u64) <= MAX_COMBINATIONS as u64 => {
+                Ok((l..h).map(Value::int).collect())
+            }
+            (Some(_), Some(_)) => unknown("a quantifier over too many integers"),
+            _ => unknown("a quantifier over integers its guard does not bound"),
+        }
+    }
+
+    /// Every combination of values the variables of the quantifier `e` range over.
+    pub(crate) fn domain(&self, scope: &mut Scope, heap: &Heap, e: &Expr) -> R<Vec<Vec<Value>>> {
+        let ExprKind::Quantifier {
+            kind, vars, body, ..
+        } = &e.kind
+        else {
+            return unknown("not a quantifier");
+        };
+        let guard: Vec<&Expr> = match (kind, &body.kind) {
+            (QuantifierKind::Forall, ExprKind::Binary(BinaryOp::Implies, a, _)) => conjuncts(a),
+            (QuantifierKind::Exists, _) => conjuncts(body),
+            _ => Vec::new(),
+        };
+        let mut combinations: Vec<Vec<Value>> = vec![Vec::new()];
+        for i in 0..vars.len() {
+            let Some(var) = self.sem.binders.get(&(e.id, i)).copied() else {
+                return Err(Stop::Unknown(
+                    "a bound variable without its declaration".into(),
+                ));
+            };
+            let candidates = match &self.sem.var(var).ty {
+                Type::Bool => vec![Value::Bool(false), Value::Bool(true)],
+                Type::Ref => std::iter::once(Value::null())
+                    .chain(heap.all_objects().map(|o| Value::Ref(Some(o))))
+                    // One object the heap does not have stands for every other.
+                    .chain(std::iter::once(Value::Ref(Some(ObjectId(
+                        heap.objects + 1,
+                    )))))
+                    .collect(),
+                Type::Int => self.int_candidates(scope, heap, var, &guard)?,
+                other => return unknown(format!("a quantifier over {other:?}")),
+            };
+            if combinations.len().saturating_mul(candidates.len()) > MAX_COMBINATIONS {
+                return unknown("a quantifier over too many values");
+            }
+            combinations = combinations
+                .into_iter()
+                .flat_map(|prefix| {
+                    candidates.iter().map(move |c| {
+                        let mut next = prefix.clone();
+                        next.push(c.clone());
+                        next
+                    })
+                })
+                .collect();
+        }
+        Ok(combinations)
+    }
+
+    /// `forall` or `exists` as a value.
+    pub(crate) fn quantifier(
+        &self,
+        scope: &mut Scope,
+        heap: &Heap,
+        e: &Expr,
+        kind: QuantifierKind,
+        body: &Expr,
+    ) -> R<Value> {
+        for values in self.domain(scope, heap, e)? {
+            let holds =
+                self.with_bound(scope, e, &values, |ev, scope| ev.boolean(scope, heap, body))?;
+            match kind {
+                QuantifierKind::Forall if !holds => return Ok(Value::Bool(false)),
+                QuantifierKind::Exists if holds => return Ok(Value::Bool(true)),
+                _ => {}
+            }
+        }
+        Ok(Value::Bool(kind == QuantifierKind::Forall))
+    }
+}

@@ -1,0 +1,87 @@
+//! A finite heap: objects, the values of their fields, the permission held to each field
+//! location, and the predicate instances held with their amounts.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use num_rational::BigRational;
+use num_traits::Zero;
+
+use crate::value::Value;
+
+/// An object, named `o1`, `o2`, ... in order of allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectId(pub u32);
+
+impl fmt::Display for ObjectId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "o{}", self.0)
+    }
+}
+
+/// The heap of a state. Field values are kept for every location that has one, held or
+/// not (a folded predicate's locations keep theirs); permissions say what the state holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Heap {
+    /// Objects `o1` to `o{objects}` exist.
+    pub objects: u32,
+    pub fields: BTreeMap<(ObjectId, String), Value>,
+    pub perms: BTreeMap<(ObjectId, String), BigRational>,
+    pub predicates: BTreeMap<(String, Vec<Value>), BigRational>,
+}
+
+impl Heap {
+    /// A new object, with no field values and no permissions.
+    pub fn allocate(&mut self) -> ObjectId {
+        self.objects += 1;
+        ObjectId(self.objects)
+    }
+
+    /// Every object, in order.
+    pub fn all_objects(&self) -> impl Iterator<Item = ObjectId> {
+        (1..=self.objects).map(ObjectId)
+    }
+
+    /// Sets a field's value and the permission held to it.
+    pub fn set(&mut self, object: ObjectId, field: &str, value: Value, perm: BigRational) {
+        self.fields.insert((object, field.to_string()), value);
+        self.set_perm(object, field, perm);
+    }
+
+    pub fn set_perm(&mut self, object: ObjectId, field: &str, perm: BigRational) {
+        if perm.is_zero() {
+            self.perms.remove(&(object, field.to_string()));
+        } else {
+            self.perms.insert((object, field.to_string()), perm);
+        }
+    }
+
+    /// The permission held to `object.field`.
+    pub fn perm(&self, object: ObjectId, field: &str) -> BigRational {
+        self.perms
+            .get(&(object, field.to_string()))
+            .cloned()
+            .unwrap_or_else(BigRational::zero)
+    }
+
+    pub fn value(&self, object: ObjectId, field: &str) -> Option<&Value> {
+        self.fields.get(&(object, field.to_string()))
+    }
+
+    /// The amount of the predicate instance held.
+    pub fn instance(&self, predicate: &str, args: &[Value]) -> BigRational {
+        self.predicates
+            .get(&(predicate.to_string(), args.to_vec()))
+            .cloned()
+            .unwrap_or_else(BigRational::zero)
+    }
+
+    pub fn set_instance(&mut self, predicate: &str, args: Vec<Value>, amount: BigRational) {
+        if amount.is_zero() {
+            self.predicates.remove(&(predicate.to_string(), args));
+        } else {
+            self.predicates
+                .insert((predicate.to_string(), args), amount);
+        }
+    }
+}
