@@ -34,10 +34,21 @@ struct Cluster {
 
 impl Cluster {
     fn up(workers: usize) -> Cluster {
+        Cluster::up_named(workers, "")
+    }
+
+    /// A cluster whose one instance is named `instance`.
+    fn up_named(workers: usize, instance: &str) -> Cluster {
         let dir = tempfile::tempdir().unwrap();
         let status = Command::new(python())
             .arg(workspace().join("tests/remote/cluster.py"))
-            .args(["up", dir.path().to_str().unwrap(), "--workers"])
+            .args([
+                "up",
+                dir.path().to_str().unwrap(),
+                "--instance",
+                instance,
+                "--workers",
+            ])
             .arg(workers.to_string())
             .stdout(Stdio::null())
             .status()
@@ -191,7 +202,8 @@ fn verdicts_through_the_cluster_equal_local_verdicts() {
 #[test]
 #[ignore = "needs the test cluster (scripts/remote-test)"]
 fn a_second_client_gets_every_result_from_the_action_cache_and_an_edit_runs_one_member() {
-    let cluster = Cluster::up(2);
+    // A named instance: every request, ByteStream's resource names included, carries it.
+    let cluster = Cluster::up_named(2, "germanium/ci");
     let url = cluster.url();
     let dir = tempfile::tempdir().unwrap();
     let program = dir.path().join("p.vpr");
@@ -203,7 +215,15 @@ fn a_second_client_gets_every_result_from_the_action_cache_and_an_edit_runs_one_
         method other(y: Int) { assert y + 1 > y }\n";
     std::fs::write(&program, text).unwrap();
     let path = program.to_str().unwrap();
-    let args = ["--format", "json-stream", "--remote-executor", &url, path];
+    let args = [
+        "--format",
+        "json-stream",
+        "--remote-executor",
+        &url,
+        "--remote-instance",
+        "germanium/ci",
+        path,
+    ];
     let first = germanium(&args, tempfile::tempdir().unwrap().path());
     assert_eq!(first.status.code(), Some(1), "{first:?}");
     assert!(
