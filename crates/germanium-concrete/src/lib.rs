@@ -14,9 +14,13 @@
 //! bounds, a division by zero) it is [`Stop::Undefined`] with the place.
 
 mod eval;
+mod exec;
 mod heap;
+mod search;
 mod value;
 
 pub use eval::{Evaluator, State, Stop};
+pub use exec::{Check, Choices, Failure, Machine, Outcome};
 pub use heap::{Heap, ObjectId};
+pub use search::{search, Found};
 pub use value::Value;

@@ -11,14 +11,14 @@ use crate::heap::Heap;
 use crate::value::Value;
 
 /// A location an `acc` names.
-enum Location {
+pub(crate) enum Location {
     Field(Value, String),
     Instance(String, Vec<Value>),
 }
 
 impl Evaluator<'_> {
     /// The location `loc` names (`e.f` or `P(args)`), its parts evaluated in `heap`.
-    fn location(&self, scope: &mut Scope, heap: &Heap, loc: &Expr) -> R<Location> {
+    pub(crate) fn location(&self, scope: &mut Scope, heap: &Heap, loc: &Expr) -> R<Location> {
         match &loc.kind {
             ExprKind::FieldAccess(receiver, field) => {
                 match self
@@ -50,7 +50,7 @@ impl Evaluator<'_> {
     }
 
     /// An `acc`'s amount times `factor` (`write` when none is given).
-    fn amount(
+    pub(crate) fn amount(
         &self,
         scope: &mut Scope,
         heap: &Heap,

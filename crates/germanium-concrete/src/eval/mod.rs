@@ -4,11 +4,13 @@ mod assertions;
 mod operators;
 mod ranges;
 
+pub(crate) use assertions::Location;
+
 use std::cell::Cell;
 use std::collections::HashMap;
 
 use germanium_semantics::{CallTarget, FieldTarget, Semantics, VarId};
-use germanium_syntax::ast::{Expr, ExprKind, Function, ItemKind, Predicate, Program};
+use germanium_syntax::ast::{Expr, ExprKind, Function, ItemKind, Method, Predicate, Program};
 use germanium_syntax::Span;
 use num_bigint::BigInt;
 use num_rational::BigRational;
@@ -74,6 +76,7 @@ pub struct Evaluator<'p> {
     pub(crate) sem: &'p Semantics,
     pub(crate) functions: HashMap<&'p str, &'p Function>,
     pub(crate) predicates: HashMap<&'p str, &'p Predicate>,
+    pub(crate) methods: HashMap<&'p str, &'p Method>,
     depth: Cell<u32>,
     steps: Cell<u64>,
 }
@@ -91,8 +94,12 @@ impl<'p> Evaluator<'p> {
     pub fn new(program: &'p Program, sem: &'p Semantics) -> Evaluator<'p> {
         let mut functions = HashMap::new();
         let mut predicates = HashMap::new();
+        let mut methods = HashMap::new();
         for item in &program.items {
             match &item.kind {
+                ItemKind::Method(m) => {
+                    methods.insert(m.name.name.as_str(), m);
+                }
                 ItemKind::Function(f) => {
                     functions.insert(f.name.name.as_str(), f);
                 }
@@ -106,6 +113,7 @@ impl<'p> Evaluator<'p> {
             sem,
             functions,
             predicates,
+            methods,
             depth: Cell::new(0),
             steps: Cell::new(0),
         }
@@ -134,6 +142,44 @@ impl<'p> Evaluator<'p> {
         let mut scope = self.scope(state);
         let mut left = state.heap.clone();
         self.consume(&mut scope, state.heap, &mut left, e, &BigRational::one())
+    }
+
+    /// What is left of `from` after the assertion `e` takes its permissions (times
+    /// `factor`), if it holds; its parts are read in `state`.
+    pub(crate) fn take(
+        &self,
+        state: &State,
+        from: &Heap,
+        e: &Expr,
+        factor: &BigRational,
+    ) -> R<Option<Heap>> {
+        let mut scope = self.scope(state);
+        let mut left = from.clone();
+        let held = self.consume(&mut scope, state.heap, &mut left, e, factor)?;
+        Ok(held.then_some(left))
+    }
+
+    /// The location `loc` names, in `state`.
+    pub(crate) fn location_in(&self, state: &State, loc: &Expr) -> R<Location> {
+        let mut scope = self.scope(state);
+        self.location(&mut scope, state.heap, loc)
+    }
+
+    /// An `acc`'s amount times `factor`, in `state`.
+    pub(crate) fn amount_in(
+        &self,
+        state: &State,
+        amount: Option<&Expr>,
+        factor: &BigRational,
+    ) -> R<BigRational> {
+        let mut scope = self.scope(state);
+        self.amount(&mut scope, state.heap, amount, factor)
+    }
+
+    /// The values the variables of the quantifier `e` range over, in `state`.
+    pub(crate) fn domain_in(&self, state: &State, e: &Expr) -> R<Vec<Vec<Value>>> {
+        let mut scope = self.scope(state);
+        self.domain(&mut scope, state.heap, e)
     }
 
     pub(crate) fn step(&self) -> R<()> {

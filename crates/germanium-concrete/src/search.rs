@@ -1,0 +1,118 @@
+//! Bounded search for a failing run: every sequence of choices, smallest first (by the sum
+//! of the options picked, so each choice point gets its small values before any gets large
+//! ones), up to a number of runs. Deterministic: the same program, method and bound give
+//! the same runs in the same order.
+
+use crate::exec::{Choices, Failure, Machine, Outcome};
+
+/// Choices replayed from a prefix, then the first option of each new point.
+struct Enumerator {
+    /// Each choice point's pick and number of options.
+    picks: Vec<(usize, usize)>,
+    at: usize,
+    /// The largest sum of picks allowed in this round.
+    weight: usize,
+    /// Whether the weight left out some sequence (a heavier round has more to try).
+    cut: bool,
+}
+
+impl Choices for Enumerator {
+    fn pick(&mut self, options: usize) -> Option<usize> {
+        if options == 0 {
+            return None;
+        }
+        if let Some((p, n)) = self.picks.get_mut(self.at) {
+            *n = options;
+            self.at += 1;
+            return Some((*p).min(options - 1));
+        }
+        if self.picks.len() >= MAX_CHOICES {
+            return None;
+        }
+        self.picks.push((0, options));
+        self.at += 1;
+        Some(0)
+    }
+}
+
+/// Choice points in one run at most.
+const MAX_CHOICES: usize = 256;
+
+impl Enumerator {
+    fn sum(&self) -> usize {
+        self.picks.iter().map(|(p, _)| p).sum()
+    }
+
+    /// The next sequence within the weight: the last point with an option left moves on.
+    fn advance(&mut self) -> bool {
+        self.picks.truncate(self.at);
+        while let Some((p, n)) = self.picks.pop() {
+            let rest: usize = self.picks.iter().map(|(p, _)| p).sum();
+            if p + 1 < n {
+                if rest + p < self.weight {
+                    self.picks.push((p + 1, n));
+                    self.at = 0;
+                    return true;
+                }
+                self.cut = true;
+            }
+        }
+        false
+    }
+}
+
+/// What the search found.
+#[derive(Debug)]
+pub enum Found {
+    /// A run that fails as asked, with its pre-state.
+    Failure(Box<Failure>),
+    /// No such run among those tried; `exhaustive` when every sequence of choices was.
+    None { runs: usize, exhaustive: bool },
+}
+
+/// Searches runs of `method` for a failure `wanted` accepts, at most `max_runs` runs.
+pub fn search(
+    machine: &Machine,
+    method: &str,
+    max_runs: usize,
+    wanted: &dyn Fn(&Failure) -> bool,
+) -> Found {
+    let mut runs = 0;
+    for weight in 0.. {
+        let mut e = Enumerator {
+            picks: Vec::new(),
+            at: 0,
+            weight,
+            cut: false,
+        };
+        loop {
+            if runs >= max_runs {
+                return Found::None {
+                    runs,
+                    exhaustive: false,
+                };
+            }
+            runs += 1;
+            e.at = 0;
+            let outcome = machine.run(method, &mut e);
+            // Runs lighter than the weight were tried in an earlier round.
+            if e.sum() == weight {
+                if let Outcome::Failed(f) = outcome {
+                    if wanted(&f) {
+                        return Found::Failure(f);
+                    }
+                }
+            }
+            if !e.advance() {
+                break;
+            }
+        }
+        if !e.cut {
+            return Found::None {
+                runs,
+                exhaustive: true,
+            };
+        }
+    }
+    unreachable!("the rounds end by returning")
+}
