@@ -720,3 +720,63 @@ fn a_local_fallback_gives_the_verdicts_of_a_local_run() {
         assert!(expected.iter().any(|(_, r, _)| r == "failed"));
     }
 }
+
+#[test]
+fn counterexamples_say_whether_a_run_of_the_method_confirms_them() {
+    // A real bug: `x.f` is `k + 1` after the call, and `k` may be 3.
+    let bug = scratch_file(
+        "confirmed.vpr",
+        b"field f: Int\n\
+          method inc(x: Ref) requires acc(x.f) ensures acc(x.f) && x.f == old(x.f) + 1\n\
+          method client(x: Ref, k: Int) requires acc(x.f) && k > 1 { x.f := k; inc(x); assert x.f == 3 }\n",
+    );
+    let output = germanium(&[
+        "verify",
+        "--counterexample",
+        "--format",
+        "json",
+        bug.to_str().unwrap(),
+    ]);
+    let ce = &json_lines(&output)[0]["errors"][0]["counterexample"];
+    assert_eq!(ce["confirmation"], "confirmed", "{ce}");
+    assert_eq!(ce["candidate"], false);
+    let pre: Vec<(String, String)> = ce["pre_state"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["name"].as_str().unwrap().into(),
+                v["value"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert!(pre.contains(&("k".to_string(), "3".to_string())), "{pre:?}");
+    let human = germanium(&["verify", "--counterexample", bug.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        text.contains("confirmed counterexample") && text.contains("before: k = 3"),
+        "{text}"
+    );
+    // A valid assertion that fails only on a tiny budget is never confirmed.
+    let valid = scratch_file(
+        "valid.vpr",
+        b"method m(x: Int, y: Int) requires x > 0 && y > 0 { assert x * y + x * x * y > 0 }\n",
+    );
+    let output = germanium(&[
+        "verify",
+        "--counterexample",
+        "--timeout",
+        "0.00001",
+        "--format",
+        "json",
+        valid.to_str().unwrap(),
+    ]);
+    for error in json_lines(&output)[0]["errors"].as_array().unwrap() {
+        let ce = &error["counterexample"];
+        assert_ne!(ce["confirmation"], "confirmed", "{error}");
+        if ce["confirmation"] == "none-within-bound" {
+            assert!(ce["runs"].as_u64().unwrap() > 0);
+        }
+    }
+}

@@ -102,6 +102,21 @@ struct Run {
     pre_store: HashMap<VarId, Value>,
     pre_heap: Heap,
     steps: u64,
+    /// Locations newly held and variables havocked whose values are not chosen yet: an
+    /// inhaled equality may give one its value (`x.f == old(x.f) + 1`), the others are
+    /// chosen when first read or at the end of the inhale.
+    pending: Vec<Pending>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Pending {
+    Field(crate::heap::ObjectId, String),
+    Var(VarId),
+}
+
+/// Whether an evaluator's answer is only missing a value not chosen yet.
+fn missing_value<T>(r: &Result<T, Stop>) -> bool {
+    matches!(r, Err(Stop::Unknown(m)) if m.contains("has no value") || m.starts_with("no value for"))
 }
 
 /// Runs methods of one program.
@@ -129,6 +144,7 @@ impl<'p> Machine<'p> {
             pre_store: HashMap::new(),
             pre_heap: Heap::default(),
             steps: 0,
+            pending: Vec::new(),
         };
         match self.method(&mut run, method, choices) {
             Ok(()) | Err(End::PathDone) => Outcome::Completed,
@@ -143,8 +159,9 @@ impl<'p> Machine<'p> {
             run.store.insert(*p, v);
         }
         for pre in &method.contract.requires {
-            self.inhale(run, pre, choices, false)?;
+            self.inhale_times(run, pre, &BigRational::one(), choices, false)?;
         }
+        self.resolve_pending(run, choices)?;
         run.old = run.heap.clone();
         run.pre_store = run.store.clone();
         run.pre_heap = run.heap.clone();
@@ -431,7 +448,100 @@ impl<'p> Machine<'p> {
         choices: &mut dyn Choices,
         keep_values: bool,
     ) -> X<()> {
-        self.inhale_times(run, e, &BigRational::one(), choices, keep_values)
+        self.inhale_times(run, e, &BigRational::one(), choices, keep_values)?;
+        self.resolve_pending(run, choices)
+    }
+
+    /// Chooses the values still pending.
+    fn resolve_pending(&self, run: &mut Run, choices: &mut dyn Choices) -> X<()> {
+        for p in std::mem::take(&mut run.pending) {
+            match p {
+                Pending::Field(o, f) => {
+                    let ty = self
+                        .sem
+                        .fields
+                        .get(&f)
+                        .map(|i| i.ty.clone())
+                        .unwrap_or(Type::Int);
+                    let v = self.choose(run, &ty, choices)?;
+                    run.heap.fields.insert((o, f), v);
+                }
+                Pending::Var(var) => {
+                    let v = self.choose(run, &self.sem.var(var).ty.clone(), choices)?;
+                    run.store.insert(var, v);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Evaluates with `f`; where a pending value is missing, chooses the pending values and
+    /// evaluates again.
+    fn with_pending<T>(
+        &self,
+        run: &mut Run,
+        choices: &mut dyn Choices,
+        f: impl Fn(&Self, &Run) -> Result<T, Stop>,
+    ) -> X<T> {
+        let r = f(self, run);
+        if missing_value(&r) && !run.pending.is_empty() {
+            self.resolve_pending(run, choices)?;
+            let r = f(self, run);
+            return self.evaluated(run, r, false);
+        }
+        self.evaluated(run, r, false)
+    }
+
+    /// An inhaled `a == b` whose one side is a pending variable or location and whose other
+    /// side has a value: the pending one takes it (one of the values the semantics allows).
+    fn solve_equality(&self, run: &mut Run, e: &Expr) -> bool {
+        let ExprKind::Binary(BinaryOp::Eq, a, b) = &e.kind else {
+            return false;
+        };
+        for (target, other) in [(a, b), (b, a)] {
+            let pending = match &target.kind {
+                ExprKind::Ident(_) => self
+                    .sem
+                    .idents
+                    .get(target.id.0 as usize)
+                    .copied()
+                    .flatten()
+                    .map(Pending::Var),
+                ExprKind::FieldAccess(receiver, _) => {
+                    match (
+                        self.sem
+                            .field_accesses
+                            .get(target.id.0 as usize)
+                            .cloned()
+                            .flatten(),
+                        self.ev.eval(&self.state(run), receiver),
+                    ) {
+                        (Some(FieldTarget::Field(f)), Ok(Value::Ref(Some(o)))) => {
+                            Some(Pending::Field(o, f))
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            let Some(pending) = pending.filter(|p| run.pending.contains(p)) else {
+                continue;
+            };
+            let Ok(v) = self.ev.eval(&self.state(run), other) else {
+                continue;
+            };
+            run.pending.retain(|p| *p != pending);
+            match pending {
+                Pending::Var(var) => {
+                    run.store.insert(var, v);
+                }
+                Pending::Field(o, f) => {
+                    run.heap.fields.insert((o, f), v);
+                }
+            }
+            return true;
+        }
+        false
     }
 
     fn inhale_times(
@@ -445,37 +555,34 @@ impl<'p> Machine<'p> {
         self.step(run)?;
         match &e.kind {
             ExprKind::Acc(loc, amount) => {
-                let location = self.ev.location_in(&self.state(run), loc);
-                let location = self.evaluated(run, location, false)?;
-                let amount = self
-                    .ev
-                    .amount_in(&self.state(run), amount.as_deref(), factor);
-                let amount = self.evaluated(run, amount, false)?;
-                self.give(run, location, amount, choices, keep_values)
+                let location =
+                    self.with_pending(run, choices, |m, run| m.ev.location_in(&m.state(run), loc))?;
+                let amount = self.with_pending(run, choices, |m, run| {
+                    m.ev.amount_in(&m.state(run), amount.as_deref(), factor)
+                })?;
+                self.give(run, location, amount, keep_values)
             }
             ExprKind::Call(..) if matches!(self.sem.call(e.id), Some(CallTarget::Predicate(_))) => {
-                let location = self.ev.location_in(&self.state(run), e);
-                let location = self.evaluated(run, location, false)?;
-                self.give(run, location, factor.clone(), choices, keep_values)
+                let location =
+                    self.with_pending(run, choices, |m, run| m.ev.location_in(&m.state(run), e))?;
+                self.give(run, location, factor.clone(), keep_values)
             }
             ExprKind::Binary(BinaryOp::And, a, b) => {
                 self.inhale_times(run, a, factor, choices, keep_values)?;
                 self.inhale_times(run, b, factor, choices, keep_values)
             }
             ExprKind::Binary(BinaryOp::Implies, a, b) => {
-                let r = self.ev.eval(&self.state(run), a);
-                if self.evaluated(run, r, false)? == Value::Bool(true) {
+                let holds =
+                    self.with_pending(run, choices, |m, run| m.ev.eval(&m.state(run), a))?;
+                if holds == Value::Bool(true) {
                     self.inhale_times(run, b, factor, choices, keep_values)?;
                 }
                 Ok(())
             }
             ExprKind::Cond(c, a, b) => {
-                let r = self.ev.eval(&self.state(run), c);
-                let branch = if self.evaluated(run, r, false)? == Value::Bool(true) {
-                    a
-                } else {
-                    b
-                };
+                let holds =
+                    self.with_pending(run, choices, |m, run| m.ev.eval(&m.state(run), c))?;
+                let branch = if holds == Value::Bool(true) { a } else { b };
                 self.inhale_times(run, branch, factor, choices, keep_values)
             }
             ExprKind::Quantifier {
@@ -483,8 +590,9 @@ impl<'p> Machine<'p> {
                 body,
                 ..
             } if self.sem.type_of(e.id) == Some(&Type::Impure) => {
-                let domain = self.ev.domain_in(&self.state(run), e);
-                for values in self.evaluated(run, domain, false)? {
+                let domain =
+                    self.with_pending(run, choices, |m, run| m.ev.domain_in(&m.state(run), e))?;
+                for values in domain {
                     let vars: Vec<VarId> = (0..values.len())
                         .filter_map(|i| self.sem.binders.get(&(e.id, i)).copied())
                         .collect();
@@ -503,8 +611,10 @@ impl<'p> Machine<'p> {
                 self.inhale_times(run, inhaled, factor, choices, keep_values)
             }
             _ => {
-                let r = self.ev.eval(&self.state(run), e);
-                match self.evaluated(run, r, false)? {
+                if self.solve_equality(run, e) {
+                    return Ok(());
+                }
+                match self.with_pending(run, choices, |m, run| m.ev.eval(&m.state(run), e))? {
                     Value::Bool(true) => Ok(()),
                     Value::Bool(false) => out(Outcome::Infeasible),
                     other => out(Outcome::Unknown(format!("an inhaled {}", other.kind()))),
@@ -518,7 +628,6 @@ impl<'p> Machine<'p> {
         run: &mut Run,
         location: Location,
         amount: BigRational,
-        choices: &mut dyn Choices,
         keep_values: bool,
     ) -> X<()> {
         if amount < BigRational::zero() {
@@ -536,19 +645,18 @@ impl<'p> Machine<'p> {
                     return out(Outcome::Infeasible);
                 }
                 let known = run.heap.value(o, &f).cloned();
-                let v = match known {
-                    Some(v) if !held.is_zero() || keep_values => v,
+                match known {
+                    Some(v) if !held.is_zero() || keep_values => run.heap.set(o, &f, v, total),
                     _ => {
-                        let ty = self
-                            .sem
-                            .fields
-                            .get(&f)
-                            .map(|i| i.ty.clone())
-                            .unwrap_or(Type::Int);
-                        self.choose(run, &ty, choices)?
+                        // A value of its own, chosen later (an equality may give it).
+                        run.heap.fields.remove(&(o, f.clone()));
+                        run.heap.set_perm(o, &f, total);
+                        let p = Pending::Field(o, f);
+                        if !run.pending.contains(&p) {
+                            run.pending.push(p);
+                        }
                     }
-                };
-                run.heap.set(o, &f, v, total);
+                }
                 Ok(())
             }
             Location::Field(_, _) => out(Outcome::Infeasible),
@@ -689,12 +797,12 @@ impl<'p> Machine<'p> {
                 self.exhale(run, pre, Check::CallPrecondition, true)?;
             }
             for r in &info.returns {
-                let v = self.choose(run, &self.sem.var(*r).ty.clone(), choices)?;
-                run.store.insert(*r, v);
+                run.pending.push(Pending::Var(*r));
             }
             for post in &callee.contract.ensures {
-                self.inhale(run, post, choices, false)?;
+                self.inhale_times(run, post, &BigRational::one(), choices, false)?;
             }
+            self.resolve_pending(run, choices)?;
             Ok(info
                 .returns
                 .iter()
@@ -734,14 +842,14 @@ impl<'p> Machine<'p> {
         let mut assigned = Vec::new();
         assigned_vars(self.sem, body, &mut assigned);
         for var in assigned {
-            if run.store.contains_key(&var) {
-                let v = self.choose(run, &self.sem.var(var).ty.clone(), choices)?;
-                run.store.insert(var, v);
+            if run.store.remove(&var).is_some() && !run.pending.contains(&Pending::Var(var)) {
+                run.pending.push(Pending::Var(var));
             }
         }
         for inv in invariants {
-            self.inhale(run, inv, choices, false)?;
+            self.inhale_times(run, inv, &BigRational::one(), choices, false)?;
         }
+        self.resolve_pending(run, choices)?;
         // The havocked values decide whether this run enters the body or leaves the loop.
         if self.boolean(run, cond)? {
             self.block(run, body, choices)?;

@@ -22,5 +22,6 @@ mod value;
 pub use eval::{Evaluator, State, Stop};
 pub use exec::{Check, Choices, Failure, Machine, Outcome};
 pub use heap::{Heap, ObjectId};
+pub use num_rational::BigRational;
 pub use search::{search, Found};
 pub use value::Value;

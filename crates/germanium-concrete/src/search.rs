@@ -66,8 +66,14 @@ impl Enumerator {
 pub enum Found {
     /// A run that fails as asked, with its pre-state.
     Failure(Box<Failure>),
-    /// No such run among those tried; `exhaustive` when every sequence of choices was.
-    None { runs: usize, exhaustive: bool },
+    /// No such run among those tried; `exhaustive` when every sequence of choices was;
+    /// `unknown`: why some run could not be finished concretely (then nothing is known of
+    /// the runs it stands for).
+    None {
+        runs: usize,
+        exhaustive: bool,
+        unknown: Option<String>,
+    },
 }
 
 /// Searches runs of `method` for a failure `wanted` accepts, at most `max_runs` runs.
@@ -78,6 +84,7 @@ pub fn search(
     wanted: &dyn Fn(&Failure) -> bool,
 ) -> Found {
     let mut runs = 0;
+    let mut unknown: Option<String> = None;
     for weight in 0.. {
         let mut e = Enumerator {
             picks: Vec::new(),
@@ -90,11 +97,15 @@ pub fn search(
                 return Found::None {
                     runs,
                     exhaustive: false,
+                    unknown,
                 };
             }
             runs += 1;
             e.at = 0;
             let outcome = machine.run(method, &mut e);
+            if let Outcome::Unknown(why) = &outcome {
+                unknown.get_or_insert_with(|| why.clone());
+            }
             // Runs lighter than the weight were tried in an earlier round.
             if e.sum() == weight {
                 if let Outcome::Failed(f) = outcome {
@@ -111,6 +122,7 @@ pub fn search(
             return Found::None {
                 runs,
                 exhaustive: true,
+                unknown,
             };
         }
     }

@@ -38,6 +38,17 @@ fn counterexample_value(c: &germanium_syntax::Counterexample) -> serde_json::Val
     serde_json::json!({
         "not_found": c.not_found,
         "candidate": c.candidate,
+        "confirmation": match &c.confirmation {
+            germanium_syntax::diagnostic::Confirmation::Confirmed { .. } => "confirmed",
+            germanium_syntax::diagnostic::Confirmation::NoneWithinBound { .. } => "none-within-bound",
+            germanium_syntax::diagnostic::Confirmation::Undecided(_) => "undecided",
+            germanium_syntax::diagnostic::Confirmation::Unchecked => "unchecked",
+        },
+        "pre_state": match &c.confirmation {
+            germanium_syntax::diagnostic::Confirmation::Confirmed { pre_state } => pre_state.clone(),
+            _ => Vec::new(),
+        },
+        "text": c.to_text(),
         "variables": c.variables,
         "heap": c.heap,
         "old_heap": c.old_heap,

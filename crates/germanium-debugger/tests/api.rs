@@ -39,6 +39,8 @@ fn the_api_serves_the_run_record_by_record() {
     assert_eq!(diagnostic["place"]["line"], 12);
     // The counterexample: n.val is 0 and n.next is head's object.
     let ce = &diagnostic["counterexample"];
+    // Confirmed by running the method: the values are that run's.
+    assert_eq!(ce["confirmation"], "confirmed");
     let vars: Vec<(String, String)> = serde_json::from_value(ce["variables"].clone()).unwrap();
     assert_eq!(
         vars,

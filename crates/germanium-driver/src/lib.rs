@@ -10,6 +10,7 @@
 
 mod backends;
 mod cached;
+mod confirm;
 mod pipeline;
 mod remote;
 

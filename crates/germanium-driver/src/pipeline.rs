@@ -190,6 +190,7 @@ fn front_end_and_verify(
         .as_ref()
         .filter(|_| options.trace.is_none() && !options.counterexamples)
         .map(|_| options);
+    let start = diagnostics.len();
     diagnostics.extend(match (cache, remote) {
         (None, None) => {
             crate::backends::verify_members(&program, &semantics, sources, &verify_options, &engine)
@@ -205,6 +206,9 @@ fn front_end_and_verify(
             remote,
         ),
     });
+    if options.counterexamples {
+        crate::confirm::confirm(&program, &semantics, &mut diagnostics[start..]);
+    }
     StagesDone {
         program,
         diagnostics,

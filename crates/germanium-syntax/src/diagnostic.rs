@@ -58,6 +58,25 @@ pub struct Counterexample {
     /// Applications of heap-dependent functions in the failing check: name, argument
     /// values, result.
     pub functions: Vec<(String, Vec<String>, String)>,
+    /// What running the method on concrete values says of it.
+    pub confirmation: Confirmation,
+}
+
+/// What a run of the method on concrete values (`germanium-concrete`, a bounded search over
+/// its pre-states and the choices Viper's semantics leaves open) says of a failure.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Confirmation {
+    /// Not run (only the solver's model).
+    #[default]
+    Unchecked,
+    /// A run from this pre-state (name and value, `o1.f` for a field) fails the check; the
+    /// counterexample's other values are that run's where it fails.
+    Confirmed { pre_state: Vec<(String, String)> },
+    /// No run within the bound fails the check: the failure may be the verifier's
+    /// incompleteness (`exhaustive`: every run of the bounded values was tried).
+    NoneWithinBound { runs: usize, exhaustive: bool },
+    /// The runs could not tell (a construct or a type not run concretely yet).
+    Undecided(String),
 }
 
 impl Counterexample {
@@ -69,11 +88,25 @@ impl Counterexample {
         if let Some(why) = &self.not_found {
             return format!("no counterexample was found: {why}");
         }
-        let mut out = String::from(if self.candidate {
-            "counterexample (a candidate: the solver did not confirm it):"
-        } else {
-            "counterexample:"
-        });
+        let mut out = match &self.confirmation {
+            Confirmation::Confirmed { .. } => String::from(
+                "confirmed counterexample (a run of the method from this pre-state fails the check):",
+            ),
+            Confirmation::NoneWithinBound { runs, .. } => format!(
+                "candidate counterexample (no run of the method fails the check within the bound of \
+                 {runs} runs: the failure may be the verifier's incompleteness; try a stronger \
+                 invariant or precondition, unfolding what the check reads, or a larger --timeout):"
+            ),
+            _ if self.candidate => {
+                String::from("candidate counterexample (the solver did not confirm it):")
+            }
+            _ => String::from("counterexample:"),
+        };
+        if let Confirmation::Confirmed { pre_state } = &self.confirmation {
+            for (name, value) in pre_state {
+                out.push_str(&format!("\n  before: {name} = {value}"));
+            }
+        }
         for (name, value) in &self.variables {
             out.push_str(&format!("\n  {name} = {value}"));
         }

@@ -2,6 +2,7 @@
 //! Fields may be added but never renamed or dropped.
 
 use germanium_driver::{EventError, FileReport};
+use germanium_syntax::diagnostic::Confirmation;
 use germanium_syntax::Counterexample;
 use serde::Serialize;
 
@@ -51,6 +52,16 @@ struct JsonCounterexample<'a> {
     not_found: Option<&'a str>,
     /// The solver answered `unknown`: the values may not make the check fail.
     candidate: bool,
+    /// What running the method says: `confirmed` (a run from `pre_state` fails the check;
+    /// the values are that run's), `none-within-bound` (no run within `runs` fails it: maybe
+    /// incompleteness), `undecided` (`reason`), `unchecked`.
+    confirmation: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pre_state: Vec<JsonVariable<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runs: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
     variables: Vec<JsonVariable<'a>>,
     heap: Vec<JsonField<'a>>,
     /// The pre-state's field values, where the check refers to `old`.
@@ -140,6 +151,27 @@ fn counterexample(c: &Counterexample) -> JsonCounterexample<'_> {
     JsonCounterexample {
         not_found: c.not_found.as_deref(),
         candidate: c.candidate,
+        confirmation: match &c.confirmation {
+            Confirmation::Confirmed { .. } => "confirmed",
+            Confirmation::NoneWithinBound { .. } => "none-within-bound",
+            Confirmation::Undecided(_) => "undecided",
+            Confirmation::Unchecked => "unchecked",
+        },
+        pre_state: match &c.confirmation {
+            Confirmation::Confirmed { pre_state } => pre_state
+                .iter()
+                .map(|(name, value)| JsonVariable { name, value })
+                .collect(),
+            _ => Vec::new(),
+        },
+        runs: match &c.confirmation {
+            Confirmation::NoneWithinBound { runs, .. } => Some(*runs),
+            _ => None,
+        },
+        reason: match &c.confirmation {
+            Confirmation::Undecided(why) => Some(why.as_str()),
+            _ => None,
+        },
         variables: c
             .variables
             .iter()

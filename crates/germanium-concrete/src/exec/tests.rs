@@ -115,7 +115,7 @@ fn the_search_is_exhaustive_where_the_choices_are_few() {
     let machine = Machine::new(&ev);
     let found = search(&machine, "b", 1_000, &|_| true);
     assert!(
-        matches!(found, Found::None { exhaustive: true, runs } if runs <= 10),
+        matches!(found, Found::None { exhaustive: true, runs, unknown: None } if runs <= 10),
         "{found:?}"
     );
 }

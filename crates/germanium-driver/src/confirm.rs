@@ -1,0 +1,157 @@
+//! Counterexamples confirmed by running the program (issue 37): for each failed check of a
+//! method that has a counterexample, a bounded search over concrete runs of the method
+//! (`germanium-concrete`, independent of both back ends) looks for one that fails the same
+//! check at the same place. Found, the counterexample shows that run; not found, it says so
+//! (the failure may be incompleteness); undecided, it stays the solver's candidate. Never
+//! changes a verdict: only the counterexample's text.
+
+use germanium_concrete::{search, Check, Evaluator, Failure, Found, Machine, Value};
+use germanium_semantics::Semantics;
+use germanium_syntax::ast::{ItemKind, Method, Program};
+use germanium_syntax::diagnostic::Confirmation;
+use germanium_syntax::{Diagnostic, Span};
+
+/// Runs tried per failed check at most (deterministic: the same runs every time).
+pub const MAX_RUNS: usize = 2_000;
+
+/// The checks a run may fail for a reported error id.
+fn checks_for(id: &str) -> &'static [Check] {
+    let error = id.split(':').next().unwrap_or(id);
+    match error {
+        "assert.failed" => &[Check::Assert, Check::WellDefinedness],
+        "postcondition.violated" => &[Check::Postcondition, Check::WellDefinedness],
+        "call.precondition" => &[Check::CallPrecondition],
+        "exhale.failed" => &[Check::Exhale, Check::WellDefinedness],
+        "fold.failed" => &[Check::Fold],
+        "unfold.failed" => &[Check::Unfold],
+        "assignment.failed" => &[Check::Assignment, Check::WellDefinedness],
+        "invariant.not.established" => &[Check::InvariantOnEntry],
+        "invariant.not.preserved" => &[Check::InvariantPreserved],
+        "if.failed" | "while.failed" | "application.precondition" | "call.failed" => {
+            &[Check::WellDefinedness]
+        }
+        _ => &[],
+    }
+}
+
+fn overlaps(a: Span, b: Span) -> bool {
+    a.file == b.file && a.start < b.end.max(b.start + 1) && b.start < a.end.max(a.start + 1)
+}
+
+/// Looks at every diagnostic with a counterexample.
+pub(crate) fn confirm(program: &Program, sem: &Semantics, diagnostics: &mut [Diagnostic]) {
+    let ev = Evaluator::new(program, sem);
+    let machine = Machine::new(&ev);
+    for d in diagnostics.iter_mut() {
+        let Some(c) = d.counterexample.as_mut() else {
+            continue;
+        };
+        let method = program.items.iter().find_map(|item| match &item.kind {
+            ItemKind::Method(m) if overlaps(item.span, d.span) => Some(m),
+            _ => None,
+        });
+        let checks = checks_for(&d.id);
+        c.confirmation = match method {
+            None => Confirmation::Undecided("only methods are run concretely".into()),
+            Some(_) if checks.is_empty() => {
+                Confirmation::Undecided(format!("`{}` is not run concretely", d.id))
+            }
+            Some(m) => {
+                let span = d.span;
+                let wanted = |f: &Failure| checks.contains(&f.check) && overlaps(f.span, span);
+                match search(&machine, &m.name.name, MAX_RUNS, &wanted) {
+                    Found::Failure(f) => {
+                        show_run(sem, m, &f, c);
+                        Confirmation::Confirmed {
+                            pre_state: pre_state(sem, m, &f),
+                        }
+                    }
+                    Found::None {
+                        runs,
+                        exhaustive,
+                        unknown: None,
+                    } => Confirmation::NoneWithinBound { runs, exhaustive },
+                    Found::None {
+                        unknown: Some(why), ..
+                    } => Confirmation::Undecided(why),
+                }
+            }
+        };
+    }
+}
+
+/// The run's parameters and the field values of its pre-heap.
+fn pre_state(sem: &Semantics, m: &Method, f: &Failure) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if let Some(info) = sem.methods.get(&m.name.name) {
+        for p in &info.params {
+            if let Some(v) = f.pre_store.get(p) {
+                out.push((sem.var(*p).name.clone(), v.to_string()));
+            }
+        }
+    }
+    for ((o, field), v) in &f.pre_heap.fields {
+        if f.pre_heap.perm(*o, field) > num_zero() {
+            out.push((format!("{o}.{field}"), v.to_string()));
+        }
+    }
+    out
+}
+
+fn num_zero() -> germanium_concrete::BigRational {
+    germanium_concrete::BigRational::new(0.into(), 1.into())
+}
+
+/// Replaces the solver's values with the run's where the check fails: the method's
+/// variables, the fields held, the predicate instances held.
+fn show_run(
+    sem: &Semantics,
+    m: &Method,
+    f: &Failure,
+    c: &mut germanium_syntax::diagnostic::Counterexample,
+) {
+    c.candidate = false;
+    c.variables.clear();
+    if let Some(info) = sem.methods.get(&m.name.name) {
+        let mut vars: Vec<_> = info.params.iter().chain(&info.returns).copied().collect();
+        let mut locals: Vec<_> = f
+            .store
+            .keys()
+            .copied()
+            .filter(|v| {
+                !vars.contains(v) && sem.var(*v).kind == germanium_semantics::VarKind::Local
+            })
+            .collect();
+        locals.sort();
+        vars.extend(locals);
+        for v in vars {
+            if let Some(value) = f.store.get(&v) {
+                c.variables
+                    .push((sem.var(v).name.clone(), value.to_string()));
+            }
+        }
+    }
+    c.heap = f
+        .heap
+        .fields
+        .iter()
+        .filter(|((o, field), _)| f.heap.perm(*o, field) > num_zero())
+        .map(|((o, field), v)| (o.to_string(), field.clone(), v.to_string()))
+        .collect();
+    c.old_heap.clear();
+    c.labelled_heap.clear();
+    c.functions.clear();
+    c.predicates = f
+        .heap
+        .predicates
+        .iter()
+        .map(|((p, args), amount)| {
+            let amount = Value::Perm(amount.clone()).to_string();
+            (
+                p.clone(),
+                args.iter().map(|a| a.to_string()).collect(),
+                amount,
+            )
+        })
+        .collect();
+}
