@@ -17,7 +17,7 @@ use germanium_syntax::Span;
 use num_rational::BigRational;
 use num_traits::{One, Zero};
 
-use crate::eval::{Evaluator, Location, State, Stop};
+use crate::eval::{is_wildcard, Evaluator, Location, State, Stop};
 use crate::heap::Heap;
 use crate::value::Value;
 
@@ -85,6 +85,13 @@ fn out<T>(o: Outcome) -> X<T> {
     Err(End::Out(o))
 }
 
+/// A value to try: one given, or made of new objects (`None`: one reference; `Some((set,
+/// n))`: a set or a sequence of `n` of them).
+enum Candidate {
+    Value(Value),
+    New(Option<(bool, usize)>),
+}
+
 /// Small integers, tried in this order.
 const INTS: [i64; 6] = [0, 1, -1, 2, -2, 3];
 /// Runs stop after this many statements and inhaled parts.
@@ -123,6 +130,16 @@ fn missing_value<T>(r: &Result<T, Stop>) -> bool {
 pub struct Machine<'p> {
     ev: &'p Evaluator<'p>,
     sem: &'p Semantics,
+}
+
+impl Run {
+    /// The permission held to a field location (none to a field of null).
+    fn heap_perm(&self, location: &Location) -> BigRational {
+        match location {
+            Location::Field(Value::Ref(Some(o)), f) => self.heap.perm(*o, f),
+            _ => BigRational::zero(),
+        }
+    }
 }
 
 impl<'p> Machine<'p> {
@@ -241,28 +258,58 @@ impl<'p> Machine<'p> {
 
     /// A value of type `ty` the choices pick (a new object among the references).
     fn choose(&self, run: &mut Run, ty: &Type, choices: &mut dyn Choices) -> X<Value> {
-        let mut options: Vec<Option<Value>> = match ty {
-            Type::Int => INTS.iter().map(|i| Some(Value::int(*i))).collect(),
-            Type::Bool => vec![Some(Value::Bool(false)), Some(Value::Bool(true))],
+        let value = |v: Value| Candidate::Value(v);
+        let ints = |items: &[i64]| items.iter().map(|i| Value::int(*i)).collect::<Vec<_>>();
+        let mut options: Vec<Candidate> = match ty {
+            Type::Int => INTS.iter().map(|i| value(Value::int(*i))).collect(),
+            Type::Bool => vec![value(Value::Bool(false)), value(Value::Bool(true))],
             Type::Perm => vec![
-                Some(Value::none()),
-                Some(Value::perm(1, 2)),
-                Some(Value::write()),
+                value(Value::none()),
+                value(Value::perm(1, 2)),
+                value(Value::write()),
             ],
-            Type::Ref => std::iter::once(Some(Value::null()))
-                .chain(run.heap.all_objects().map(|o| Some(Value::Ref(Some(o)))))
-                .chain(std::iter::once(None))
+            Type::Ref => std::iter::once(value(Value::null()))
+                .chain(run.heap.all_objects().map(|o| value(Value::Ref(Some(o)))))
+                .chain(std::iter::once(Candidate::New(None)))
                 .collect(),
             Type::Seq(t) if **t == Type::Int => vec![
-                Some(Value::seq([])),
-                Some(Value::seq([Value::int(0)])),
-                Some(Value::seq([Value::int(1), Value::int(0)])),
+                value(Value::seq([])),
+                value(Value::seq(ints(&[0]))),
+                value(Value::seq(ints(&[1, 0]))),
             ],
             Type::Set(t) if **t == Type::Int => vec![
-                Some(Value::set([])),
-                Some(Value::set([Value::int(0)])),
-                Some(Value::set([Value::int(0), Value::int(1)])),
+                value(Value::set([])),
+                value(Value::set(ints(&[0]))),
+                value(Value::set(ints(&[0, 1]))),
             ],
+            Type::Multiset(t) if **t == Type::Int => vec![
+                value(Value::multiset([])),
+                value(Value::multiset(ints(&[0]))),
+                value(Value::multiset(ints(&[0, 0]))),
+                value(Value::multiset(ints(&[0, 1]))),
+            ],
+            // Collections of references: empty, new objects, or one object already there.
+            Type::Seq(t) | Type::Set(t) if **t == Type::Ref => {
+                let set = matches!(ty, Type::Set(_));
+                let collect = move |items: Vec<Value>| {
+                    if set {
+                        Value::set(items)
+                    } else {
+                        Value::seq(items)
+                    }
+                };
+                let mut v = vec![
+                    value(collect(Vec::new())),
+                    Candidate::New(Some((set, 1))),
+                    Candidate::New(Some((set, 2))),
+                ];
+                v.extend(
+                    run.heap
+                        .all_objects()
+                        .map(|o| value(collect(vec![Value::Ref(Some(o))]))),
+                );
+                v
+            }
             other => {
                 return out(Outcome::Unknown(format!(
                     "no values of {other:?} are tried yet"
@@ -272,10 +319,20 @@ impl<'p> Machine<'p> {
         let Some(i) = choices.pick(options.len()) else {
             return out(Outcome::Exhausted);
         };
-        match options.swap_remove(i) {
-            Some(v) => Ok(v),
-            None => Ok(Value::Ref(Some(run.heap.allocate()))),
-        }
+        Ok(match options.swap_remove(i) {
+            Candidate::Value(v) => v,
+            Candidate::New(None) => Value::Ref(Some(run.heap.allocate())),
+            Candidate::New(Some((set, n))) => {
+                let objects: Vec<Value> = (0..n)
+                    .map(|_| Value::Ref(Some(run.heap.allocate())))
+                    .collect();
+                if set {
+                    Value::set(objects)
+                } else {
+                    Value::seq(objects)
+                }
+            }
+        })
     }
 
     fn block(&self, run: &mut Run, block: &Block, choices: &mut dyn Choices) -> X<()> {
@@ -364,16 +421,50 @@ impl<'p> Machine<'p> {
             StmtKind::Exhale(e) => self.exhale(run, e, Check::Exhale, true),
             StmtKind::Assert(e) => self.exhale(run, e, Check::Assert, false),
             StmtKind::Block(b) => self.block(run, b, choices),
+            // A refutation changes no state (its own check is not run here).
+            StmtKind::Refute(_) => Ok(()),
+            StmtKind::Quasihavoc(cond, resource) => {
+                self.quasihavoc(run, cond.as_ref(), resource)?;
+                self.resolve_pending(run, choices)
+            }
             StmtKind::Goto(_)
             | StmtKind::Package(..)
             | StmtKind::Apply(_)
-            | StmtKind::Refute(_)
-            | StmtKind::Quasihavoc(..)
             | StmtKind::Quasihavocall(..)
             | StmtKind::MacroRef(_)
             | StmtKind::Define(_) => out(Outcome::Unknown(
-                "a statement not replayed concretely yet (goto, wands, refute, quasihavoc)".into(),
+                "a statement not replayed concretely yet (goto, wands, quasihavocall)".into(),
             )),
+        }
+    }
+
+    /// `quasihavoc [c ==>] e.f`: where `c` holds, a held field location gets a value of its
+    /// own (chosen when read); a predicate instance's contents become new.
+    fn quasihavoc(&self, run: &mut Run, cond: Option<&Expr>, resource: &Expr) -> X<()> {
+        if let Some(c) = cond {
+            if !self.boolean(run, c)? {
+                return Ok(());
+            }
+        }
+        let location = self.ev.location_in(&self.state(run), resource);
+        match self.evaluated(run, location, true)? {
+            Location::Field(Value::Ref(Some(o)), f) => {
+                if run.heap.perm(o, &f) > BigRational::zero() {
+                    run.heap.fields.remove(&(o, f.clone()));
+                    let p = Pending::Field(o, f);
+                    if !run.pending.contains(&p) {
+                        run.pending.push(p);
+                    }
+                }
+                Ok(())
+            }
+            Location::Field(..) => Ok(()),
+            Location::Instance(p, args) => {
+                if run.heap.instance(&p, &args) > BigRational::zero() {
+                    run.fresh.insert((p, args));
+                }
+                Ok(())
+            }
         }
     }
 
@@ -557,9 +648,24 @@ impl<'p> Machine<'p> {
             ExprKind::Acc(loc, amount) => {
                 let location =
                     self.with_pending(run, choices, |m, run| m.ev.location_in(&m.state(run), loc))?;
-                let amount = self.with_pending(run, choices, |m, run| {
-                    m.ev.amount_in(&m.state(run), amount.as_deref(), factor)
-                })?;
+                let amount = if is_wildcard(amount.as_deref()) {
+                    // Some positive amount that fits: half of what is not held.
+                    let half = BigRational::new(1.into(), 2.into());
+                    match &location {
+                        Location::Field(..) => {
+                            let held = run.heap_perm(&location);
+                            if held >= BigRational::one() {
+                                return out(Outcome::Infeasible);
+                            }
+                            (BigRational::one() - held) * half
+                        }
+                        Location::Instance(..) => half,
+                    }
+                } else {
+                    self.with_pending(run, choices, |m, run| {
+                        m.ev.amount_in(&m.state(run), amount.as_deref(), factor)
+                    })?
+                };
                 self.give(run, location, amount, keep_values)
             }
             ExprKind::Call(..) if matches!(self.sem.call(e.id), Some(CallTarget::Predicate(_))) => {
@@ -764,7 +870,8 @@ impl<'p> Machine<'p> {
         let saved = self.bind(run, &name, &args);
         let r = self.inhale_times(run, body, &amount, choices, !fresh);
         self.unbind(run, saved);
-        r
+        r?;
+        self.resolve_pending(run, choices)
     }
 
     /// A method call: the callee's precondition exhaled, its results and the locations it

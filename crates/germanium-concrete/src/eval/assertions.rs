@@ -81,6 +81,23 @@ impl Evaluator<'_> {
         match &e.kind {
             ExprKind::Acc(loc, amount) => {
                 let location = self.location(scope, heap, loc)?;
+                if is_wildcard(amount.as_deref()) {
+                    // Some positive amount below what is held: half of it.
+                    let held = match &location {
+                        Location::Field(Value::Ref(Some(o)), f) => left.perm(*o, f),
+                        Location::Field(..) => BigRational::zero(),
+                        Location::Instance(p, args) => left.instance(p, args),
+                    };
+                    if held <= BigRational::zero() {
+                        return Ok(false);
+                    }
+                    return take(
+                        e,
+                        left,
+                        location,
+                        held / BigRational::from_integer(2.into()),
+                    );
+                }
                 let amount = self.amount(scope, heap, amount.as_deref(), factor)?;
                 take(e, left, location, amount)
             }
@@ -272,6 +289,11 @@ impl Evaluator<'_> {
             _ => Ok(()),
         }
     }
+}
+
+/// Whether an `acc`'s amount is `wildcard`.
+pub(crate) fn is_wildcard(amount: Option<&Expr>) -> bool {
+    matches!(amount.map(|a| &a.kind), Some(ExprKind::Wildcard))
 }
 
 fn show(args: &[Value]) -> String {

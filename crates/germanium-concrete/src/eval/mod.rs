@@ -4,7 +4,7 @@ mod assertions;
 mod operators;
 mod ranges;
 
-pub(crate) use assertions::Location;
+pub(crate) use assertions::{is_wildcard, Location};
 
 use std::cell::Cell;
 use std::collections::HashMap;

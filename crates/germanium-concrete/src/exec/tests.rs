@@ -119,3 +119,19 @@ fn the_search_is_exhaustive_where_the_choices_are_few() {
         "{found:?}"
     );
 }
+
+#[test]
+fn wildcards_collections_of_objects_and_quasihavoc() {
+    // A wildcard exhale takes some of what is held, never all of it.
+    let wildcard = "field f: Int\n\
+        method w(x: Ref) requires acc(x.f) { exhale acc(x.f, wildcard); assert perm(x.f) > none; x.f := 1 }";
+    assert_eq!(first_failure(wildcard, "w"), Some((Check::Assignment, 2)));
+    // Quantified permissions over a set of new objects.
+    let qp = "field f: Int\n\
+        method q(s: Set[Ref]) requires forall x: Ref :: x in s ==> acc(x.f) { assert |s| < 2 }";
+    assert_eq!(first_failure(qp, "q"), Some((Check::Assert, 2)));
+    // After a quasihavoc the value is any value.
+    let havoc = "field f: Int\n\
+        method h(x: Ref) requires acc(x.f) { x.f := 0; quasihavoc x.f; assert x.f == 0 }";
+    assert_eq!(first_failure(havoc, "h"), Some((Check::Assert, 2)));
+}
