@@ -56,6 +56,12 @@ pub struct Failure {
     /// The method's pre-state: its parameters and heap.
     pub pre_store: HashMap<VarId, Value>,
     pub pre_heap: Heap,
+    /// The heap `old` names where the check fails, and those of the labels.
+    pub old_heap: Heap,
+    pub labels: Vec<(String, Heap)>,
+    /// Applications of heap-dependent functions in the failing assertion, with their values
+    /// there: name, arguments, result.
+    pub applications: Vec<(String, Vec<Value>, Value)>,
 }
 
 /// How a run ended.
@@ -147,6 +153,11 @@ impl<'p> Machine<'p> {
         Machine { ev, sem: ev.sem }
     }
 
+    /// Evaluation steps made so far (deterministic, unlike time).
+    pub fn steps(&self) -> u64 {
+        self.ev.total_steps()
+    }
+
     /// Runs the method `name` from a pre-state the choices make.
     pub fn run(&self, name: &str, choices: &mut dyn Choices) -> Outcome {
         let Some(method) = self.ev.methods.get(name).copied() else {
@@ -218,7 +229,38 @@ impl<'p> Machine<'p> {
             heap: run.heap.clone(),
             pre_store: run.pre_store.clone(),
             pre_heap: run.pre_heap.clone(),
+            old_heap: run.old.clone(),
+            labels: {
+                let mut l: Vec<(String, Heap)> = run
+                    .labels
+                    .iter()
+                    .map(|(k, h)| (k.clone(), h.clone()))
+                    .collect();
+                l.sort_by(|a, b| a.0.cmp(&b.0));
+                l
+            },
+            applications: Vec::new(),
         })))
+    }
+
+    /// The function applications in `e` that have values in the run's state.
+    fn applications(&self, run: &Run, e: &Expr, into: &mut Vec<(String, Vec<Value>, Value)>) {
+        if let ExprKind::Call(_, args) = &e.kind {
+            if let Some(CallTarget::Function(f)) = self.sem.call(e.id) {
+                let state = self.state(run);
+                let values: Option<Vec<Value>> =
+                    args.iter().map(|a| self.ev.eval(&state, a).ok()).collect();
+                if let (Some(values), Ok(result)) = (values, self.ev.eval(&state, e)) {
+                    let entry = (f.clone(), values, result);
+                    if !into.contains(&entry) {
+                        into.push(entry);
+                    }
+                }
+            }
+        }
+        for child in children(e) {
+            self.applications(run, child, into);
+        }
     }
 
     /// An evaluator's answer: a well-definedness failure where checks are made, else unknown.
@@ -520,7 +562,22 @@ impl<'p> Machine<'p> {
                 .take(&self.state(run), &left, part, &BigRational::one());
             match self.evaluated(run, r, true)? {
                 Some(rest) => left = rest,
-                None => return self.fail(run, check, part.span, "the assertion does not hold"),
+                None => {
+                    let mut applications = Vec::new();
+                    self.applications(run, part, &mut applications);
+                    return match self.fail::<()>(
+                        run,
+                        check,
+                        part.span,
+                        "the assertion does not hold",
+                    ) {
+                        Err(End::Out(Outcome::Failed(mut f))) => {
+                            f.applications = applications;
+                            out(Outcome::Failed(f))
+                        }
+                        other => other,
+                    };
+                }
             }
         }
         if take {
@@ -1011,3 +1068,24 @@ fn assigned_vars(sem: &Semantics, block: &Block, into: &mut Vec<VarId>) {
 
 #[cfg(test)]
 mod tests;
+
+/// The direct subexpressions of `e` outside quantifiers and `let`s (whose variables have no
+/// value in the run's state).
+fn children(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Unary(_, a)
+        | ExprKind::FieldAccess(a, _)
+        | ExprKind::Ascribed(a, _)
+        | ExprKind::Old(_, a)
+        | ExprKind::Length(a)
+        | ExprKind::Perm(a)
+        | ExprKind::Annotated(_, a) => vec![a],
+        ExprKind::Binary(_, a, b) | ExprKind::Index(a, b) | ExprKind::Range(a, b) => vec![a, b],
+        ExprKind::Cond(a, b, c) | ExprKind::Update(a, b, c) => vec![a, b, c],
+        ExprKind::Call(_, args) | ExprKind::Collection(_, _, args) => args.iter().collect(),
+        ExprKind::Acc(a, amount) => std::iter::once(a.as_ref())
+            .chain(amount.as_deref())
+            .collect(),
+        _ => Vec::new(),
+    }
+}

@@ -37,6 +37,9 @@ impl Choices for Enumerator {
 
 /// Choice points in one run at most.
 const MAX_CHOICES: usize = 256;
+/// Evaluation steps of one search at most: runs over big quantifier domains stop the search
+/// early, deterministically.
+const MAX_STEPS: u64 = 20_000_000;
 
 impl Enumerator {
     fn sum(&self) -> usize {
@@ -85,6 +88,7 @@ pub fn search(
 ) -> Found {
     let mut runs = 0;
     let mut unknown: Option<String> = None;
+    let start = machine.steps();
     for weight in 0.. {
         let mut e = Enumerator {
             picks: Vec::new(),
@@ -93,7 +97,7 @@ pub fn search(
             cut: false,
         };
         loop {
-            if runs >= max_runs {
+            if runs >= max_runs || machine.steps() - start > MAX_STEPS {
                 return Found::None {
                     runs,
                     exhaustive: false,

@@ -138,9 +138,41 @@ fn show_run(
         .filter(|((o, field), _)| f.heap.perm(*o, field) > num_zero())
         .map(|((o, field), v)| (o.to_string(), field.clone(), v.to_string()))
         .collect();
-    c.old_heap.clear();
-    c.labelled_heap.clear();
-    c.functions.clear();
+    let held = |h: &germanium_concrete::Heap| -> Vec<(String, String, String)> {
+        h.fields
+            .iter()
+            .filter(|((o, field), _)| h.perm(*o, field) > num_zero())
+            .map(|((o, field), v)| (o.to_string(), field.clone(), v.to_string()))
+            .collect()
+    };
+    // Earlier heaps where the check reads them (as the solver's counterexample says).
+    if !c.old_heap.is_empty() {
+        c.old_heap = held(&f.old_heap);
+    }
+    if !c.labelled_heap.is_empty() {
+        let read: Vec<String> = c.labelled_heap.iter().map(|(l, ..)| l.clone()).collect();
+        c.labelled_heap = f
+            .labels
+            .iter()
+            .filter(|(label, _)| read.contains(label))
+            .flat_map(|(label, h)| {
+                held(h)
+                    .into_iter()
+                    .map(move |(o, field, v)| (label.clone(), o, field, v))
+            })
+            .collect();
+    }
+    c.functions = f
+        .applications
+        .iter()
+        .map(|(name, args, result)| {
+            (
+                name.clone(),
+                args.iter().map(|a| a.to_string()).collect(),
+                result.to_string(),
+            )
+        })
+        .collect();
     c.predicates = f
         .heap
         .predicates

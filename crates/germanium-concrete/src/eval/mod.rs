@@ -79,6 +79,8 @@ pub struct Evaluator<'p> {
     pub(crate) methods: HashMap<&'p str, &'p Method>,
     depth: Cell<u32>,
     steps: Cell<u64>,
+    /// Every step since the evaluator was made (a search's budget).
+    total: Cell<u64>,
 }
 
 /// The variables, `old` and labels in scope while evaluating (the heap is passed along, as
@@ -116,6 +118,7 @@ impl<'p> Evaluator<'p> {
             methods,
             depth: Cell::new(0),
             steps: Cell::new(0),
+            total: Cell::new(0),
         }
     }
 
@@ -182,7 +185,13 @@ impl<'p> Evaluator<'p> {
         self.domain(&mut scope, state.heap, e)
     }
 
+    /// Evaluation steps since the evaluator was made.
+    pub fn total_steps(&self) -> u64 {
+        self.total.get()
+    }
+
     pub(crate) fn step(&self) -> R<()> {
+        self.total.set(self.total.get() + 1);
         let n = self.steps.get() + 1;
         self.steps.set(n);
         if n > MAX_STEPS {
