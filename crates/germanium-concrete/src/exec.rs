@@ -139,6 +139,15 @@ pub struct Machine<'p> {
 }
 
 impl Run {
+    /// Forgets the value of `o.f`: it gets one of its own, chosen later (pending).
+    fn forget(&mut self, o: crate::heap::ObjectId, f: String) {
+        self.heap.fields.remove(&(o, f.clone()));
+        let p = Pending::Field(o, f);
+        if !self.pending.contains(&p) {
+            self.pending.push(p);
+        }
+    }
+
     /// The permission held to a field location (none to a field of null).
     fn heap_perm(&self, location: &Location) -> BigRational {
         match location {
@@ -243,24 +252,25 @@ impl<'p> Machine<'p> {
         })))
     }
 
-    /// The function applications in `e` that have values in the run's state.
+    /// The function applications in `e` that have values in the run's state (those under a
+    /// quantifier or `let` have none: their variables are not in the store).
     fn applications(&self, run: &Run, e: &Expr, into: &mut Vec<(String, Vec<Value>, Value)>) {
-        if let ExprKind::Call(_, args) = &e.kind {
-            if let Some(CallTarget::Function(f)) = self.sem.call(e.id) {
-                let state = self.state(run);
-                let values: Option<Vec<Value>> =
-                    args.iter().map(|a| self.ev.eval(&state, a).ok()).collect();
-                if let (Some(values), Ok(result)) = (values, self.ev.eval(&state, e)) {
-                    let entry = (f.clone(), values, result);
-                    if !into.contains(&entry) {
-                        into.push(entry);
-                    }
+        let state = self.state(run);
+        germanium_semantics::visit::walk_expr(e, &mut |sub| {
+            let (ExprKind::Call(_, args), Some(CallTarget::Function(f))) =
+                (&sub.kind, self.sem.call(sub.id))
+            else {
+                return;
+            };
+            let values: Option<Vec<Value>> =
+                args.iter().map(|a| self.ev.eval(&state, a).ok()).collect();
+            if let (Some(values), Ok(result)) = (values, self.ev.eval(&state, sub)) {
+                let entry = (f.clone(), values, result);
+                if !into.contains(&entry) {
+                    into.push(entry);
                 }
             }
-        }
-        for child in children(e) {
-            self.applications(run, child, into);
-        }
+        });
     }
 
     /// An evaluator's answer: a well-definedness failure where checks are made, else unknown.
@@ -492,11 +502,7 @@ impl<'p> Machine<'p> {
         match self.evaluated(run, location, true)? {
             Location::Field(Value::Ref(Some(o)), f) => {
                 if run.heap.perm(o, &f) > BigRational::zero() {
-                    run.heap.fields.remove(&(o, f.clone()));
-                    let p = Pending::Field(o, f);
-                    if !run.pending.contains(&p) {
-                        run.pending.push(p);
-                    }
+                    run.forget(o, f);
                 }
                 Ok(())
             }
@@ -812,12 +818,8 @@ impl<'p> Machine<'p> {
                     Some(v) if !held.is_zero() || keep_values => run.heap.set(o, &f, v, total),
                     _ => {
                         // A value of its own, chosen later (an equality may give it).
-                        run.heap.fields.remove(&(o, f.clone()));
                         run.heap.set_perm(o, &f, total);
-                        let p = Pending::Field(o, f);
-                        if !run.pending.contains(&p) {
-                            run.pending.push(p);
-                        }
+                        run.forget(o, f);
                     }
                 }
                 Ok(())
@@ -1068,24 +1070,3 @@ fn assigned_vars(sem: &Semantics, block: &Block, into: &mut Vec<VarId>) {
 
 #[cfg(test)]
 mod tests;
-
-/// The direct subexpressions of `e` outside quantifiers and `let`s (whose variables have no
-/// value in the run's state).
-fn children(e: &Expr) -> Vec<&Expr> {
-    match &e.kind {
-        ExprKind::Unary(_, a)
-        | ExprKind::FieldAccess(a, _)
-        | ExprKind::Ascribed(a, _)
-        | ExprKind::Old(_, a)
-        | ExprKind::Length(a)
-        | ExprKind::Perm(a)
-        | ExprKind::Annotated(_, a) => vec![a],
-        ExprKind::Binary(_, a, b) | ExprKind::Index(a, b) | ExprKind::Range(a, b) => vec![a, b],
-        ExprKind::Cond(a, b, c) | ExprKind::Update(a, b, c) => vec![a, b, c],
-        ExprKind::Call(_, args) | ExprKind::Collection(_, _, args) => args.iter().collect(),
-        ExprKind::Acc(a, amount) => std::iter::once(a.as_ref())
-            .chain(amount.as_deref())
-            .collect(),
-        _ => Vec::new(),
-    }
-}

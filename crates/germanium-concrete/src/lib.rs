@@ -17,6 +17,8 @@ mod eval;
 mod exec;
 mod heap;
 mod search;
+#[cfg(test)]
+mod testing;
 mod value;
 
 pub use eval::{Evaluator, State, Stop};

@@ -1,31 +1,19 @@
 //! Forced values: small programs evaluated on chosen values and heaps.
 
 use germanium_semantics::Semantics;
-use germanium_syntax::ast::{ItemKind, NodeIdGen, Program};
-use germanium_syntax::{expand_macros, parse_file, SourceMap};
+use germanium_syntax::ast::{ItemKind, Program};
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::One;
 
 use super::*;
-use crate::heap::{Heap, ObjectId};
 
+/// The program and its semantics.
 fn checked(src: &str) -> (Program, Semantics) {
-    let mut sources = SourceMap::new();
-    let file = sources.add("t.vpr".into(), src.to_string());
-    let mut ids = NodeIdGen::default();
-    let (items, diags) = parse_file(file, src, &mut ids);
-    assert!(diags.is_empty(), "{diags:?}");
-    let mut program = Program {
-        items,
-        macros_expanded: false,
-        expanded_macros: Vec::new(),
-    };
-    expand_macros(&mut program, &mut ids);
-    let (sem, errors) = germanium_semantics::check_program(&program, ids.count());
-    assert!(errors.is_empty(), "{errors:?}");
+    let (program, sem, _) = crate::testing::checked(src);
     (program, sem)
 }
+use crate::heap::{Heap, ObjectId};
 
 /// `f(args)` of the program's function `f`, in `heap`.
 fn apply(src: &str, f: &str, args: Vec<Value>, heap: &Heap) -> R<Value> {

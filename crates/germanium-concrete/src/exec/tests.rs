@@ -1,30 +1,10 @@
 //! Runs and searches on small methods: failures that are real are found with their
 //! pre-state; checks that hold are never reported failing.
 
-use germanium_semantics::Semantics;
-use germanium_syntax::ast::{NodeIdGen, Program};
-use germanium_syntax::{expand_macros, parse_file, SourceMap};
-
 use crate::exec::{Check, Machine};
 use crate::search::{search, Found};
+use crate::testing::checked;
 use crate::{Evaluator, Value};
-
-fn checked(src: &str) -> (Program, Semantics, SourceMap) {
-    let mut sources = SourceMap::new();
-    let file = sources.add("t.vpr".into(), src.to_string());
-    let mut ids = NodeIdGen::default();
-    let (items, diags) = parse_file(file, src, &mut ids);
-    assert!(diags.is_empty(), "{diags:?}");
-    let mut program = Program {
-        items,
-        macros_expanded: false,
-        expanded_macros: Vec::new(),
-    };
-    expand_macros(&mut program, &mut ids);
-    let (sem, errors) = germanium_semantics::check_program(&program, ids.count());
-    assert!(errors.is_empty(), "{errors:?}");
-    (program, sem, sources)
-}
 
 /// The first failure of `method` the search finds (any check), within 5,000 runs: its check
 /// and line.
