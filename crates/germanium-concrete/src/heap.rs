@@ -1,5 +1,5 @@
 //! A finite heap: objects, the values of their fields, the permission held to each field
-//! location, and the predicate instances held with their amounts.
+//! location, the predicate instances held with their amounts, and the magic wands held.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -28,6 +28,30 @@ pub struct Heap {
     pub fields: BTreeMap<(ObjectId, String), Value>,
     pub perms: BTreeMap<(ObjectId, String), BigRational>,
     pub predicates: BTreeMap<(String, Vec<Value>), BigRational>,
+    /// Magic wands held, one entry per instance, in the order they were got.
+    pub wands: Vec<WandInstance>,
+}
+
+/// A magic wand held: its identity (see `eval::wands`) and where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WandInstance {
+    pub key: String,
+    pub origin: WandOrigin,
+}
+
+/// Where a wand held came from, which says what applying it gives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WandOrigin {
+    /// Inhaled (a precondition, a postcondition, an `inhale`): its footprint is unknown,
+    /// any one that makes it hold may be there.
+    Inhaled,
+    /// Packaged in this run, from this footprint (what the package took from the state,
+    /// with the values it had then); applying it gives back exactly what the right-hand side
+    /// takes from the left-hand side's state and the footprint.
+    Packaged(Box<Heap>),
+    /// Packaged in this run, but applying it is not replayed exactly (proof scripts,
+    /// predicates or wands inside it).
+    Opaque,
 }
 
 impl Heap {
@@ -74,6 +98,17 @@ impl Heap {
             .get(&(predicate.to_string(), args.to_vec()))
             .cloned()
             .unwrap_or_else(BigRational::zero)
+    }
+
+    /// Whether a wand with this identity is held.
+    pub fn holds_wand(&self, key: &str) -> bool {
+        self.wands.iter().any(|w| w.key == key)
+    }
+
+    /// Gives up one wand with this identity (the earliest got), if one is held.
+    pub fn take_wand(&mut self, key: &str) -> Option<WandInstance> {
+        let i = self.wands.iter().position(|w| w.key == key)?;
+        Some(self.wands.remove(i))
     }
 
     pub fn set_instance(&mut self, predicate: &str, args: Vec<Value>, amount: BigRational) {

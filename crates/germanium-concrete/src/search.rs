@@ -79,10 +79,11 @@ pub enum Found {
     },
 }
 
-/// Searches runs of `method` for a failure `wanted` accepts, at most `max_runs` runs.
+/// Searches runs (`run`: one of the machine's, of a method or a function, from the choices
+/// given) for a failure `wanted` accepts, at most `max_runs` runs.
 pub fn search(
     machine: &Machine,
-    method: &str,
+    run: &dyn Fn(&mut dyn Choices) -> Outcome,
     max_runs: usize,
     wanted: &dyn Fn(&Failure) -> bool,
 ) -> Found {
@@ -106,7 +107,7 @@ pub fn search(
             }
             runs += 1;
             e.at = 0;
-            let outcome = machine.run(method, &mut e);
+            let outcome = run(&mut e);
             if let Outcome::Unknown(why) = &outcome {
                 unknown.get_or_insert_with(|| why.clone());
             }

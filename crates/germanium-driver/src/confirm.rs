@@ -7,7 +7,7 @@
 
 use germanium_concrete::{search, Check, Evaluator, Failure, Found, Machine, Value};
 use germanium_semantics::Semantics;
-use germanium_syntax::ast::{ItemKind, Method, Program};
+use germanium_syntax::ast::{Function, ItemKind, Method, Program};
 use germanium_syntax::diagnostic::Confirmation;
 use germanium_syntax::{Diagnostic, Span};
 
@@ -27,6 +27,8 @@ fn checks_for(id: &str) -> &'static [Check] {
         "assignment.failed" => &[Check::Assignment, Check::WellDefinedness],
         "invariant.not.established" => &[Check::InvariantOnEntry],
         "invariant.not.preserved" => &[Check::InvariantPreserved],
+        "package.failed" => &[Check::Package],
+        "apply.failed" => &[Check::Apply],
         "if.failed" | "while.failed" | "application.precondition" | "call.failed" => {
             &[Check::WellDefinedness]
         }
@@ -38,6 +40,57 @@ fn overlaps(a: Span, b: Span) -> bool {
     a.file == b.file && a.start < b.end.max(b.start + 1) && b.start < a.end.max(a.start + 1)
 }
 
+/// A member run concretely: a method from its pre-state, or a function's own checks.
+#[derive(Clone, Copy)]
+enum Member<'p> {
+    Method(&'p Method),
+    Function(&'p Function),
+}
+
+impl<'p> Member<'p> {
+    fn containing(program: &'p Program, span: Span) -> Option<Member<'p>> {
+        program.items.iter().find_map(|item| match &item.kind {
+            ItemKind::Method(m) if overlaps(item.span, span) => Some(Member::Method(m)),
+            ItemKind::Function(f) if overlaps(item.span, span) => Some(Member::Function(f)),
+            _ => None,
+        })
+    }
+
+    fn name(self) -> &'p str {
+        match self {
+            Member::Method(m) => &m.name.name,
+            Member::Function(f) => &f.name.name,
+        }
+    }
+
+    /// Its parameters, then its results (a method's).
+    fn variables(self, sem: &Semantics) -> Vec<germanium_semantics::VarId> {
+        match self {
+            Member::Method(m) => sem
+                .methods
+                .get(&m.name.name)
+                .map(|i| i.params.iter().chain(&i.returns).copied().collect())
+                .unwrap_or_default(),
+            Member::Function(f) => sem
+                .functions
+                .get(&f.name.name)
+                .map(|i| i.params.clone())
+                .unwrap_or_default(),
+        }
+    }
+
+    fn parameters(self, sem: &Semantics) -> Vec<germanium_semantics::VarId> {
+        match self {
+            Member::Method(m) => sem
+                .methods
+                .get(&m.name.name)
+                .map(|i| i.params.clone())
+                .unwrap_or_default(),
+            Member::Function(_) => self.variables(sem),
+        }
+    }
+}
+
 /// Looks at every diagnostic with a counterexample.
 pub(crate) fn confirm(program: &Program, sem: &Semantics, diagnostics: &mut [Diagnostic]) {
     let ev = Evaluator::new(program, sem);
@@ -46,24 +99,25 @@ pub(crate) fn confirm(program: &Program, sem: &Semantics, diagnostics: &mut [Dia
         let Some(c) = d.counterexample.as_mut() else {
             continue;
         };
-        let method = program.items.iter().find_map(|item| match &item.kind {
-            ItemKind::Method(m) if overlaps(item.span, d.span) => Some(m),
-            _ => None,
-        });
         let checks = checks_for(&d.id);
-        c.confirmation = match method {
-            None => Confirmation::Undecided("only methods are run concretely".into()),
+        c.confirmation = match Member::containing(program, d.span) {
+            None => Confirmation::Undecided("only methods and functions are run concretely".into()),
             Some(_) if checks.is_empty() => {
                 Confirmation::Undecided(format!("`{}` is not run concretely", d.id))
             }
-            Some(m) => {
+            Some(member) => {
                 let span = d.span;
                 let wanted = |f: &Failure| checks.contains(&f.check) && overlaps(f.span, span);
-                match search(&machine, &m.name.name, MAX_RUNS, &wanted) {
+                let name = member.name();
+                let run = |choices: &mut dyn germanium_concrete::Choices| match member {
+                    Member::Method(_) => machine.run(name, choices),
+                    Member::Function(_) => machine.run_function(name, choices),
+                };
+                match search(&machine, &run, MAX_RUNS, &wanted) {
                     Found::Failure(f) => {
-                        show_run(sem, m, &f, c);
+                        show_run(sem, member, &f, c);
                         Confirmation::Confirmed {
-                            pre_state: pre_state(sem, m, &f),
+                            pre_state: pre_state(sem, member, &f),
                         }
                     }
                     Found::None {
@@ -81,13 +135,11 @@ pub(crate) fn confirm(program: &Program, sem: &Semantics, diagnostics: &mut [Dia
 }
 
 /// The run's parameters and the field values of its pre-heap.
-fn pre_state(sem: &Semantics, m: &Method, f: &Failure) -> Vec<(String, String)> {
+fn pre_state(sem: &Semantics, member: Member, f: &Failure) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    if let Some(info) = sem.methods.get(&m.name.name) {
-        for p in &info.params {
-            if let Some(v) = f.pre_store.get(p) {
-                out.push((sem.var(*p).name.clone(), v.to_string()));
-            }
+    for p in member.parameters(sem) {
+        if let Some(v) = f.pre_store.get(&p) {
+            out.push((sem.var(p).name.clone(), v.to_string()));
         }
     }
     for ((o, field), v) in &f.pre_heap.fields {
@@ -106,30 +158,29 @@ fn num_zero() -> germanium_concrete::BigRational {
 /// variables, the fields held, the predicate instances held.
 fn show_run(
     sem: &Semantics,
-    m: &Method,
+    member: Member,
     f: &Failure,
     c: &mut germanium_syntax::diagnostic::Counterexample,
 ) {
     c.candidate = false;
     c.variables.clear();
-    if let Some(info) = sem.methods.get(&m.name.name) {
-        let mut vars: Vec<_> = info.params.iter().chain(&info.returns).copied().collect();
-        let mut locals: Vec<_> = f
-            .store
-            .keys()
-            .copied()
-            .filter(|v| {
-                !vars.contains(v) && sem.var(*v).kind == germanium_semantics::VarKind::Local
-            })
-            .collect();
-        locals.sort();
-        vars.extend(locals);
-        for v in vars {
-            if let Some(value) = f.store.get(&v) {
-                c.variables
-                    .push((sem.var(v).name.clone(), value.to_string()));
-            }
+    let mut vars = member.variables(sem);
+    let mut locals: Vec<_> = f
+        .store
+        .keys()
+        .copied()
+        .filter(|v| !vars.contains(v) && sem.var(*v).kind == germanium_semantics::VarKind::Local)
+        .collect();
+    locals.sort();
+    vars.extend(locals);
+    for v in vars {
+        if let Some(value) = f.store.get(&v) {
+            c.variables
+                .push((sem.var(v).name.clone(), value.to_string()));
         }
+    }
+    if let Some(result) = &f.result {
+        c.variables.push(("result".into(), result.to_string()));
     }
     c.heap = f
         .heap

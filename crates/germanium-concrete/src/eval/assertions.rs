@@ -140,6 +140,13 @@ impl Evaluator<'_> {
                 }
                 Ok(true)
             }
+            ExprKind::Binary(BinaryOp::Wand, ..) => {
+                if !factor.is_one() {
+                    return unknown("a magic wand under a fraction");
+                }
+                let key = self.wand_key(scope, heap, e)?;
+                Ok(left.take_wand(&key).is_some())
+            }
             // A check exhales: the right-hand side.
             ExprKind::InhaleExhale(_, exhaled) => self.consume(scope, heap, left, exhaled, factor),
             ExprKind::Annotated(_, inner) => self.consume(scope, heap, left, inner, factor),

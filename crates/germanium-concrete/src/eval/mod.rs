@@ -3,8 +3,10 @@
 mod assertions;
 mod operators;
 mod ranges;
+mod wands;
 
 pub(crate) use assertions::{is_wildcard, Location};
+pub(crate) use wands::LHS_LABEL;
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -166,6 +168,12 @@ impl<'p> Evaluator<'p> {
     pub(crate) fn location_in(&self, state: &State, loc: &Expr) -> R<Location> {
         let mut scope = self.scope(state);
         self.location(&mut scope, state.heap, loc)
+    }
+
+    /// The identity of the magic wand `wand`, in `state`.
+    pub(crate) fn wand_key_in(&self, state: &State, wand: &Expr) -> R<String> {
+        let mut scope = self.scope(state);
+        self.wand_key(&mut scope, state.heap, wand)
     }
 
     /// An `acc`'s amount times `factor`, in `state`.
@@ -354,9 +362,11 @@ impl<'p> Evaluator<'p> {
             ExprKind::Wildcard | ExprKind::Epsilon | ExprKind::ReadPerm(_) => {
                 unknown("a permission amount without a concrete value (wildcard, epsilon, rd)")
             }
-            ExprKind::Lhs(_) | ExprKind::Applying(..) => {
-                unknown("magic wands are not evaluated concretely yet")
-            }
+            ExprKind::Lhs(inner) => match scope.labels.get(wands::LHS_LABEL).copied() {
+                Some(h) => self.value(scope, h, inner),
+                None => unknown("no left-hand-side state for this `old[lhs]`"),
+            },
+            ExprKind::Applying(..) => unknown("`applying` is not evaluated concretely yet"),
         }
     }
 
@@ -382,7 +392,10 @@ impl<'p> Evaluator<'p> {
             B::Implies => Ok(Value::Bool(
                 !self.boolean(scope, heap, a)? || self.boolean(scope, heap, b)?,
             )),
-            B::Wand => unknown("magic wands are not evaluated concretely yet"),
+            B::Wand => {
+                let key = self.wand_key(scope, heap, e)?;
+                Ok(Value::Bool(heap.holds_wand(&key)))
+            }
             _ => {
                 let perm_result = matches!(
                     self.sem.type_of(e.id),

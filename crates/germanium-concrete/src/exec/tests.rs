@@ -12,7 +12,7 @@ fn first_failure(src: &str, method: &str) -> Option<(Check, u32)> {
     let (program, sem, sources) = checked(src);
     let ev = Evaluator::new(&program, &sem);
     let machine = Machine::new(&ev);
-    match search(&machine, method, 5_000, &|_| true) {
+    match search(&machine, &|c| machine.run(method, c), 5_000, &|_| true) {
         Found::Failure(f) => Some((f.check, sources.start(f.span).line)),
         Found::None { .. } => None,
     }
@@ -25,7 +25,7 @@ fn a_wrong_assertion_fails_with_its_pre_state() {
     let (program, sem, _) = checked(src);
     let ev = Evaluator::new(&program, &sem);
     let machine = Machine::new(&ev);
-    let Found::Failure(f) = search(&machine, "m", 5_000, &|_| true) else {
+    let Found::Failure(f) = search(&machine, &|c| machine.run("m", c), 5_000, &|_| true) else {
         panic!("not found")
     };
     assert_eq!(f.check, Check::Assert);
@@ -93,7 +93,7 @@ fn the_search_is_exhaustive_where_the_choices_are_few() {
     let (program, sem, _) = checked(src);
     let ev = Evaluator::new(&program, &sem);
     let machine = Machine::new(&ev);
-    let found = search(&machine, "b", 1_000, &|_| true);
+    let found = search(&machine, &|c| machine.run("b", c), 1_000, &|_| true);
     assert!(
         matches!(found, Found::None { exhaustive: true, runs, unknown: None } if runs <= 10),
         "{found:?}"
@@ -114,4 +114,125 @@ fn wildcards_collections_of_objects_and_quasihavoc() {
     let havoc = "field f: Int\n\
         method h(x: Ref) requires acc(x.f) { x.f := 0; quasihavoc x.f; assert x.f == 0 }";
     assert_eq!(first_failure(havoc, "h"), Some((Check::Assert, 2)));
+}
+
+/// The first failure of the function `name`'s own checks the search finds.
+fn first_function_failure(src: &str, name: &str) -> Option<(Check, u32, Option<Value>)> {
+    let (program, sem, sources) = checked(src);
+    let ev = Evaluator::new(&program, &sem);
+    let machine = Machine::new(&ev);
+    match search(&machine, &|c| machine.run_function(name, c), 5_000, &|_| {
+        true
+    }) {
+        Found::Failure(f) => Some((f.check, sources.start(f.span).line, f.result)),
+        Found::None { .. } => None,
+    }
+}
+
+#[test]
+fn functions_fail_their_postconditions_and_preconditions_of_what_they_apply() {
+    let wrong = "function f(x: Int): Int\n  ensures result > x\n{ x }";
+    assert_eq!(
+        first_function_failure(wrong, "f"),
+        Some((Check::Postcondition, 2, Some(Value::int(0))))
+    );
+    let fine = "function g(x: Int): Int\n  requires x > 0\n  ensures result > 0\n{ x }";
+    assert_eq!(first_function_failure(fine, "g"), None);
+    let pre = "function h(x: Int): Int requires x > 0 { x }\n\
+               function k(y: Int): Int\n{ h(y) }";
+    assert_eq!(
+        first_function_failure(pre, "k"),
+        Some((Check::WellDefinedness, 3, None))
+    );
+    // Recursion runs on the bodies: the real values.
+    let recursive = "function sum(n: Int): Int\n  requires n >= 0\n  ensures result >= n\n{ n == 0 ? 0 : n + sum(n - 1) }";
+    assert_eq!(first_function_failure(recursive, "sum"), None);
+}
+
+#[test]
+fn packages_fail_only_where_no_footprint_makes_the_wand_hold() {
+    // Some other object's f, not 0: the right-hand side fails on that left-hand side.
+    let wrong = "field f: Int\n\
+        method m(x: Ref, y: Ref) requires acc(x.f) && x != y { package acc(y.f) --* acc(y.f) && y.f == 0 }";
+    assert_eq!(first_failure(wrong, "m"), Some((Check::Package, 2)));
+    let needs_more = "field f: Int\n\
+        method m(x: Ref) requires acc(x.f, 1/2) { package true --* acc(x.f) }";
+    assert_eq!(first_failure(needs_more, "m"), Some((Check::Package, 2)));
+    // The footprint gives what the left-hand side lacks; its value is kept.
+    let fine = "field f: Int\n\
+        method m(x: Ref) requires acc(x.f) && x.f == 42\n\
+        { package true --* acc(x.f) && x.f == 42; apply true --* acc(x.f) && x.f == 42; assert x.f == 42 }";
+    assert_eq!(first_failure(fine, "m"), None);
+    let kept = "field f: Int\n\
+        method m(x: Ref) requires acc(x.f) && x.f == 42\n\
+        { package true --* acc(x.f); apply true --* acc(x.f); assert x.f == 41 }";
+    assert_eq!(first_failure(kept, "m"), Some((Check::Assert, 3)));
+    // The footprint is gone until the wand is applied.
+    let taken = "field f: Int\n\
+        method m(x: Ref) requires acc(x.f) { package true --* acc(x.f); x.f := 1 }";
+    assert_eq!(first_failure(taken, "m"), Some((Check::Assignment, 2)));
+    // An apply needs the wand.
+    let missing = "field f: Int\n\
+        method m(x: Ref) requires acc(x.f) { apply acc(x.f) --* acc(x.f) }";
+    assert_eq!(first_failure(missing, "m"), Some((Check::Apply, 2)));
+}
+
+#[test]
+fn an_inhaled_wand_gives_back_what_its_left_hand_side_held_with_its_values() {
+    // The left-hand side's location is the right-hand side's: its value stays.
+    let same = "field f: Int\n\
+        method m(x: Ref) requires acc(x.f) && (acc(x.f) --* acc(x.f))\n\
+        { var v: Int := x.f; apply acc(x.f) --* acc(x.f); assert x.f == v }";
+    assert_eq!(first_failure(same, "m"), None);
+    // Another location: its value is any the footprint may hold.
+    let other = "field f: Int\n\
+        method m(x: Ref, y: Ref) requires acc(x.f) && (acc(x.f) --* acc(y.f))\n\
+        { apply acc(x.f) --* acc(y.f); assert y.f == 0 }";
+    assert_eq!(first_failure(other, "m"), Some((Check::Assert, 3)));
+}
+
+#[test]
+fn a_vacuous_package_leaves_only_the_next_heap_free_check_known() {
+    // No left-hand side is compatible with the whole of x.f: the footprint is not unique.
+    let next = "field f: Int\n\
+        method m(x: Ref) requires acc(x.f) && x.f == 3\n\
+        { package acc(x.f, 1/2) && x.f == 2 --* acc(x.f)\n  assert false }";
+    assert_eq!(first_failure(next, "m"), Some((Check::Assert, 4)));
+    let later = "field f: Int\n\
+        method m(x: Ref) requires acc(x.f) && x.f == 3\n\
+        { package acc(x.f, 1/2) && x.f == 2 --* acc(x.f)\n  assert x.f == 4 }";
+    assert_eq!(first_failure(later, "m"), None);
+}
+
+#[test]
+fn gotos_jump_and_loops_of_labels_run_for_real() {
+    let skip = "method m()\n{\n  goto l\n  assert false\n  label l\n  assert 1 == 2\n}";
+    assert_eq!(first_failure(skip, "m"), Some((Check::Assert, 6)));
+    let looped = "method m()\n{\n  var i: Int := 0\n  label head invariant i <= 3\n  if (i < 3) { i := i + 1; goto head }\n  assert i == 4\n}";
+    assert_eq!(first_failure(looped, "m"), Some((Check::Assert, 6)));
+    let broken = "method m()\n{\n  var i: Int := 0\n  label head invariant i <= 2\n  if (i < 3) { i := i + 1; goto head }\n}";
+    assert_eq!(
+        first_failure(broken, "m"),
+        Some((Check::InvariantPreserved, 4))
+    );
+}
+
+#[test]
+fn quasihavocall_forgets_every_location_it_names() {
+    let src = "field f: Int\n\
+        method h(x: Ref, y: Ref) requires acc(x.f) && acc(y.f) && x.f == 0 && y.f == 0\n\
+        { quasihavocall z: Ref :: z == y ==> z.f; assert x.f == 0; assert y.f == 0 }";
+    assert_eq!(first_failure(src, "h"), Some((Check::Assert, 3)));
+    let (program, sem, _) = checked(src);
+    let ev = Evaluator::new(&program, &sem);
+    let machine = Machine::new(&ev);
+    let Found::Failure(f) = search(&machine, &|c| machine.run("h", c), 5_000, &|_| true) else {
+        panic!("not found")
+    };
+    // The failing check is the second: x.f is not havocked.
+    assert!(f.span.start > program_text_index(src, "assert y.f"));
+}
+
+fn program_text_index(src: &str, needle: &str) -> u32 {
+    src.find(needle).unwrap() as u32 - 1
 }

@@ -1,0 +1,137 @@
+//! Method calls and loops, by their specifications: a call exhales the callee's
+//! precondition and inhales its postcondition; a loop havocs what its body assigns.
+
+use germanium_semantics::{Semantics, VarId};
+use germanium_syntax::ast::{Block, Expr, StmtKind};
+use germanium_syntax::Span;
+use num_rational::BigRational;
+use num_traits::One;
+
+use super::{out, Check, Choices, End, Machine, Outcome, Pending, Run, X};
+use crate::value::Value;
+
+impl Machine<'_> {
+    /// A method call: the callee's precondition exhaled, its results and the locations it
+    /// gives back chosen, its postcondition inhaled.
+    pub(super) fn call(
+        &self,
+        run: &mut Run,
+        span: Span,
+        name: &str,
+        args: &[Expr],
+        targets: &[Expr],
+        choices: &mut dyn Choices,
+    ) -> X<()> {
+        let (Some(callee), Some(info)) = (
+            self.ev.methods.get(name).copied(),
+            self.sem.methods.get(name),
+        ) else {
+            return out(Outcome::Unknown(format!("no method `{name}`")));
+        };
+        let values = args
+            .iter()
+            .map(|a| self.value(run, a))
+            .collect::<X<Vec<Value>>>()?;
+        let caller_store = std::mem::take(&mut run.store);
+        let caller_old = std::mem::take(&mut run.old);
+        run.store = info.params.iter().copied().zip(values).collect();
+        run.old = run.heap.clone();
+        let outcome = (|| {
+            for pre in &callee.contract.requires {
+                self.exhale(run, pre, Check::CallPrecondition, true)?;
+            }
+            for r in &info.returns {
+                run.pending.push(Pending::Var(*r));
+            }
+            for post in &callee.contract.ensures {
+                self.inhale_times(run, post, &BigRational::one(), choices, false)?;
+            }
+            self.resolve_pending(run, choices)?;
+            Ok(info
+                .returns
+                .iter()
+                .map(|r| run.store[r].clone())
+                .collect::<Vec<Value>>())
+        })();
+        let callee_store = std::mem::replace(&mut run.store, caller_store);
+        run.old = caller_old;
+        let results = match outcome {
+            Ok(results) => results,
+            Err(End::Out(Outcome::Failed(mut f))) => {
+                // The failure is the call's, in the caller's state.
+                f.span = span;
+                f.store = run.store.clone();
+                drop(callee_store);
+                return out(Outcome::Failed(f));
+            }
+            Err(other) => return Err(other),
+        };
+        for (target, v) in targets.iter().zip(results) {
+            self.assign(run, target, v)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn while_loop(
+        &self,
+        run: &mut Run,
+        cond: &Expr,
+        invariants: &[Expr],
+        body: &Block,
+        choices: &mut dyn Choices,
+    ) -> X<()> {
+        for inv in invariants {
+            self.exhale(run, inv, Check::InvariantOnEntry, true)?;
+        }
+        let mut assigned = Vec::new();
+        assigned_vars(self.sem, body, &mut assigned);
+        for var in assigned {
+            if run.store.remove(&var).is_some() && !run.pending.contains(&Pending::Var(var)) {
+                run.pending.push(Pending::Var(var));
+            }
+        }
+        for inv in invariants {
+            self.inhale_times(run, inv, &BigRational::one(), choices, false)?;
+        }
+        self.resolve_pending(run, choices)?;
+        // The havocked values decide whether this run enters the body or leaves the loop.
+        if self.boolean(run, cond)? {
+            self.block(run, body, choices)?;
+            for inv in invariants {
+                self.exhale(run, inv, Check::InvariantPreserved, true)?;
+            }
+            return Err(End::PathDone);
+        }
+        Ok(())
+    }
+}
+
+/// The variables declared outside `block` that it assigns (a loop havocs them).
+fn assigned_vars(sem: &Semantics, block: &Block, into: &mut Vec<VarId>) {
+    for s in &block.stmts {
+        match &s.kind {
+            StmtKind::Assign(targets, _) => {
+                for t in targets {
+                    if let Some(v) = sem.idents.get(t.id.0 as usize).copied().flatten() {
+                        into.push(v);
+                    }
+                }
+            }
+            StmtKind::New(t, _) => {
+                if let Some(v) = sem.idents.get(t.id.0 as usize).copied().flatten() {
+                    into.push(v);
+                }
+            }
+            StmtKind::If {
+                then, otherwise, ..
+            } => {
+                assigned_vars(sem, then, into);
+                if let Some(b) = otherwise {
+                    assigned_vars(sem, b, into);
+                }
+            }
+            StmtKind::While { body, .. } | StmtKind::Block(body) => assigned_vars(sem, body, into),
+            _ => {}
+        }
+    }
+}

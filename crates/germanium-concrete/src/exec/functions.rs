@@ -1,0 +1,53 @@
+//! A heap-dependent function's own checks on concrete values: for arguments and a heap its
+//! precondition allows, its body is well-defined (every read permitted, every applied
+//! function's precondition true) and its postconditions hold of the body's value.
+//!
+//! The body is run as it is, recursive applications included (their bodies, not their
+//! postconditions): a failure found this way is one of the real function, never one of a
+//! modular approximation of it.
+
+use germanium_syntax::ast::Function;
+use num_rational::BigRational;
+use num_traits::One;
+
+use super::{out, Check, Choices, End, Machine, Outcome, Run, X};
+
+impl Machine<'_> {
+    /// Checks the function `name` on a pre-state the choices make.
+    pub fn run_function(&self, name: &str, choices: &mut dyn Choices) -> Outcome {
+        let Some(function) = self.ev.functions.get(name).copied() else {
+            return Outcome::Unknown(format!("no function `{name}`"));
+        };
+        let mut run = Run::default();
+        match self.function(&mut run, function, choices) {
+            Ok(()) | Err(End::PathDone) => Outcome::Completed,
+            Err(End::Out(o)) => o,
+            Err(End::Goto(label)) => Outcome::Unknown(format!("a jump to `{label}`")),
+        }
+    }
+
+    fn function(&self, run: &mut Run, function: &Function, choices: &mut dyn Choices) -> X<()> {
+        let name = &function.name.name;
+        let Some(info) = self.sem.functions.get(name) else {
+            return out(Outcome::Unknown(format!("no function `{name}`")));
+        };
+        for p in &info.params {
+            let v = self.choose(run, &self.sem.var(*p).ty.clone(), choices)?;
+            run.store.insert(*p, v);
+        }
+        for pre in &function.contract.requires {
+            self.inhale_times(run, pre, &BigRational::one(), choices, false)?;
+        }
+        self.resolve_pending(run, choices)?;
+        run.begin();
+        let Some(body) = &function.body else {
+            return out(Outcome::Unknown(format!("`{name}` has no body")));
+        };
+        let result = self.value(run, body)?;
+        run.result = Some(result);
+        for post in &function.contract.ensures {
+            self.exhale(run, post, Check::Postcondition, false)?;
+        }
+        Ok(())
+    }
+}

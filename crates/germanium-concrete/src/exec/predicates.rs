@@ -1,0 +1,247 @@
+//! Predicate instances in a run: fold, unfold, and quasihavoc of a location or an instance.
+
+use germanium_semantics::VarId;
+use germanium_syntax::ast::{Expr, ExprKind, Stmt};
+use num_rational::BigRational;
+use num_traits::{One, Zero};
+
+use super::{out, Check, Choices, Machine, Outcome, Run, X};
+use crate::eval::Location;
+use crate::value::Value;
+
+impl<'p> Machine<'p> {
+    /// `quasihavoc [c ==>] e.f`: where `c` holds, a held field location gets a value of its
+    /// own (chosen when read); a predicate instance's contents become new.
+    pub(super) fn quasihavoc(&self, run: &mut Run, cond: Option<&Expr>, resource: &Expr) -> X<()> {
+        if let Some(c) = cond {
+            if !self.boolean(run, c)? {
+                return Ok(());
+            }
+        }
+        let location = self.ev.location_in(&self.state(run), resource);
+        match self.evaluated(run, location, true)? {
+            Location::Field(Value::Ref(Some(o)), f) => {
+                if run.heap.perm(o, &f) > BigRational::zero() {
+                    run.forget(o, f);
+                }
+                Ok(())
+            }
+            Location::Field(..) => Ok(()),
+            Location::Instance(p, args) => {
+                if run.heap.instance(&p, &args) > BigRational::zero() {
+                    run.fresh.insert((p, args));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// `quasihavocall xs :: [c ==>] r`: `quasihavoc` of every held location or instance `r`
+    /// names for values of `xs` where `c` holds. The locations held are the candidates: each
+    /// argument of `r` must be one of `xs` or read none of them.
+    pub(super) fn quasihavocall(
+        &self,
+        run: &mut Run,
+        quantifier: &Stmt,
+        cond: Option<&Expr>,
+        resource: &Expr,
+    ) -> X<()> {
+        let vars: Vec<VarId> = (0..)
+            .map_while(|i| self.sem.binders.get(&(quantifier.id, i)).copied())
+            .collect();
+        let (args, field): (Vec<&Expr>, Option<String>) = match &resource.kind {
+            ExprKind::FieldAccess(receiver, _) => {
+                match self.sem.field_accesses.get(resource.id.0 as usize) {
+                    Some(Some(germanium_semantics::FieldTarget::Field(f))) => {
+                        (vec![receiver], Some(f.clone()))
+                    }
+                    _ => return out(Outcome::Unknown("a quasihavocall of no field".into())),
+                }
+            }
+            ExprKind::Call(_, args) => (args.iter().collect(), None),
+            _ => {
+                return out(Outcome::Unknown(
+                    "a quasihavocall of no field or predicate".into(),
+                ))
+            }
+        };
+        // Each held resource of the right kind, as the values of its arguments.
+        let held: Vec<(Vec<Value>, Option<String>)> = match &field {
+            Some(f) => run
+                .heap
+                .perms
+                .keys()
+                .filter(|(_, g)| g == f)
+                .map(|(o, _)| (vec![Value::Ref(Some(*o))], None))
+                .collect(),
+            None => {
+                let Some(germanium_semantics::CallTarget::Predicate(p)) =
+                    self.sem.call(resource.id)
+                else {
+                    return out(Outcome::Unknown("a quasihavocall of no predicate".into()));
+                };
+                run.heap
+                    .predicates
+                    .keys()
+                    .filter(|(q, _)| q == p)
+                    .map(|(q, a)| (a.clone(), Some(q.clone())))
+                    .collect()
+            }
+        };
+        for (values, predicate) in held {
+            let mut bound: Vec<(VarId, Value)> = Vec::new();
+            let mut matches = true;
+            for (arg, v) in args.iter().zip(&values) {
+                let var = match &arg.kind {
+                    ExprKind::Ident(_) => self.sem.idents.get(arg.id.0 as usize).copied().flatten(),
+                    _ => None,
+                };
+                match var.filter(|v| vars.contains(v)) {
+                    Some(x) => match bound.iter().find(|(y, _)| *y == x) {
+                        Some((_, w)) => matches &= w == v,
+                        None => bound.push((x, v.clone())),
+                    },
+                    None => {
+                        if !self.ev.reads_no_heap(arg, &vars) {
+                            return out(Outcome::Unknown(
+                                "a quasihavocall whose resource's arguments compute with its variables".into(),
+                            ));
+                        }
+                        matches &= self.value(run, arg)? == *v;
+                    }
+                }
+            }
+            if !matches || bound.len() != vars.len() {
+                if matches {
+                    return out(Outcome::Unknown(
+                        "a quasihavocall variable no argument names".into(),
+                    ));
+                }
+                continue;
+            }
+            for (x, v) in &bound {
+                run.store.insert(*x, v.clone());
+            }
+            let holds = match cond {
+                Some(c) => self.boolean(run, c),
+                None => Ok(true),
+            };
+            for (x, _) in &bound {
+                run.store.remove(x);
+            }
+            if !holds? {
+                continue;
+            }
+            match (predicate, &field, values.first()) {
+                (Some(p), _, _) => {
+                    run.fresh.insert((p, values));
+                }
+                (None, Some(f), Some(Value::Ref(Some(o)))) => run.forget(*o, f.clone()),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// `acc(P(args), p)`: the predicate, its arguments and the amount.
+    pub(super) fn instance(
+        &self,
+        run: &Run,
+        e: &Expr,
+    ) -> X<(
+        String,
+        Vec<Value>,
+        BigRational,
+        &'p germanium_syntax::ast::Expr,
+    )> {
+        let (loc, amount) = match &e.kind {
+            ExprKind::Acc(loc, amount) => (loc.as_ref(), amount.as_deref()),
+            _ => (e, None),
+        };
+        let location = self.ev.location_in(&self.state(run), loc);
+        let Location::Instance(name, args) = self.evaluated(run, location, true)? else {
+            return out(Outcome::Unknown("fold or unfold of no predicate".into()));
+        };
+        let amount = self
+            .ev
+            .amount_in(&self.state(run), amount, &BigRational::one());
+        let amount = self.evaluated(run, amount, true)?;
+        let Some(body) = self
+            .ev
+            .predicates
+            .get(name.as_str())
+            .and_then(|p| p.body.as_ref())
+        else {
+            return out(Outcome::Unknown(format!("`{name}` is abstract")));
+        };
+        Ok((name, args, amount, body))
+    }
+
+    /// Binds a predicate's parameters to `args` for its body, and gives the old bindings.
+    pub(super) fn bind(
+        &self,
+        run: &mut Run,
+        name: &str,
+        args: &[Value],
+    ) -> Vec<(VarId, Option<Value>)> {
+        let params = self
+            .sem
+            .predicates
+            .get(name)
+            .map(|p| p.params.clone())
+            .unwrap_or_default();
+        params
+            .into_iter()
+            .zip(args)
+            .map(|(p, v)| (p, run.store.insert(p, v.clone())))
+            .collect()
+    }
+
+    pub(super) fn unbind(&self, run: &mut Run, saved: Vec<(VarId, Option<Value>)>) {
+        for (p, v) in saved {
+            match v {
+                Some(v) => run.store.insert(p, v),
+                None => run.store.remove(&p),
+            };
+        }
+    }
+
+    pub(super) fn fold(&self, run: &mut Run, e: &Expr) -> X<()> {
+        let (name, args, amount, body) = self.instance(run, e)?;
+        let saved = self.bind(run, &name, &args);
+        let state = self.state(run);
+        let r = self.ev.take(&state, &run.heap, body, &amount);
+        let taken = self.evaluated(run, r, true);
+        self.unbind(run, saved);
+        match taken? {
+            Some(left) => {
+                run.heap = left;
+                let held = run.heap.instance(&name, &args);
+                run.fresh.remove(&(name.clone(), args.clone()));
+                run.heap.set_instance(&name, args, held + amount);
+                Ok(())
+            }
+            None => self.fail(
+                run,
+                Check::Fold,
+                e.span,
+                "the predicate's body does not hold",
+            ),
+        }
+    }
+
+    pub(super) fn unfold(&self, run: &mut Run, e: &Expr, choices: &mut dyn Choices) -> X<()> {
+        let (name, args, amount, body) = self.instance(run, e)?;
+        let held = run.heap.instance(&name, &args);
+        if held < amount || amount <= BigRational::zero() {
+            return self.fail(run, Check::Unfold, e.span, "the instance is not held");
+        }
+        run.heap.set_instance(&name, args.clone(), held - &amount);
+        let fresh = run.fresh.contains(&(name.clone(), args.clone()));
+        let saved = self.bind(run, &name, &args);
+        let r = self.inhale_times(run, body, &amount, choices, !fresh);
+        self.unbind(run, saved);
+        r?;
+        self.resolve_pending(run, choices)
+    }
+}

@@ -1,0 +1,414 @@
+//! Magic wands in a run: `package` and `apply`.
+//!
+//! A wand `A --* B` holds in a state (its footprint) when every left-hand-side state that
+//! satisfies `A` and is compatible with the footprint makes `B` hold together with it
+//! (seed 004). Right-hand sides without `perm` and `forperm` hold in more of a state once
+//! they hold in part of it, so a package *fails* exactly when some left-hand-side state
+//! compatible with the whole current state makes the proof script or `B` fail on the two
+//! together: that is what a run checks, on the left-hand side its choices make.
+//!
+//! A package that holds takes, of each location, the least the left-hand side does not give
+//! (Viper's footprint). That is known exactly when where `A` and `B` hold permissions, and
+//! how much, reads no heap value (nor does the proof script's structure); otherwise, and
+//! where no left-hand side is compatible with the state at all, the state after the package
+//! is not known exactly and the run says so ([`Run::approximate`]).
+//!
+//! Applying a wand packaged in the run gives back what `B` takes from the left-hand side's
+//! state and the footprint, with their values; applying one inhaled gives `B` with the
+//! values the left-hand side had where it held them and values of their own elsewhere (the
+//! footprint is any that makes the wand hold).
+
+use germanium_semantics::Type;
+use germanium_syntax::ast::{BinaryOp, Block, Expr, ExprKind, StmtKind};
+use germanium_syntax::Span;
+use num_rational::BigRational;
+use num_traits::{One, Zero};
+
+use super::{out, Check, Choices, End, Machine, Outcome, Run, X};
+use crate::eval::{State, LHS_LABEL};
+use crate::heap::{Heap, WandInstance, WandOrigin};
+
+/// Choices passed on, counted (a left-hand side made without any is the only one).
+struct Counting<'c> {
+    inner: &'c mut dyn Choices,
+    picks: usize,
+}
+
+impl Choices for Counting<'_> {
+    fn pick(&mut self, options: usize) -> Option<usize> {
+        self.picks += 1;
+        self.inner.pick(options)
+    }
+}
+
+fn sides(wand: &Expr) -> Option<(&Expr, &Expr)> {
+    match &wand.kind {
+        ExprKind::Binary(BinaryOp::Wand, lhs, rhs) => Some((lhs, rhs)),
+        _ => None,
+    }
+}
+
+impl Machine<'_> {
+    fn wand_key(&self, run: &Run, wand: &Expr) -> X<String> {
+        let r = self.ev.wand_key_in(&self.state(run), wand);
+        self.evaluated(run, r, true)
+    }
+
+    /// `package A --* B { script }`.
+    pub(super) fn package(
+        &self,
+        run: &mut Run,
+        wand: &Expr,
+        script: Option<&Block>,
+        choices: &mut dyn Choices,
+    ) -> X<()> {
+        let Some((lhs, rhs)) = sides(wand) else {
+            return out(Outcome::Unknown("a package of no magic wand".into()));
+        };
+        if self.reads_amounts(rhs) || script.is_some_and(|b| self.script_reads_amounts(b)) {
+            return out(Outcome::Unknown(
+                "a package whose right-hand side reads permission amounts".into(),
+            ));
+        }
+        let key = self.wand_key(run, wand)?;
+        let outer = run.heap.clone();
+        let outer_fresh = run.fresh.clone();
+        let outer_store = run.store.clone();
+        let outer_lhs = run.labels.remove(LHS_LABEL);
+        let mut counting = Counting {
+            inner: choices,
+            picks: 0,
+        };
+        let result = self.package_on_witness(run, lhs, rhs, script, &mut counting);
+        let left = std::mem::replace(&mut run.heap, outer);
+        run.fresh = outer_fresh;
+        run.store = outer_store;
+        run.labels.remove(LHS_LABEL);
+        if let Some(h) = outer_lhs {
+            run.labels.insert(LHS_LABEL.to_string(), h);
+        }
+        let vacuous = match result {
+            Ok(()) => false,
+            // No left-hand side compatible with the state: the wand holds of any footprint.
+            Err(End::Out(Outcome::Infeasible)) if counting.picks == 0 => true,
+            Err(End::Out(Outcome::Failed(mut f))) => {
+                f.check = Check::Package;
+                return out(Outcome::Failed(f));
+            }
+            Err(other) => return Err(other),
+        };
+        let fixed = !vacuous && self.structure_fixed(lhs) && self.structure_fixed(rhs);
+        let fixed = fixed && script.is_none_or(|b| self.script_fixed(b));
+        let origin = if !fixed {
+            run.approximate(if vacuous {
+                "a package no left-hand side is compatible with (its footprint is not unique)"
+            } else {
+                "a package whose footprint depends on its left-hand side's values"
+            });
+            WandOrigin::Opaque
+        } else {
+            let footprint = extract(&mut run.heap, &left);
+            let plain = self.plain(lhs) && self.plain(rhs);
+            if plain && script.is_none_or(only_asserts) {
+                WandOrigin::Packaged(Box::new(footprint))
+            } else {
+                WandOrigin::Opaque
+            }
+        };
+        run.heap.wands.push(WandInstance { key, origin });
+        Ok(())
+    }
+
+    /// On one left-hand-side state compatible with the current one (held locations keep
+    /// their values, the others get their own): the proof script, then `B` taken.
+    fn package_on_witness(
+        &self,
+        run: &mut Run,
+        lhs: &Expr,
+        rhs: &Expr,
+        script: Option<&Block>,
+        choices: &mut dyn Choices,
+    ) -> X<()> {
+        self.inhale_times(run, lhs, &BigRational::one(), choices, false)?;
+        self.resolve_pending(run, choices)?;
+        run.labels.insert(LHS_LABEL.to_string(), run.heap.clone());
+        if let Some(b) = script {
+            self.block(run, b, choices)?;
+        }
+        self.exhale(run, rhs, Check::Package, true)
+    }
+
+    /// `apply A --* B`.
+    pub(super) fn apply(
+        &self,
+        run: &mut Run,
+        span: Span,
+        wand: &Expr,
+        choices: &mut dyn Choices,
+    ) -> X<()> {
+        let Some((lhs, rhs)) = sides(wand) else {
+            return out(Outcome::Unknown("an apply of no magic wand".into()));
+        };
+        let key = self.wand_key(run, wand)?;
+        let Some(instance) = run.heap.take_wand(&key) else {
+            return self.fail(run, Check::Apply, span, "the magic wand is not held");
+        };
+        // Instances of one wand from different places: which one Viper gives up is open.
+        let ambiguous = run
+            .heap
+            .wands
+            .iter()
+            .any(|w| w.key == key && w.origin != instance.origin);
+        let before = run.heap.clone();
+        self.exhale(run, lhs, Check::Apply, true)?;
+        let taken = difference(&before, &run.heap);
+        let outer_lhs = run.labels.insert(LHS_LABEL.to_string(), before.clone());
+        let result = match &instance.origin {
+            WandOrigin::Packaged(footprint) if !ambiguous => {
+                self.give_back(run, rhs, &before, &taken, footprint)
+            }
+            origin => {
+                if *origin != WandOrigin::Inhaled || ambiguous {
+                    run.approximate("an applied wand whose result is not replayed exactly");
+                }
+                self.give_inhaled(run, rhs, &taken, choices)
+            }
+        };
+        run.labels.remove(LHS_LABEL);
+        if let Some(h) = outer_lhs {
+            run.labels.insert(LHS_LABEL.to_string(), h);
+        }
+        result
+    }
+
+    /// Applying a packaged wand: `B` taken from what the left-hand side gave and the
+    /// footprint, with their values, is added to the state.
+    fn give_back(
+        &self,
+        run: &mut Run,
+        rhs: &Expr,
+        before: &Heap,
+        taken: &Heap,
+        footprint: &Heap,
+    ) -> X<()> {
+        let unknown = |why: &str| out(Outcome::Unknown(why.to_string()));
+        let mut joint = before.clone();
+        joint.perms = taken.perms.clone();
+        joint.predicates.clear();
+        joint.wands.clear();
+        for ((o, f), p) in &footprint.perms {
+            let value = footprint.value(*o, f).cloned();
+            let held = joint.perm(*o, f);
+            if !held.is_zero() && joint.value(*o, f) != value.as_ref() {
+                return unknown("a wand's footprint disagrees with its left-hand side");
+            }
+            let Some(value) = value else {
+                return unknown("a footprint location without a value");
+            };
+            joint.set(*o, f, value, held + p);
+        }
+        let state = State {
+            store: run.store.clone(),
+            heap: &joint,
+            old: Some(&run.old),
+            labels: run.labels.iter().map(|(k, v)| (k.clone(), v)).collect(),
+            result: None,
+        };
+        let r = self.ev.take(&state, &joint, rhs, &BigRational::one());
+        let Some(left) = self.evaluated(run, r, false)? else {
+            return unknown("a packaged wand's right-hand side does not hold where it is applied");
+        };
+        for ((o, f), p) in &joint.perms {
+            let given = p - left.perm(*o, f);
+            if given <= BigRational::zero() {
+                continue;
+            }
+            let value = joint.value(*o, f).cloned();
+            let held = run.heap.perm(*o, f);
+            if !held.is_zero() && run.heap.value(*o, f) != value.as_ref() {
+                return unknown("an applied wand gives a location another value than it has");
+            }
+            let (Some(value), true) = (value, &held + &given <= BigRational::one()) else {
+                return unknown("an applied wand gives more than a whole location");
+            };
+            run.heap.set(*o, f, value, held + given);
+        }
+        Ok(())
+    }
+
+    /// Applying an inhaled wand: `B` inhaled, the locations the left-hand side gave keeping
+    /// their values, the others getting their own.
+    fn give_inhaled(
+        &self,
+        run: &mut Run,
+        rhs: &Expr,
+        taken: &Heap,
+        choices: &mut dyn Choices,
+    ) -> X<()> {
+        run.carried = taken.perms.keys().cloned().collect();
+        run.carried_instances = taken.predicates.keys().cloned().collect();
+        let r = self.inhale(run, rhs, choices, false);
+        run.carried.clear();
+        run.carried_instances.clear();
+        r
+    }
+
+    fn impure(&self, e: &Expr) -> bool {
+        matches!(self.sem.type_of(e.id), Some(Type::Impure))
+    }
+
+    fn reads_heap(&self, e: &Expr) -> bool {
+        !self.ev.reads_no_heap(e, &[])
+    }
+
+    /// Whether where `e` holds permissions, and how much, reads no heap value.
+    fn structure_fixed(&self, e: &Expr) -> bool {
+        match &e.kind {
+            _ if !self.impure(e) => true,
+            ExprKind::Binary(BinaryOp::And, a, b) => {
+                self.structure_fixed(a) && self.structure_fixed(b)
+            }
+            ExprKind::Binary(BinaryOp::Implies, c, b) => {
+                !self.reads_heap(c) && self.structure_fixed(b)
+            }
+            ExprKind::Cond(c, a, b) => {
+                !self.reads_heap(c) && self.structure_fixed(a) && self.structure_fixed(b)
+            }
+            ExprKind::Acc(loc, amount) => {
+                let parts: Vec<&Expr> = match &loc.kind {
+                    ExprKind::FieldAccess(receiver, _) => vec![receiver],
+                    ExprKind::Call(_, args) => args.iter().collect(),
+                    _ => return false,
+                };
+                parts.iter().all(|p| !self.reads_heap(p))
+                    && amount.as_deref().is_none_or(|a| !self.reads_heap(a))
+            }
+            ExprKind::Call(_, args) => args.iter().all(|a| !self.reads_heap(a)),
+            ExprKind::Annotated(_, inner) => self.structure_fixed(inner),
+            _ => false,
+        }
+    }
+
+    fn script_fixed(&self, b: &Block) -> bool {
+        b.stmts.iter().all(|s| match &s.kind {
+            StmtKind::Fold(e) | StmtKind::Unfold(e) => self.structure_fixed(e),
+            StmtKind::Assert(_) => true,
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                !self.reads_heap(cond)
+                    && self.script_fixed(then)
+                    && otherwise.as_ref().is_none_or(|o| self.script_fixed(o))
+            }
+            StmtKind::Block(inner) => self.script_fixed(inner),
+            _ => false,
+        })
+    }
+
+    /// Whether `e` holds field permissions only (no predicate instance, no wand).
+    fn plain(&self, e: &Expr) -> bool {
+        let mut plain = true;
+        germanium_semantics::visit::walk_expr(e, &mut |sub| match &sub.kind {
+            ExprKind::Binary(BinaryOp::Wand, ..) => plain = false,
+            ExprKind::Call(..) if self.impure(sub) => plain = false,
+            ExprKind::Acc(loc, _) if !matches!(loc.kind, ExprKind::FieldAccess(..)) => {
+                plain = false
+            }
+            _ => {}
+        });
+        plain
+    }
+
+    fn reads_amounts(&self, e: &Expr) -> bool {
+        let mut reads = false;
+        germanium_semantics::visit::walk_expr(e, &mut |sub| {
+            if matches!(sub.kind, ExprKind::Perm(_) | ExprKind::Forperm { .. }) {
+                reads = true;
+            }
+        });
+        reads
+    }
+
+    fn script_reads_amounts(&self, b: &Block) -> bool {
+        let mut reads = false;
+        germanium_semantics::visit::walk_stmts(b, &mut |s| {
+            for e in germanium_semantics::visit::stmt_exprs(s) {
+                reads |= self.reads_amounts(e);
+            }
+        });
+        reads
+    }
+}
+
+fn only_asserts(b: &Block) -> bool {
+    b.stmts
+        .iter()
+        .all(|s| matches!(s.kind, StmtKind::Assert(_)))
+}
+
+/// What `after` lacks of `before`'s permissions, instances and wands, with `before`'s
+/// values.
+fn difference(before: &Heap, after: &Heap) -> Heap {
+    let mut d = before.clone();
+    d.perms.clear();
+    d.predicates.clear();
+    d.wands.clear();
+    for ((o, f), p) in &before.perms {
+        let gone = p - after.perm(*o, f);
+        if gone > BigRational::zero() {
+            d.perms.insert((*o, f.clone()), gone);
+        }
+    }
+    for ((name, args), p) in &before.predicates {
+        let gone = p - after.instance(name, args);
+        if gone > BigRational::zero() {
+            d.predicates.insert((name.clone(), args.clone()), gone);
+        }
+    }
+    d
+}
+
+/// Reduces `outer` to what the package left of it (of each location, `outer`'s share of
+/// what is left, so that the left-hand side's is used first) and gives the footprint taken.
+fn extract(outer: &mut Heap, left: &Heap) -> Heap {
+    let mut footprint = outer.clone();
+    footprint.perms.clear();
+    footprint.predicates.clear();
+    footprint.wands.clear();
+    for ((o, f), p) in outer.perms.clone() {
+        let kept = p.clone().min(left.perm(o, &f));
+        let gone = &p - &kept;
+        if gone > BigRational::zero() {
+            footprint.perms.insert((o, f.clone()), gone);
+        }
+        outer.set_perm(o, &f, kept);
+    }
+    for ((name, args), p) in outer.predicates.clone() {
+        let kept = p.clone().min(left.instance(&name, &args));
+        let gone = &p - &kept;
+        if gone > BigRational::zero() {
+            footprint
+                .predicates
+                .insert((name.clone(), args.clone()), gone);
+        }
+        outer.set_instance(&name, args, kept);
+    }
+    // Wands: as many of each as are left, the earliest kept.
+    let mut kept = Vec::new();
+    for w in std::mem::take(&mut outer.wands) {
+        let left_of_key = left.wands.iter().filter(|l| l.key == w.key).count();
+        let kept_of_key = kept
+            .iter()
+            .filter(|k: &&WandInstance| k.key == w.key)
+            .count();
+        if kept_of_key < left_of_key {
+            kept.push(w);
+        } else {
+            footprint.wands.push(w);
+        }
+    }
+    outer.wands = kept;
+    footprint
+}
