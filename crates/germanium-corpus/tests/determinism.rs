@@ -1,15 +1,18 @@
-//! The same file gives the same answer however it is run: with one worker or two, and with
-//! three CPU-heavy processes competing for the machine's cores. Solver queries are bounded by
-//! Z3's resource count, not by the clock, and members are verified in sessions fixed by the
-//! program, so neither load nor scheduling may change a single diagnostic.
+//! The same file gives the same answer however it is run: with one worker alone, and with
+//! two workers and three CPU-heavy processes competing for the machine's cores. Solver
+//! queries are bounded by Z3's resource count, not by the clock, and members are verified in
+//! sessions fixed by the program, so neither load nor scheduling may change a single
+//! diagnostic.
 //!
 //! The files are among the corpus's most solver-intensive: a query needing 21 million
 //! resource units (about two seconds alone, over five under load), a sequence query that
 //! is slow in some solver histories, recursive functions over lists, and a query that
-//! runs into the solver's memory limit; two files of quantified permissions; and the files
-//! of the pass list whose slowest queries are closest to the wall clock (`bsearch.vpr`, 6.9
-//! s alone, `fmse-2015-04-16.vpr`, whose full budget took 5.8 s, `parallel_max.vpr`; a
-//! loaded machine once turned the second's verdict through the clock).
+//! runs into the solver's memory limit; two files of quantified permissions; and two files
+//! of the pass list whose slowest queries are closest to the wall clock
+//! (`fmse-2015-04-16.vpr`, whose full budget took 5.8 s, and `parallel_max.vpr`; a loaded
+//! machine once turned the first's verdict through the clock). `bsearch.vpr`, as close, is
+//! left to the corpus test, which verifies it while both back ends load the machine: its
+//! runs here took seven of the test suite's minutes.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -26,7 +29,6 @@ const FILES: &[&str] = &[
     "viper-tests/quantifiedpermissions/third_party/testTranspose.vpr",
     "viper-tests/quantifiedpermissions/sequences/mergesort.vpr",
     // Closest to the clock.
-    "viper-tests/quantifiedpermissions/sequences/bsearch.vpr",
     "viper-tests/quantifiedpermissions/third_party/fmse-2015-04-16.vpr",
     "viper-tests/quantifiedpermissions/sequences/parallel_max.vpr",
 ];
@@ -84,12 +86,13 @@ fn verdicts_do_not_depend_on_workers_or_machine_load() {
     for file in FILES {
         let path = shared.root.join(file);
         let alone = verdict(&path, 1, &import);
-        let two_workers = verdict(&path, 2, &import);
         let loaded = {
             let _load = Load::start(3);
             verdict(&path, 2, &import)
         };
-        assert_eq!(alone, two_workers, "{file}: -j 1 and -j 2 differ");
-        assert_eq!(alone, loaded, "{file}: the answer changed under load");
+        assert_eq!(
+            alone, loaded,
+            "{file}: the answer alone with one worker and under load with two differ"
+        );
     }
 }
