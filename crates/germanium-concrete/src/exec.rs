@@ -153,6 +153,8 @@ fn missing_value<T>(r: &Result<T, Stop>) -> bool {
 pub struct Machine<'p> {
     ev: &'p Evaluator<'p>,
     sem: &'p Semantics,
+    /// The integers a choice tries, in order (see `choose`).
+    ints: Vec<i64>,
 }
 
 impl Run {
@@ -190,7 +192,11 @@ impl Run {
 
 impl<'p> Machine<'p> {
     pub fn new(ev: &'p Evaluator<'p>) -> Machine<'p> {
-        Machine { ev, sem: ev.sem }
+        Machine {
+            ev,
+            sem: ev.sem,
+            ints: choose::integers(ev),
+        }
     }
 
     /// Evaluation steps made so far (deterministic, unlike time).
@@ -363,6 +369,7 @@ impl<'p> Machine<'p> {
     fn stmt(&self, run: &mut Run, s: &Stmt, choices: &mut dyn Choices) -> X<()> {
         self.step(run)?;
         run.statements += 1;
+        self.open_contents(run, s, choices)?;
         match &s.kind {
             StmtKind::VarDecl(decls, init) => {
                 for i in 0..decls.len() {
@@ -445,7 +452,8 @@ impl<'p> Machine<'p> {
             StmtKind::Goto(label) => Err(End::Goto(label.name.clone())),
             StmtKind::Fold(e) => self.fold(run, e),
             StmtKind::Unfold(e) => self.unfold(run, e, choices),
-            StmtKind::Inhale(e) | StmtKind::Assume(e) => self.inhale(run, e, choices, false),
+            StmtKind::Inhale(e) => self.inhale(run, e, choices, false),
+            StmtKind::Assume(e) => self.assume(run, e, choices),
             StmtKind::Exhale(e) => self.exhale(run, e, Check::Exhale, true),
             StmtKind::Assert(e) => self.exhale(run, e, Check::Assert, false),
             StmtKind::Block(b) => self.block(run, b, choices),

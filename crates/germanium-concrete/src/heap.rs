@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use num_rational::BigRational;
-use num_traits::Zero;
+use num_traits::{One, Zero};
 
 use crate::value::Value;
 
@@ -118,5 +118,88 @@ impl Heap {
             self.predicates
                 .insert((predicate.to_string(), args), amount);
         }
+    }
+
+    /// This heap without its permissions, instances and wands: its values only.
+    pub fn values_only(&self) -> Heap {
+        Heap {
+            objects: self.objects,
+            fields: self.fields.clone(),
+            ..Heap::default()
+        }
+    }
+
+    /// What `after` lacks of this heap's permissions and instances, with this heap's values.
+    pub fn taken_by(&self, after: &Heap) -> Heap {
+        let mut d = self.values_only();
+        for ((o, f), p) in &self.perms {
+            let gone = p - after.perm(*o, f);
+            if gone > BigRational::zero() {
+                d.perms.insert((*o, f.clone()), gone);
+            }
+        }
+        for ((name, args), p) in &self.predicates {
+            let gone = p - after.instance(name, args);
+            if gone > BigRational::zero() {
+                d.predicates.insert((name.clone(), args.clone()), gone);
+            }
+        }
+        d
+    }
+
+    /// Reduces this heap to what a package left of it (`left`: of each location, this
+    /// heap's share of what is left, so that the left-hand side's is used first) and gives
+    /// the footprint taken, with this heap's values.
+    pub fn extract(&mut self, left: &Heap) -> Heap {
+        let mut footprint = self.values_only();
+        for ((o, f), p) in self.perms.clone() {
+            let kept = p.clone().min(left.perm(o, &f));
+            let gone = &p - &kept;
+            if gone > BigRational::zero() {
+                footprint.perms.insert((o, f.clone()), gone);
+            }
+            self.set_perm(o, &f, kept);
+        }
+        for ((name, args), p) in self.predicates.clone() {
+            let kept = p.clone().min(left.instance(&name, &args));
+            let gone = &p - &kept;
+            if gone > BigRational::zero() {
+                footprint
+                    .predicates
+                    .insert((name.clone(), args.clone()), gone);
+            }
+            self.set_instance(&name, args, kept);
+        }
+        // Wands: as many of each as are left, the earliest kept.
+        let mut kept: Vec<WandInstance> = Vec::new();
+        for w in std::mem::take(&mut self.wands) {
+            let left_of_key = left.wands.iter().filter(|l| l.key == w.key).count();
+            let kept_of_key = kept.iter().filter(|k| k.key == w.key).count();
+            if kept_of_key < left_of_key {
+                kept.push(w);
+            } else {
+                footprint.wands.push(w);
+            }
+        }
+        self.wands = kept;
+        footprint
+    }
+
+    /// Adds the field permissions of `given` with its values; `None` where a location would
+    /// be held more than whole or with two values.
+    pub fn add_fields(&mut self, given: &Heap) -> Option<()> {
+        for ((o, f), p) in &given.perms {
+            let value = given.value(*o, f)?.clone();
+            let held = self.perm(*o, f);
+            if !held.is_zero() && self.value(*o, f) != Some(&value) {
+                return None;
+            }
+            let total = held + p;
+            if total > BigRational::one() {
+                return None;
+            }
+            self.set(*o, f, value, total);
+        }
+        Some(())
     }
 }

@@ -180,7 +180,10 @@ impl Evaluator<'_> {
             self.sem.field_accesses.get(resource.id.0 as usize),
         ) {
             (ExprKind::FieldAccess(..), Some(Some(FieldTarget::Field(f)))) => f.clone(),
-            _ => return unknown("`forperm` over predicate instances or wands"),
+            (ExprKind::Call(_, args), _) => {
+                return self.forperm_instances(scope, heap, e, resource, args, body)
+            }
+            _ => return unknown("`forperm` over wands"),
         };
         for o in heap.all_objects() {
             if heap.perm(o, &field) > BigRational::zero() {
@@ -190,6 +193,45 @@ impl Evaluator<'_> {
                 if !holds {
                     return Ok(Value::Bool(false));
                 }
+            }
+        }
+        Ok(Value::Bool(true))
+    }
+
+    /// `forperm xs [P(xs)] :: body`: the body for the arguments of every instance of `P`
+    /// held (each argument one of the variables, in order).
+    fn forperm_instances(
+        &self,
+        scope: &mut Scope,
+        heap: &Heap,
+        e: &Expr,
+        resource: &Expr,
+        args: &[Expr],
+        body: &Expr,
+    ) -> R<Value> {
+        let Some(CallTarget::Predicate(p)) = self.sem.call(resource.id) else {
+            return unknown("`forperm` over no predicate");
+        };
+        let vars: Vec<Option<germanium_semantics::VarId>> = (0..args.len())
+            .map(|i| self.sem.binders.get(&(e.id, i)).copied())
+            .collect();
+        let in_order = args.iter().zip(&vars).all(|(a, v)| {
+            matches!(a.kind, ExprKind::Ident(_))
+                && v.is_some()
+                && self.sem.idents.get(a.id.0 as usize).copied().flatten() == *v
+        });
+        if !in_order || self.sem.binders.contains_key(&(e.id, args.len())) {
+            return unknown("`forperm` over instances whose arguments are not its variables");
+        }
+        for ((q, values), amount) in &heap.predicates {
+            if q != p || *amount <= BigRational::zero() {
+                continue;
+            }
+            let holds = self.with_bound(scope, e, values, |ev, scope| {
+                ev.boolean(scope, heap, body)
+            })?;
+            if !holds {
+                return Ok(Value::Bool(false));
             }
         }
         Ok(Value::Bool(true))

@@ -366,7 +366,7 @@ impl<'p> Evaluator<'p> {
                 Some(h) => self.value(scope, h, inner),
                 None => unknown("no left-hand-side state for this `old[lhs]`"),
             },
-            ExprKind::Applying(..) => unknown("`applying` is not evaluated concretely yet"),
+            ExprKind::Applying(wand, body) => self.applying(scope, heap, wand, body),
         }
     }
 

@@ -5,14 +5,95 @@
 
 use germanium_semantics::{CallTarget, FieldTarget, Type, VarId};
 use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
+use num_rational::BigRational;
+use num_traits::One;
 
-use super::{unknown, Evaluator, Scope, R};
-use crate::heap::Heap;
+use super::{undefined, unknown, Evaluator, Scope, State, R};
+use crate::heap::{Heap, WandOrigin};
 
 /// The label under which `old[lhs](e)` finds the left-hand side's state.
 pub(crate) const LHS_LABEL: &str = "old[lhs]";
 
 impl Evaluator<'_> {
+    /// What applying a wand packaged from `footprint` gives back, in `state` (where `old[lhs]`
+    /// names `before`, the state the left-hand side was taken from): what `B` takes of the
+    /// left-hand side's part (`taken`) and the footprint, with their values.
+    pub(crate) fn given_back(
+        &self,
+        state: &State,
+        before: &Heap,
+        taken: &Heap,
+        footprint: &Heap,
+        rhs: &Expr,
+    ) -> R<Heap> {
+        let mut joint = taken.values_only();
+        joint.perms = taken.perms.clone();
+        if joint.add_fields(footprint).is_none() {
+            return unknown("a wand's footprint disagrees with its left-hand side");
+        }
+        let mut labels = state.labels.clone();
+        labels.insert(LHS_LABEL.to_string(), before);
+        let inner = State {
+            store: state.store.clone(),
+            heap: &joint,
+            old: state.old,
+            labels,
+            result: None,
+        };
+        let Some(left) = self.take(&inner, &joint, rhs, &BigRational::one())? else {
+            return unknown("a packaged wand's right-hand side does not hold where it is applied");
+        };
+        Ok(joint.taken_by(&left))
+    }
+
+    /// `applying (A --* B) in e`: `e` in the state after applying the wand, where what that
+    /// gives is known (a wand packaged in the run).
+    pub(crate) fn applying(
+        &self,
+        scope: &mut Scope,
+        heap: &Heap,
+        wand: &Expr,
+        body: &Expr,
+    ) -> R<super::Value> {
+        let ExprKind::Binary(BinaryOp::Wand, lhs, rhs) = &wand.kind else {
+            return unknown("`applying` of no magic wand");
+        };
+        let key = self.wand_key(scope, heap, wand)?;
+        let mut after = heap.clone();
+        let Some(instance) = after.take_wand(&key) else {
+            return undefined(wand.span, "the magic wand is not held");
+        };
+        if after
+            .wands
+            .iter()
+            .any(|w| w.key == key && w.origin != instance.origin)
+        {
+            return unknown("instances of one wand from different places");
+        }
+        let WandOrigin::Packaged(footprint) = &instance.origin else {
+            return unknown("what applying a wand not packaged here gives is not known");
+        };
+        let before = after.clone();
+        if !self.consume(scope, heap, &mut after, lhs, &BigRational::one())? {
+            return undefined(lhs.span, "the wand's left-hand side is not held");
+        }
+        let taken = before.taken_by(&after);
+        let given = {
+            let state = State {
+                store: scope.store.clone(),
+                heap,
+                old: scope.old,
+                labels: scope.labels.clone(),
+                result: scope.result.clone(),
+            };
+            self.given_back(&state, heap, &taken, footprint, rhs)?
+        };
+        if after.add_fields(&given).is_none() {
+            return unknown("an applied wand gives a location more than whole or another value");
+        }
+        self.value(scope, &after, body)
+    }
+
     /// The identity of the wand `wand` in the state given: its shape and hole values, as one
     /// string.
     pub(crate) fn wand_key(&self, scope: &mut Scope, heap: &Heap, wand: &Expr) -> R<String> {

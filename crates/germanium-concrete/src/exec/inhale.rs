@@ -26,6 +26,21 @@ impl Machine<'_> {
         self.resolve_pending(run, choices)
     }
 
+    /// `assume e`: a pure `e` is inhaled (its facts assumed); of an impure one, the state
+    /// must already hold what it asks (an `assume` gives no permission), else there is no
+    /// such execution.
+    pub(super) fn assume(&self, run: &mut Run, e: &Expr, choices: &mut dyn Choices) -> X<()> {
+        if !matches!(self.sem.type_of(e.id), Some(Type::Impure)) {
+            return self.inhale(run, e, choices, false);
+        }
+        let holds = self.with_pending(run, choices, |m, run| m.ev.holds(&m.state(run), e))?;
+        if holds {
+            Ok(())
+        } else {
+            out(Outcome::Infeasible)
+        }
+    }
+
     /// Chooses the values still pending.
     pub(super) fn resolve_pending(&self, run: &mut Run, choices: &mut dyn Choices) -> X<()> {
         for p in std::mem::take(&mut run.pending) {
@@ -264,6 +279,10 @@ impl Machine<'_> {
             }
             Location::Field(_, _) => out(Outcome::Infeasible),
             Location::Instance(p, args) => {
+                if self.holds_a_field_of_null(&p, &args) {
+                    // Its body cannot hold: no such state.
+                    return out(Outcome::Infeasible);
+                }
                 let held = run.heap.instance(&p, &args);
                 let carried = run.carried_instances.contains(&(p.clone(), args.clone()));
                 if held.is_zero() && !keep_values && !carried {
@@ -273,5 +292,39 @@ impl Machine<'_> {
                 Ok(())
             }
         }
+    }
+
+    /// Whether the body of `predicate(args)` holds, unconditionally, a permission to a field
+    /// of a parameter that is `null` here (then no state holds the instance).
+    fn holds_a_field_of_null(&self, predicate: &str, args: &[Value]) -> bool {
+        let (Some(body), Some(info)) = (
+            self.ev
+                .predicates
+                .get(predicate)
+                .and_then(|p| p.body.as_ref()),
+            self.sem.predicates.get(predicate),
+        ) else {
+            return false;
+        };
+        let mut parts = Vec::new();
+        super::conjuncts(body, &mut parts);
+        parts.iter().any(|part| {
+            let ExprKind::Acc(loc, amount) = &part.kind else {
+                return false;
+            };
+            let ExprKind::FieldAccess(receiver, _) = &loc.kind else {
+                return false;
+            };
+            let positive = match amount.as_deref().map(|a| &a.kind) {
+                None | Some(ExprKind::Write) => true,
+                _ => false,
+            };
+            let param = self.sem.idents.get(receiver.id.0 as usize).copied().flatten();
+            let null = param
+                .and_then(|v| info.params.iter().position(|p| *p == v))
+                .and_then(|i| args.get(i))
+                .is_some_and(|v| *v == Value::null());
+            positive && null
+        })
     }
 }

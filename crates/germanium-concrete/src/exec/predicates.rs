@@ -1,7 +1,8 @@
 //! Predicate instances in a run: fold, unfold, and quasihavoc of a location or an instance.
 
 use germanium_semantics::VarId;
-use germanium_syntax::ast::{Expr, ExprKind, Stmt};
+use germanium_semantics::CallTarget;
+use germanium_syntax::ast::{Expr, ExprKind, Stmt, StmtKind};
 use num_rational::BigRational;
 use num_traits::{One, Zero};
 
@@ -244,4 +245,86 @@ impl<'p> Machine<'p> {
         r?;
         self.resolve_pending(run, choices)
     }
+
+    /// Where `s` reads inside predicate instances (`unfolding`, a function's body, a
+    /// callee's contract), gives the contents of the instances held whose contents were not
+    /// seen values of their own, as an unfold would, a few levels deep; the instances stay
+    /// folded. An instance whose contents cannot hold with the rest of the state ends the
+    /// run as infeasible.
+    pub(super) fn open_contents(
+        &self,
+        run: &mut Run,
+        s: &Stmt,
+        choices: &mut dyn Choices,
+    ) -> X<()> {
+        if run.fresh.is_empty() || !self.reads_inside_instances(s) {
+            return Ok(());
+        }
+        for _ in 0..CONTENT_LEVELS {
+            let fresh: Vec<(String, Vec<Value>)> = run
+                .fresh
+                .iter()
+                .filter(|(p, args)| run.heap.instance(p, args) > BigRational::zero())
+                .cloned()
+                .collect();
+            if fresh.is_empty() {
+                break;
+            }
+            for (name, args) in fresh {
+                run.fresh.remove(&(name.clone(), args.clone()));
+                let Some(body) = self
+                    .ev
+                    .predicates
+                    .get(name.as_str())
+                    .and_then(|p| p.body.as_ref())
+                else {
+                    continue;
+                };
+                let amount = run.heap.instance(&name, &args);
+                let (perms, predicates, wands) = (
+                    run.heap.perms.clone(),
+                    run.heap.predicates.clone(),
+                    run.heap.wands.clone(),
+                );
+                let saved = self.bind(run, &name, &args);
+                let r = self.inhale_times(run, body, &amount, choices, false);
+                self.unbind(run, saved);
+                r?;
+                self.resolve_pending(run, choices)?;
+                run.heap.perms = perms;
+                run.heap.predicates = predicates;
+                run.heap.wands = wands;
+            }
+        }
+        Ok(())
+    }
+
+    fn reads_inside_instances(&self, s: &Stmt) -> bool {
+        let mut exprs = germanium_semantics::visit::stmt_exprs(s);
+        let callee = match &s.kind {
+            StmtKind::Call(..) => self.sem.call(s.id),
+            StmtKind::Assign(_, rhs) => self.sem.call(rhs.id),
+            _ => None,
+        };
+        if let Some(CallTarget::Method(m)) = callee {
+            if let Some(method) = self.ev.methods.get(m.as_str()) {
+                exprs.extend(method.contract.requires.iter());
+                exprs.extend(method.contract.ensures.iter());
+            }
+        }
+        let mut reads = false;
+        for e in exprs {
+            germanium_semantics::visit::walk_expr(e, &mut |sub| match &sub.kind {
+                ExprKind::Unfolding(..) => reads = true,
+                ExprKind::Call(..) => {
+                    reads |= matches!(self.sem.call(sub.id), Some(CallTarget::Function(_)))
+                }
+                _ => {}
+            });
+        }
+        reads
+    }
 }
+
+/// How many levels of nested instances a statement's reads open at most.
+const CONTENT_LEVELS: usize = 3;

@@ -171,6 +171,11 @@ fn packages_fail_only_where_no_footprint_makes_the_wand_hold() {
     let taken = "field f: Int\n\
         method m(x: Ref) requires acc(x.f) { package true --* acc(x.f); x.f := 1 }";
     assert_eq!(first_failure(taken, "m"), Some((Check::Assignment, 2)));
+    // `applying` reads the state the apply would make, without making it.
+    let applying = "field f: Int\n\
+        method m(x: Ref) requires acc(x.f) && x.f == 42\n\
+        { package true --* acc(x.f); assert applying (true --* acc(x.f)) in x.f == 42; assert applying (true --* acc(x.f)) in x.f == 41 }";
+    assert_eq!(first_failure(applying, "m"), Some((Check::Assert, 3)));
     // An apply needs the wand.
     let missing = "field f: Int\n\
         method m(x: Ref) requires acc(x.f) { apply acc(x.f) --* acc(x.f) }";
@@ -235,4 +240,18 @@ fn quasihavocall_forgets_every_location_it_names() {
 
 fn program_text_index(src: &str, needle: &str) -> u32 {
     src.find(needle).unwrap() as u32 - 1
+}
+
+#[test]
+fn reads_inside_instances_held_from_the_pre_state_see_one_content() {
+    let wrong = "field v: Int\n\
+        predicate P(x: Ref) { acc(x.v) }\n\
+        method m(x: Ref) requires P(x) { var i: Int := unfolding P(x) in x.v; assert i == 0 }";
+    assert_eq!(first_failure(wrong, "m"), Some((Check::Assert, 3)));
+    let same = "field v: Int\n\
+        predicate P(x: Ref) { acc(x.v) }\n\
+        function get(x: Ref): Int requires P(x) { unfolding P(x) in x.v }\n\
+        method m(x: Ref) requires P(x)\n\
+        { var i: Int := unfolding P(x) in x.v; assert get(x) == i; unfold P(x); assert x.v == i }";
+    assert_eq!(first_failure(same, "m"), None);
 }

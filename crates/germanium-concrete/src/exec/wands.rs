@@ -22,10 +22,10 @@ use germanium_semantics::Type;
 use germanium_syntax::ast::{BinaryOp, Block, Expr, ExprKind, StmtKind};
 use germanium_syntax::Span;
 use num_rational::BigRational;
-use num_traits::{One, Zero};
+use num_traits::One;
 
 use super::{out, Check, Choices, End, Machine, Outcome, Run, X};
-use crate::eval::{State, LHS_LABEL};
+use crate::eval::LHS_LABEL;
 use crate::heap::{Heap, WandInstance, WandOrigin};
 
 /// Choices passed on, counted (a left-hand side made without any is the only one).
@@ -107,7 +107,7 @@ impl Machine<'_> {
             });
             WandOrigin::Opaque
         } else {
-            let footprint = extract(&mut run.heap, &left);
+            let footprint = run.heap.extract(&left);
             let plain = self.plain(lhs) && self.plain(rhs);
             if plain && script.is_none_or(only_asserts) {
                 WandOrigin::Packaged(Box::new(footprint))
@@ -161,7 +161,7 @@ impl Machine<'_> {
             .any(|w| w.key == key && w.origin != instance.origin);
         let before = run.heap.clone();
         self.exhale(run, lhs, Check::Apply, true)?;
-        let taken = difference(&before, &run.heap);
+        let taken = before.taken_by(&run.heap);
         let outer_lhs = run.labels.insert(LHS_LABEL.to_string(), before.clone());
         let result = match &instance.origin {
             WandOrigin::Packaged(footprint) if !ambiguous => {
@@ -191,49 +191,16 @@ impl Machine<'_> {
         taken: &Heap,
         footprint: &Heap,
     ) -> X<()> {
-        let unknown = |why: &str| out(Outcome::Unknown(why.to_string()));
-        let mut joint = before.clone();
-        joint.perms = taken.perms.clone();
-        joint.predicates.clear();
-        joint.wands.clear();
-        for ((o, f), p) in &footprint.perms {
-            let value = footprint.value(*o, f).cloned();
-            let held = joint.perm(*o, f);
-            if !held.is_zero() && joint.value(*o, f) != value.as_ref() {
-                return unknown("a wand's footprint disagrees with its left-hand side");
-            }
-            let Some(value) = value else {
-                return unknown("a footprint location without a value");
-            };
-            joint.set(*o, f, value, held + p);
+        let r = self
+            .ev
+            .given_back(&self.state(run), before, taken, footprint, rhs);
+        let given = self.evaluated(run, r, false)?;
+        match run.heap.add_fields(&given) {
+            Some(()) => Ok(()),
+            None => out(Outcome::Unknown(
+                "an applied wand gives a location more than whole or another value".into(),
+            )),
         }
-        let state = State {
-            store: run.store.clone(),
-            heap: &joint,
-            old: Some(&run.old),
-            labels: run.labels.iter().map(|(k, v)| (k.clone(), v)).collect(),
-            result: None,
-        };
-        let r = self.ev.take(&state, &joint, rhs, &BigRational::one());
-        let Some(left) = self.evaluated(run, r, false)? else {
-            return unknown("a packaged wand's right-hand side does not hold where it is applied");
-        };
-        for ((o, f), p) in &joint.perms {
-            let given = p - left.perm(*o, f);
-            if given <= BigRational::zero() {
-                continue;
-            }
-            let value = joint.value(*o, f).cloned();
-            let held = run.heap.perm(*o, f);
-            if !held.is_zero() && run.heap.value(*o, f) != value.as_ref() {
-                return unknown("an applied wand gives a location another value than it has");
-            }
-            let (Some(value), true) = (value, &held + &given <= BigRational::one()) else {
-                return unknown("an applied wand gives more than a whole location");
-            };
-            run.heap.set(*o, f, value, held + given);
-        }
-        Ok(())
     }
 
     /// Applying an inhaled wand: `B` inhaled, the locations the left-hand side gave keeping
@@ -346,69 +313,4 @@ fn only_asserts(b: &Block) -> bool {
     b.stmts
         .iter()
         .all(|s| matches!(s.kind, StmtKind::Assert(_)))
-}
-
-/// What `after` lacks of `before`'s permissions, instances and wands, with `before`'s
-/// values.
-fn difference(before: &Heap, after: &Heap) -> Heap {
-    let mut d = before.clone();
-    d.perms.clear();
-    d.predicates.clear();
-    d.wands.clear();
-    for ((o, f), p) in &before.perms {
-        let gone = p - after.perm(*o, f);
-        if gone > BigRational::zero() {
-            d.perms.insert((*o, f.clone()), gone);
-        }
-    }
-    for ((name, args), p) in &before.predicates {
-        let gone = p - after.instance(name, args);
-        if gone > BigRational::zero() {
-            d.predicates.insert((name.clone(), args.clone()), gone);
-        }
-    }
-    d
-}
-
-/// Reduces `outer` to what the package left of it (of each location, `outer`'s share of
-/// what is left, so that the left-hand side's is used first) and gives the footprint taken.
-fn extract(outer: &mut Heap, left: &Heap) -> Heap {
-    let mut footprint = outer.clone();
-    footprint.perms.clear();
-    footprint.predicates.clear();
-    footprint.wands.clear();
-    for ((o, f), p) in outer.perms.clone() {
-        let kept = p.clone().min(left.perm(o, &f));
-        let gone = &p - &kept;
-        if gone > BigRational::zero() {
-            footprint.perms.insert((o, f.clone()), gone);
-        }
-        outer.set_perm(o, &f, kept);
-    }
-    for ((name, args), p) in outer.predicates.clone() {
-        let kept = p.clone().min(left.instance(&name, &args));
-        let gone = &p - &kept;
-        if gone > BigRational::zero() {
-            footprint
-                .predicates
-                .insert((name.clone(), args.clone()), gone);
-        }
-        outer.set_instance(&name, args, kept);
-    }
-    // Wands: as many of each as are left, the earliest kept.
-    let mut kept = Vec::new();
-    for w in std::mem::take(&mut outer.wands) {
-        let left_of_key = left.wands.iter().filter(|l| l.key == w.key).count();
-        let kept_of_key = kept
-            .iter()
-            .filter(|k: &&WandInstance| k.key == w.key)
-            .count();
-        if kept_of_key < left_of_key {
-            kept.push(w);
-        } else {
-            footprint.wands.push(w);
-        }
-    }
-    outer.wands = kept;
-    footprint
 }
