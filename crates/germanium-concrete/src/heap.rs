@@ -202,4 +202,16 @@ impl Heap {
         }
         Some(())
     }
+
+    /// Gives up the permissions and instances of `footprint`.
+    pub fn give_up(&mut self, footprint: &Heap) {
+        for ((o, f), p) in &footprint.perms {
+            let left = self.perm(*o, f) - p;
+            self.set_perm(*o, f, left);
+        }
+        for ((name, args), p) in &footprint.predicates {
+            let left = self.instance(name, args) - p;
+            self.set_instance(name, args.clone(), left);
+        }
+    }
 }

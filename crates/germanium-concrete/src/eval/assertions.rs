@@ -227,9 +227,8 @@ impl Evaluator<'_> {
             if q != p || *amount <= BigRational::zero() {
                 continue;
             }
-            let holds = self.with_bound(scope, e, values, |ev, scope| {
-                ev.boolean(scope, heap, body)
-            })?;
+            let holds =
+                self.with_bound(scope, e, values, |ev, scope| ev.boolean(scope, heap, body))?;
             if !holds {
                 return Ok(Value::Bool(false));
             }

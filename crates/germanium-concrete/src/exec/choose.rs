@@ -46,7 +46,9 @@ pub(super) fn integers(ev: &Evaluator) -> Vec<i64> {
         m.contract.requires.iter().for_each(&mut collect);
         m.contract.ensures.iter().for_each(&mut collect);
         if let Some(body) = &m.body {
-            walk_stmts(body, &mut |s| stmt_exprs(s).into_iter().for_each(&mut collect));
+            walk_stmts(body, &mut |s| {
+                stmt_exprs(s).into_iter().for_each(&mut collect)
+            });
         }
     }
     for f in ev.functions.values() {

@@ -319,7 +319,12 @@ impl Machine<'_> {
                 None | Some(ExprKind::Write) => true,
                 _ => false,
             };
-            let param = self.sem.idents.get(receiver.id.0 as usize).copied().flatten();
+            let param = self
+                .sem
+                .idents
+                .get(receiver.id.0 as usize)
+                .copied()
+                .flatten();
             let null = param
                 .and_then(|v| info.params.iter().position(|p| *p == v))
                 .and_then(|i| args.get(i))

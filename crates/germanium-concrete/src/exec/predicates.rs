@@ -1,7 +1,7 @@
 //! Predicate instances in a run: fold, unfold, and quasihavoc of a location or an instance.
 
-use germanium_semantics::VarId;
 use germanium_semantics::CallTarget;
+use germanium_semantics::VarId;
 use germanium_syntax::ast::{Expr, ExprKind, Stmt, StmtKind};
 use num_rational::BigRational;
 use num_traits::{One, Zero};

@@ -207,6 +207,12 @@ fn a_vacuous_package_leaves_only_the_next_heap_free_check_known() {
         method m(x: Ref) requires acc(x.f) && x.f == 3\n\
         { package acc(x.f, 1/2) && x.f == 2 --* acc(x.f)\n  assert x.f == 4 }";
     assert_eq!(first_failure(later, "m"), None);
+    // Of `B`, what the left-hand side lacks is taken from the state until what is taken
+    // cannot be had with the left-hand side: x.f's whole permission, not y.f's.
+    let separate = "field f: Int\n\
+        method m(x: Ref, y: Ref) requires acc(x.f) && acc(y.f)\n\
+        { package acc(x.f) --* acc(x.f) && acc(x.f) && acc(y.f)\n  exhale acc(y.f)\n  assert perm(x.f) == write }";
+    assert_eq!(first_failure(separate, "m"), Some((Check::Assert, 5)));
 }
 
 #[test]

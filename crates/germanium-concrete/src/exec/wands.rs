@@ -22,11 +22,12 @@ use germanium_semantics::Type;
 use germanium_syntax::ast::{BinaryOp, Block, Expr, ExprKind, StmtKind};
 use germanium_syntax::Span;
 use num_rational::BigRational;
-use num_traits::One;
+use num_traits::{One, Zero};
 
 use super::{out, Check, Choices, End, Machine, Outcome, Run, X};
-use crate::eval::LHS_LABEL;
+use crate::eval::{Location, LHS_LABEL};
 use crate::heap::{Heap, WandInstance, WandOrigin};
+use crate::value::Value;
 
 /// Choices passed on, counted (a left-hand side made without any is the only one).
 struct Counting<'c> {
@@ -97,9 +98,16 @@ impl Machine<'_> {
             }
             Err(other) => return Err(other),
         };
-        let fixed = !vacuous && self.structure_fixed(lhs) && self.structure_fixed(rhs);
-        let fixed = fixed && script.is_none_or(|b| self.script_fixed(b));
-        let origin = if !fixed {
+        let fixed = self.structure_fixed(lhs) && self.structure_fixed(rhs);
+        let origin = if vacuous && fixed && script.is_none() {
+            match self.separate_footprint(run, lhs, rhs, &mut counting)? {
+                Some(footprint) => run.heap.give_up(&footprint),
+                None => run.approximate(
+                    "a package no left-hand side is compatible with (its footprint is not known)",
+                ),
+            }
+            WandOrigin::Opaque
+        } else if vacuous || !fixed || !script.is_none_or(|b| self.script_fixed(b)) {
             run.approximate(if vacuous {
                 "a package no left-hand side is compatible with (its footprint is not unique)"
             } else {
@@ -117,6 +125,112 @@ impl Machine<'_> {
         };
         run.heap.wands.push(WandInstance { key, origin });
         Ok(())
+    }
+
+    /// Viper's footprint where no left-hand side is compatible with the whole state: with
+    /// the left-hand side's state apart, `B` takes its permissions from it first and the
+    /// rest from the state, conjunct by conjunct, until what it took from the state cannot
+    /// be had together with the left-hand side (that part is still taken; from then on no
+    /// left-hand side is left to satisfy, and nothing more is). `None` where that cannot be
+    /// followed concretely.
+    fn separate_footprint(
+        &self,
+        run: &mut Run,
+        lhs: &Expr,
+        rhs: &Expr,
+        choices: &mut dyn Choices,
+    ) -> X<Option<Heap>> {
+        let outer = run.heap.clone();
+        let outer_fresh = run.fresh.clone();
+        // The left-hand side alone, its values the state's where the state has them.
+        run.heap = outer.values_only();
+        let r = self
+            .inhale_times(run, lhs, &BigRational::one(), choices, true)
+            .and_then(|()| self.resolve_pending(run, choices));
+        let witness = std::mem::replace(&mut run.heap, outer);
+        run.fresh = outer_fresh;
+        match r {
+            Ok(()) => {}
+            Err(End::Out(Outcome::Infeasible)) => return Ok(None),
+            Err(e) => return Err(e),
+        }
+        let mut parts = Vec::new();
+        if !self.permission_parts(run, rhs, &mut parts)? {
+            return Ok(None);
+        }
+        let mut left_of_witness = witness.clone();
+        let mut footprint = run.heap.values_only();
+        for part in parts {
+            let (loc, amount) = match &part.kind {
+                ExprKind::Acc(loc, amount) => (loc.as_ref(), amount.as_deref()),
+                _ => (part, None),
+            };
+            let location = self.ev.location_in(&self.state(run), loc);
+            let amount = self
+                .ev
+                .amount_in(&self.state(run), amount, &BigRational::one());
+            let (Ok(location), Ok(amount)) = (location, amount) else {
+                return Ok(None);
+            };
+            let (in_witness, in_state, taken) = match &location {
+                Location::Field(Value::Ref(Some(o)), f) => (
+                    left_of_witness.perm(*o, f),
+                    run.heap.perm(*o, f) - footprint.perm(*o, f),
+                    witness.perm(*o, f) + footprint.perm(*o, f),
+                ),
+                Location::Instance(p, args) => (
+                    left_of_witness.instance(p, args),
+                    run.heap.instance(p, args) - footprint.instance(p, args),
+                    witness.instance(p, args) + footprint.instance(p, args),
+                ),
+                Location::Field(..) => return Ok(None),
+            };
+            let from_witness = amount.clone().min(in_witness.clone());
+            let rest = &amount - &from_witness;
+            adjust(&mut left_of_witness, &location, -from_witness);
+            if rest <= BigRational::zero() {
+                continue;
+            }
+            if in_state < rest {
+                return Ok(None);
+            }
+            let incompatible =
+                matches!(location, Location::Field(..)) && taken + &rest > BigRational::one();
+            adjust(&mut footprint, &location, rest);
+            if incompatible {
+                // No left-hand side is compatible with what is taken: the wand holds.
+                break;
+            }
+        }
+        Ok(Some(footprint))
+    }
+
+    /// The access predicates and instances `e` asks, its conditions read in the state
+    /// (they read no heap); false where `e` has other impure parts.
+    fn permission_parts<'e>(&self, run: &Run, e: &'e Expr, into: &mut Vec<&'e Expr>) -> X<bool> {
+        match &e.kind {
+            _ if !self.impure(e) => Ok(true),
+            ExprKind::Binary(BinaryOp::And, a, b) => {
+                Ok(self.permission_parts(run, a, into)? && self.permission_parts(run, b, into)?)
+            }
+            ExprKind::Binary(BinaryOp::Implies, c, b) => {
+                if self.boolean(run, c)? {
+                    self.permission_parts(run, b, into)
+                } else {
+                    Ok(true)
+                }
+            }
+            ExprKind::Cond(c, a, b) => {
+                let branch = if self.boolean(run, c)? { a } else { b };
+                self.permission_parts(run, branch, into)
+            }
+            ExprKind::Annotated(_, inner) => self.permission_parts(run, inner, into),
+            ExprKind::Acc(..) | ExprKind::Call(..) => {
+                into.push(e);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
     }
 
     /// On one left-hand-side state compatible with the current one (held locations keep
@@ -313,4 +427,19 @@ fn only_asserts(b: &Block) -> bool {
     b.stmts
         .iter()
         .all(|s| matches!(s.kind, StmtKind::Assert(_)))
+}
+
+/// Adds `amount` (which may be negative) of `location` to `heap`.
+fn adjust(heap: &mut Heap, location: &Location, amount: BigRational) {
+    match location {
+        Location::Field(Value::Ref(Some(o)), f) => {
+            let p = heap.perm(*o, f) + amount;
+            heap.set_perm(*o, f, p);
+        }
+        Location::Instance(p, args) => {
+            let a = heap.instance(p, args) + amount;
+            heap.set_instance(p, args.clone(), a);
+        }
+        Location::Field(..) => {}
+    }
 }
