@@ -315,10 +315,10 @@ impl Machine<'_> {
             let ExprKind::FieldAccess(receiver, _) = &loc.kind else {
                 return false;
             };
-            let positive = match amount.as_deref().map(|a| &a.kind) {
-                None | Some(ExprKind::Write) => true,
-                _ => false,
-            };
+            let positive = matches!(
+                amount.as_deref().map(|a| &a.kind),
+                None | Some(ExprKind::Write)
+            );
             let param = self
                 .sem
                 .idents
