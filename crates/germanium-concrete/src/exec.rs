@@ -155,6 +155,8 @@ pub struct Machine<'p> {
     sem: &'p Semantics,
     /// The integers a choice tries, in order (see `choose`).
     ints: Vec<i64>,
+    /// Whether the program has functions without a body (see `abstract_functions`).
+    abstract_functions: bool,
 }
 
 impl Run {
@@ -196,6 +198,7 @@ impl<'p> Machine<'p> {
             ev,
             sem: ev.sem,
             ints: choose::integers(ev),
+            abstract_functions: ev.functions.values().any(|f| f.body.is_none()),
         }
     }
 
@@ -210,6 +213,7 @@ impl<'p> Machine<'p> {
             return Outcome::Unknown(format!("no method `{name}`"));
         };
         let mut run = Run::default();
+        self.ev.clear_interpretations();
         match self.method(&mut run, method, choices) {
             Ok(()) | Err(End::PathDone) => Outcome::Completed,
             Err(End::Out(o)) => o,
@@ -224,6 +228,10 @@ impl<'p> Machine<'p> {
         for p in &info.params {
             let v = self.choose(run, &self.sem.var(*p).ty.clone(), choices)?;
             run.store.insert(*p, v);
+        }
+        if self.abstract_functions {
+            let exprs: Vec<&Expr> = method.contract.requires.iter().collect();
+            self.interpret_abstract(run, &exprs, choices)?;
         }
         for pre in &method.contract.requires {
             self.inhale_times(run, pre, &BigRational::one(), choices, false)?;
@@ -370,6 +378,10 @@ impl<'p> Machine<'p> {
         self.step(run)?;
         run.statements += 1;
         self.open_contents(run, s, choices)?;
+        if self.abstract_functions {
+            let exprs = germanium_semantics::visit::stmt_exprs(s);
+            self.interpret_abstract(run, &exprs, choices)?;
+        }
         match &s.kind {
             StmtKind::VarDecl(decls, init) => {
                 for i in 0..decls.len() {
@@ -563,6 +575,7 @@ fn conjuncts<'e>(e: &'e Expr, into: &mut Vec<&'e Expr>) {
     }
 }
 
+mod abstract_functions;
 mod calls;
 mod choose;
 mod functions;

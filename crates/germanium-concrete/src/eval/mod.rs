@@ -1,5 +1,6 @@
 //! The evaluator: an expression's value, or whether an assertion holds, in a concrete state.
 
+mod abstract_functions;
 mod assertions;
 mod operators;
 mod ranges;
@@ -83,6 +84,8 @@ pub struct Evaluator<'p> {
     steps: Cell<u64>,
     /// Every step since the evaluator was made (a search's budget).
     total: Cell<u64>,
+    /// The values a run chose for applications of functions without a body.
+    interpretations: std::cell::RefCell<abstract_functions::Interpretations>,
 }
 
 /// The variables, `old` and labels in scope while evaluating (the heap is passed along, as
@@ -121,6 +124,7 @@ impl<'p> Evaluator<'p> {
             depth: Cell::new(0),
             steps: Cell::new(0),
             total: Cell::new(0),
+            interpretations: Default::default(),
         }
     }
 
@@ -477,6 +481,7 @@ impl<'p> Evaluator<'p> {
             .map(|f| f.params.clone())
             .unwrap_or_default();
         let labels = HashMap::new();
+        let values = args.clone();
         let mut inner = Scope {
             store: params.into_iter().zip(args).collect(),
             old: None,
@@ -499,7 +504,10 @@ impl<'p> Evaluator<'p> {
             }
             match &function.body {
                 Some(body) => self.value(&mut inner, heap, body),
-                None => unknown(format!("`{name}` has no body")),
+                None => {
+                    let app = self.application(name, &values, &heap.taken_by(&left))?;
+                    self.interpreted(&app)
+                }
             }
         })();
         self.depth.set(depth);

@@ -19,6 +19,7 @@ impl Machine<'_> {
             return Outcome::Unknown(format!("no function `{name}`"));
         };
         let mut run = Run::default();
+        self.ev.clear_interpretations();
         match self.function(&mut run, function, choices) {
             Ok(()) | Err(End::PathDone) => Outcome::Completed,
             Err(End::Out(o)) => o,

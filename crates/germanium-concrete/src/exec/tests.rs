@@ -261,3 +261,19 @@ fn reads_inside_instances_held_from_the_pre_state_see_one_content() {
         { var i: Int := unfolding P(x) in x.v; assert get(x) == i; unfold P(x); assert x.v == i }";
     assert_eq!(first_failure(same, "m"), None);
 }
+
+#[test]
+fn functions_without_a_body_take_values_their_postconditions_allow_and_keep_them() {
+    let src = "field f: Ref\n\
+        function fun01(x: Ref): Int\n  ensures 0 < result\n\
+        method holds(x: Ref) { var r: Int := fun01(x); assert fun01(x) >= 1; assert fun01(x) == r }\n\
+        method fails(x: Ref, y: Ref) { assert fun01(x) == fun01(y) }";
+    assert_eq!(first_failure(src, "holds"), None);
+    assert_eq!(first_failure(src, "fails"), Some((Check::Assert, 5)));
+    // A heap-dependent one is a function of the locations its precondition reads.
+    let framed = "field f: Int\n\
+        function get(x: Ref): Int\n  requires acc(x.f)\n\
+        method m(x: Ref) requires acc(x.f)\n\
+        { var r: Int := get(x); x.f := x.f; assert get(x) == r; x.f := x.f + 1; assert get(x) == r }";
+    assert_eq!(first_failure(framed, "m"), Some((Check::Assert, 5)));
+}

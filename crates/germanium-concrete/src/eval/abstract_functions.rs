@@ -1,0 +1,153 @@
+//! Functions without a body: each application's value is one the run chooses (see
+//! `exec::abstract_functions`), kept for the rest of the run so that equal applications
+//! are equal. An application is its function, its arguments and the values of the field
+//! locations its precondition reads (a heap-dependent function is a function of those).
+
+use std::collections::BTreeMap;
+
+use germanium_syntax::ast::{Expr, ExprKind};
+use num_rational::BigRational;
+use num_traits::One;
+
+use super::{unknown, Evaluator, Scope, State, R};
+use crate::heap::{Heap, ObjectId};
+use crate::value::Value;
+
+/// An application of a function without a body: name, arguments, the values its
+/// precondition's field locations have.
+pub type Application = (String, Vec<Value>, Vec<((ObjectId, String), Value)>);
+
+/// The values chosen for applications so far in a run.
+pub(crate) type Interpretations = BTreeMap<Application, Value>;
+
+impl Evaluator<'_> {
+    /// Forgets every chosen value (a run begins).
+    pub fn clear_interpretations(&self) {
+        self.interpretations.borrow_mut().clear();
+    }
+
+    /// Keeps `value` as the value of `application` for the rest of the run.
+    pub fn interpret(&self, application: Application, value: Value) {
+        self.interpretations
+            .borrow_mut()
+            .insert(application, value);
+    }
+
+    /// The application `name(args)` in `heap`, whose precondition took `taken`.
+    pub(crate) fn application(
+        &self,
+        name: &str,
+        args: &[Value],
+        taken: &Heap,
+    ) -> R<Application> {
+        if !taken.predicates.is_empty() {
+            return unknown(format!(
+                "`{name}` has no body and its precondition holds predicate instances"
+            ));
+        }
+        let mut reads = Vec::new();
+        for (o, f) in taken.perms.keys() {
+            match taken.value(*o, f) {
+                Some(v) => reads.push(((*o, f.clone()), v.clone())),
+                None => return unknown(format!("{o}.{f} has no value")),
+            }
+        }
+        Ok((name.to_string(), args.to_vec(), reads))
+    }
+
+    /// The chosen value of an application of a function without a body.
+    pub(crate) fn interpreted(&self, application: &Application) -> R<Value> {
+        match self.interpretations.borrow().get(application) {
+            Some(v) => Ok(v.clone()),
+            None => unknown(format!("`{}` has no body", application.0)),
+        }
+    }
+
+    /// The application `e` (of a function without a body) names in `state`, if its
+    /// arguments have values and its precondition holds there.
+    pub fn abstract_application(&self, state: &State, e: &Expr) -> R<Option<Application>> {
+        let ExprKind::Call(name, args) = &e.kind else {
+            return Ok(None);
+        };
+        let Some(function) = self.functions.get(name.name.as_str()).copied() else {
+            return Ok(None);
+        };
+        if function.body.is_some() {
+            return Ok(None);
+        }
+        let mut scope = self.scope(state);
+        let values = args
+            .iter()
+            .map(|a| self.value(&mut scope, state.heap, a))
+            .collect::<R<Vec<Value>>>()?;
+        let Some(left) = self.precondition_left(state.heap, &name.name, &values)? else {
+            return Ok(None);
+        };
+        Ok(Some(self.application(
+            &name.name,
+            &values,
+            &state.heap.taken_by(&left),
+        )?))
+    }
+
+    /// What is left of `heap` once the precondition of `name(args)` is taken; `None` where
+    /// it does not hold.
+    pub(crate) fn precondition_left(
+        &self,
+        heap: &Heap,
+        name: &str,
+        args: &[Value],
+    ) -> R<Option<Heap>> {
+        let Some(function) = self.functions.get(name).copied() else {
+            return unknown(format!("no function `{name}`"));
+        };
+        let mut inner = self.function_scope(name, args);
+        let mut left = heap.clone();
+        for pre in &function.contract.requires {
+            if !self.consume(&mut inner, heap, &mut left, pre, &BigRational::one())? {
+                return Ok(None);
+            }
+        }
+        Ok(Some(left))
+    }
+
+    /// Whether `value` as the result of `name(args)` in `heap` meets the function's
+    /// postconditions.
+    pub fn meets_postconditions(
+        &self,
+        heap: &Heap,
+        name: &str,
+        args: &[Value],
+        value: &Value,
+    ) -> R<bool> {
+        let Some(function) = self.functions.get(name).copied() else {
+            return unknown(format!("no function `{name}`"));
+        };
+        let mut inner = self.function_scope(name, args);
+        inner.result = Some(value.clone());
+        for post in &function.contract.ensures {
+            if !self.boolean(&mut inner, heap, post)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// A scope of `name`'s parameters bound to `args`.
+    fn function_scope(&self, name: &str, args: &[Value]) -> Scope<'static> {
+        static NO_LABELS: std::sync::OnceLock<std::collections::HashMap<String, &'static Heap>> =
+            std::sync::OnceLock::new();
+        let params = self
+            .sem
+            .functions
+            .get(name)
+            .map(|f| f.params.clone())
+            .unwrap_or_default();
+        Scope {
+            store: params.into_iter().zip(args.iter().cloned()).collect(),
+            old: None,
+            labels: NO_LABELS.get_or_init(Default::default),
+            result: None,
+        }
+    }
+}
