@@ -197,7 +197,7 @@ impl<'p> Machine<'p> {
         Machine {
             ev,
             sem: ev.sem,
-            ints: choose::integers(ev),
+            ints: ev.sample_integers().to_vec(),
             abstract_functions: ev.functions.values().any(|f| f.body.is_none()),
         }
     }

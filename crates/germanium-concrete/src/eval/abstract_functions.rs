@@ -28,18 +28,11 @@ impl Evaluator<'_> {
 
     /// Keeps `value` as the value of `application` for the rest of the run.
     pub fn interpret(&self, application: Application, value: Value) {
-        self.interpretations
-            .borrow_mut()
-            .insert(application, value);
+        self.interpretations.borrow_mut().insert(application, value);
     }
 
     /// The application `name(args)` in `heap`, whose precondition took `taken`.
-    pub(crate) fn application(
-        &self,
-        name: &str,
-        args: &[Value],
-        taken: &Heap,
-    ) -> R<Application> {
+    pub(crate) fn application(&self, name: &str, args: &[Value], taken: &Heap) -> R<Application> {
         if !taken.predicates.is_empty() {
             return unknown(format!(
                 "`{name}` has no body and its precondition holds predicate instances"

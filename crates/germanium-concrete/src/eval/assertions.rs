@@ -129,7 +129,11 @@ impl Evaluator<'_> {
                 kind: germanium_syntax::ast::QuantifierKind::Forall,
                 body,
                 ..
-            } => {
+            } if matches!(
+                self.sem.type_of(e.id),
+                Some(germanium_semantics::Type::Impure)
+            ) =>
+            {
                 for values in self.domain(scope, heap, e)? {
                     let held = self.with_bound(scope, e, &values, |ev, scope| {
                         ev.consume(scope, heap, left, body, factor)

@@ -86,6 +86,7 @@ pub struct Evaluator<'p> {
     total: Cell<u64>,
     /// The values a run chose for applications of functions without a body.
     interpretations: std::cell::RefCell<abstract_functions::Interpretations>,
+    sample_ints: std::cell::OnceCell<Vec<i64>>,
 }
 
 /// The variables, `old` and labels in scope while evaluating (the heap is passed along, as
@@ -125,6 +126,7 @@ impl<'p> Evaluator<'p> {
             steps: Cell::new(0),
             total: Cell::new(0),
             interpretations: Default::default(),
+            sample_ints: Default::default(),
         }
     }
 

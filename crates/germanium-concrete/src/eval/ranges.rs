@@ -3,6 +3,9 @@
 //! Int: between the bounds its guard gives, or the elements of a collection it is guarded
 //! to be in), else an unknown result.
 
+use std::collections::BTreeSet;
+
+use germanium_semantics::visit::{stmt_exprs, walk_expr, walk_stmts};
 use germanium_semantics::{Type, VarId};
 use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, QuantifierKind};
 use num_bigint::BigInt;
@@ -11,6 +14,57 @@ use num_traits::ToPrimitive;
 use super::{unknown, Evaluator, Scope, Stop, R};
 use crate::heap::{Heap, ObjectId};
 use crate::value::Value;
+
+/// Small integers, tried first, in this order.
+const INTS: [i64; 6] = [0, 1, -1, 2, -2, 3];
+/// At most this many integers from the program's literals are tried after them.
+const FROM_LITERALS: usize = 12;
+
+/// The integers a choice tries: the small ones, then each integer literal of the program
+/// and its two neighbours (a bound like `i < 5` or `x > -60` is met and missed), smallest
+/// first.
+fn integers(ev: &Evaluator) -> Vec<i64> {
+    let mut literals = BTreeSet::new();
+    let mut collect = |e: &Expr| {
+        walk_expr(e, &mut |sub| {
+            if let ExprKind::IntLit(digits) = &sub.kind {
+                if let Ok(c) = digits.parse::<i64>() {
+                    for v in [c.saturating_sub(1), c, c.saturating_add(1)] {
+                        literals.insert((v.unsigned_abs(), v < 0, v));
+                    }
+                }
+            }
+        })
+    };
+    let mut names: Vec<&&str> = ev.methods.keys().collect();
+    names.sort();
+    for name in names {
+        let m = ev.methods[*name];
+        m.contract.requires.iter().for_each(&mut collect);
+        m.contract.ensures.iter().for_each(&mut collect);
+        if let Some(body) = &m.body {
+            walk_stmts(body, &mut |s| {
+                stmt_exprs(s).into_iter().for_each(&mut collect)
+            });
+        }
+    }
+    for f in ev.functions.values() {
+        f.contract.requires.iter().for_each(&mut collect);
+        f.contract.ensures.iter().for_each(&mut collect);
+        f.body.iter().for_each(&mut collect);
+    }
+    let mut ints = INTS.to_vec();
+    let extra: Vec<i64> = literals
+        .into_iter()
+        .map(|(_, _, v)| v)
+        .filter(|v| !INTS.contains(v))
+        .take(FROM_LITERALS)
+        .collect();
+    ints.extend(extra);
+    ints
+}
+
+const UNBOUNDED: &str = "a quantifier over integers its guard does not bound";
 
 /// Combinations of values at most.
 const MAX_COMBINATIONS: usize = 1_000_000;
@@ -28,6 +82,12 @@ fn conjuncts(e: &Expr) -> Vec<&Expr> {
 }
 
 impl Evaluator<'_> {
+    /// The integers a run tries where one is open, in order, and those a quantifier whose
+    /// guard does not bound it is tried on (see `integers`).
+    pub(crate) fn sample_integers(&self) -> &[i64] {
+        self.sample_ints.get_or_init(|| integers(self))
+    }
+
     fn is_var(&self, e: &Expr, var: VarId) -> bool {
         matches!(e.kind, ExprKind::Ident(_))
             && self.sem.idents.get(e.id.0 as usize).copied().flatten() == Some(var)
@@ -109,12 +169,26 @@ impl Evaluator<'_> {
                 Ok((l..h).map(Value::int).collect())
             }
             (Some(_), Some(_)) => unknown("a quantifier over too many integers"),
-            _ => unknown("a quantifier over integers its guard does not bound"),
+            _ => unknown(UNBOUNDED),
         }
     }
 
     /// Every combination of values the variables of the quantifier `e` range over.
     pub(crate) fn domain(&self, scope: &mut Scope, heap: &Heap, e: &Expr) -> R<Vec<Vec<Value>>> {
+        match self.domain_or_sample(scope, heap, e)? {
+            (values, true) => Ok(values),
+            (_, false) => unknown(UNBOUNDED),
+        }
+    }
+
+    /// The combinations of values the variables of `e` range over, and whether they are all
+    /// of them: an integer its guard does not bound is sampled instead.
+    fn domain_or_sample(
+        &self,
+        scope: &mut Scope,
+        heap: &Heap,
+        e: &Expr,
+    ) -> R<(Vec<Vec<Value>>, bool)> {
         let ExprKind::Quantifier {
             kind, vars, body, ..
         } = &e.kind
@@ -127,6 +201,7 @@ impl Evaluator<'_> {
             _ => Vec::new(),
         };
         let mut combinations: Vec<Vec<Value>> = vec![Vec::new()];
+        let mut complete = true;
         for i in 0..vars.len() {
             let Some(var) = self.sem.binders.get(&(e.id, i)).copied() else {
                 return Err(Stop::Unknown(
@@ -142,7 +217,16 @@ impl Evaluator<'_> {
                         heap.objects + 1,
                     )))))
                     .collect(),
-                Type::Int => self.int_candidates(scope, heap, var, &guard)?,
+                Type::Int => match self.int_candidates(scope, heap, var, &guard) {
+                    Err(Stop::Unknown(why)) if why == UNBOUNDED => {
+                        complete = false;
+                        self.sample_integers()
+                            .iter()
+                            .map(|i| Value::int(*i))
+                            .collect()
+                    }
+                    other => other?,
+                },
                 other => return unknown(format!("a quantifier over {other:?}")),
             };
             if combinations.len().saturating_mul(candidates.len()) > MAX_COMBINATIONS {
@@ -159,10 +243,11 @@ impl Evaluator<'_> {
                 })
                 .collect();
         }
-        Ok(combinations)
+        Ok((combinations, complete))
     }
 
-    /// `forall` or `exists` as a value.
+    /// `forall` or `exists` as a value; over integers its guard does not bound, known only
+    /// where a sampled instance decides it (one false makes a `forall` false).
     pub(crate) fn quantifier(
         &self,
         scope: &mut Scope,
@@ -171,7 +256,8 @@ impl Evaluator<'_> {
         kind: QuantifierKind,
         body: &Expr,
     ) -> R<Value> {
-        for values in self.domain(scope, heap, e)? {
+        let (domain, complete) = self.domain_or_sample(scope, heap, e)?;
+        for values in domain {
             let holds =
                 self.with_bound(scope, e, &values, |ev, scope| ev.boolean(scope, heap, body))?;
             match kind {
@@ -179,6 +265,9 @@ impl Evaluator<'_> {
                 QuantifierKind::Exists if holds => return Ok(Value::Bool(true)),
                 _ => {}
             }
+        }
+        if !complete {
+            return unknown(UNBOUNDED);
         }
         Ok(Value::Bool(kind == QuantifierKind::Forall))
     }

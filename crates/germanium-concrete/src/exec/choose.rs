@@ -1,14 +1,9 @@
 //! The values a run tries where the semantics leaves one open: small integers first, then
 //! those near the program's literals; `null`, the objects there and a new one.
 
-use std::collections::BTreeSet;
-
-use germanium_semantics::visit::{stmt_exprs, walk_expr, walk_stmts};
 use germanium_semantics::Type;
-use germanium_syntax::ast::{Expr, ExprKind};
 
 use super::{out, Choices, Machine, Outcome, Run, X};
-use crate::eval::Evaluator;
 use crate::value::Value;
 
 /// A value to try: one given, or made of new objects (`None`: one reference; `Some((set,
@@ -16,55 +11,6 @@ use crate::value::Value;
 enum Candidate {
     Value(Value),
     New(Option<(bool, usize)>),
-}
-
-/// Small integers, tried first, in this order.
-const INTS: [i64; 6] = [0, 1, -1, 2, -2, 3];
-/// At most this many integers from the program's literals are tried after them.
-const FROM_LITERALS: usize = 12;
-
-/// The integers a choice tries: the small ones, then each integer literal of the program
-/// and its two neighbours (a bound like `i < 5` or `x > -60` is met and missed), smallest
-/// first.
-pub(super) fn integers(ev: &Evaluator) -> Vec<i64> {
-    let mut literals = BTreeSet::new();
-    let mut collect = |e: &Expr| {
-        walk_expr(e, &mut |sub| {
-            if let ExprKind::IntLit(digits) = &sub.kind {
-                if let Ok(c) = digits.parse::<i64>() {
-                    for v in [c.saturating_sub(1), c, c.saturating_add(1)] {
-                        literals.insert((v.unsigned_abs(), v < 0, v));
-                    }
-                }
-            }
-        })
-    };
-    let mut names: Vec<&&str> = ev.methods.keys().collect();
-    names.sort();
-    for name in names {
-        let m = ev.methods[*name];
-        m.contract.requires.iter().for_each(&mut collect);
-        m.contract.ensures.iter().for_each(&mut collect);
-        if let Some(body) = &m.body {
-            walk_stmts(body, &mut |s| {
-                stmt_exprs(s).into_iter().for_each(&mut collect)
-            });
-        }
-    }
-    for f in ev.functions.values() {
-        f.contract.requires.iter().for_each(&mut collect);
-        f.contract.ensures.iter().for_each(&mut collect);
-        f.body.iter().for_each(&mut collect);
-    }
-    let mut ints = INTS.to_vec();
-    let extra: Vec<i64> = literals
-        .into_iter()
-        .map(|(_, _, v)| v)
-        .filter(|v| !INTS.contains(v))
-        .take(FROM_LITERALS)
-        .collect();
-    ints.extend(extra);
-    ints
 }
 
 impl Machine<'_> {

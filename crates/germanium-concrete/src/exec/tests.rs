@@ -277,3 +277,24 @@ fn functions_without_a_body_take_values_their_postconditions_allow_and_keep_them
         { var r: Int := get(x); x.f := x.f; assert get(x) == r; x.f := x.f + 1; assert get(x) == r }";
     assert_eq!(first_failure(framed, "m"), Some((Check::Assert, 5)));
 }
+
+#[test]
+fn an_unbounded_quantifier_is_false_where_a_sampled_instance_is() {
+    let false_one = "method m() { assert forall n: Int :: n >= 1 ==> n < 5 }";
+    assert_eq!(first_failure(false_one, "m"), Some((Check::Assert, 1)));
+    // True on every sample, and true: never a failure (and not known either).
+    let (program, sem, _) = checked("method m() { assert forall n: Int :: n * n >= 0 }");
+    let ev = Evaluator::new(&program, &sem);
+    let machine = Machine::new(&ev);
+    let found = search(&machine, &|c| machine.run("m", c), 100, &|_| true);
+    assert!(
+        matches!(
+            found,
+            Found::None {
+                unknown: Some(_),
+                ..
+            }
+        ),
+        "{found:?}"
+    );
+}

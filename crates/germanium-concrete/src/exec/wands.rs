@@ -99,14 +99,24 @@ impl Machine<'_> {
             Err(other) => return Err(other),
         };
         let fixed = self.structure_fixed(lhs) && self.structure_fixed(rhs);
+        let plain = self.plain(lhs) && self.plain(rhs);
         let origin = if vacuous && fixed && script.is_none() {
             match self.separate_footprint(run, lhs, rhs, &mut counting)? {
-                Some(footprint) => run.heap.give_up(&footprint),
-                None => run.approximate(
-                    "a package no left-hand side is compatible with (its footprint is not known)",
-                ),
+                Some(footprint) => {
+                    run.heap.give_up(&footprint);
+                    if plain {
+                        WandOrigin::Packaged(Box::new(footprint))
+                    } else {
+                        WandOrigin::Opaque
+                    }
+                }
+                None => {
+                    run.approximate(
+                        "a package no left-hand side is compatible with (its footprint is not known)",
+                    );
+                    WandOrigin::Opaque
+                }
             }
-            WandOrigin::Opaque
         } else if vacuous || !fixed || !script.is_none_or(|b| self.script_fixed(b)) {
             run.approximate(if vacuous {
                 "a package no left-hand side is compatible with (its footprint is not unique)"
@@ -116,7 +126,6 @@ impl Machine<'_> {
             WandOrigin::Opaque
         } else {
             let footprint = run.heap.extract(&left);
-            let plain = self.plain(lhs) && self.plain(rhs);
             if plain && script.is_none_or(only_asserts) {
                 WandOrigin::Packaged(Box::new(footprint))
             } else {
