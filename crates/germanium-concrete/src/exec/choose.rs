@@ -13,6 +13,9 @@ enum Candidate {
     New(Option<(bool, usize)>),
 }
 
+/// New objects in one collection at most.
+const MAX_NEW_OBJECTS: usize = 12;
+
 impl Machine<'_> {
     /// A value of type `ty` the choices pick (a new object among the references).
     pub(super) fn choose(&self, run: &mut Run, ty: &Type, choices: &mut dyn Choices) -> X<Value> {
@@ -66,6 +69,13 @@ impl Machine<'_> {
                         .all_objects()
                         .map(|o| value(collect(vec![Value::Ref(Some(o))]))),
                 );
+                // Longer ones of new objects: 3, 4, and the program's small literals' sizes.
+                let longer = self
+                    .ints
+                    .iter()
+                    .filter_map(|n| usize::try_from(*n).ok())
+                    .filter(|n| (3..=MAX_NEW_OBJECTS).contains(n));
+                v.extend(longer.map(|n| Candidate::New(Some((set, n)))));
                 v
             }
             other => {
