@@ -136,6 +136,8 @@ struct Run {
     carried_instances: BTreeSet<(String, Vec<Value>)>,
     /// Whether the label reached now was reached by a jump back.
     jumped_back: bool,
+    /// While an `inhale` statement runs: its assertion not being well-defined fails it.
+    inhale_checked: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -464,7 +466,13 @@ impl<'p> Machine<'p> {
             StmtKind::Goto(label) => Err(End::Goto(label.name.clone())),
             StmtKind::Fold(e) => self.fold(run, e),
             StmtKind::Unfold(e) => self.unfold(run, e, choices),
-            StmtKind::Inhale(e) => self.inhale(run, e, choices, false),
+            StmtKind::Inhale(e) => {
+                // An `inhale` statement's assertion must be well-defined where it is.
+                run.inhale_checked = true;
+                let r = self.inhale(run, e, choices, false);
+                run.inhale_checked = false;
+                r
+            }
             StmtKind::Assume(e) => self.assume(run, e, choices),
             StmtKind::Exhale(e) => self.exhale(run, e, Check::Exhale, true),
             StmtKind::Assert(e) => self.exhale(run, e, Check::Assert, false),

@@ -28,7 +28,7 @@ fn checks_for(id: &str) -> &'static [Check] {
         "invariant.not.established" => &[Check::InvariantOnEntry],
         "invariant.not.preserved" => &[Check::InvariantPreserved],
         "package.failed" => &[Check::Package],
-        "function.not.wellformed" => &[Check::WellDefinedness],
+        "function.not.wellformed" | "inhale.failed" => &[Check::WellDefinedness],
         "apply.failed" => &[Check::Apply],
         "if.failed" | "while.failed" | "application.precondition" | "call.failed" => {
             &[Check::WellDefinedness]

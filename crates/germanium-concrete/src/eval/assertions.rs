@@ -250,8 +250,13 @@ impl Evaluator<'_> {
         let Location::Instance(name, args) = self.location(scope, heap, loc)? else {
             return unknown("`unfolding` of a field");
         };
-        let amount = self.amount(scope, heap, amount, &BigRational::one())?;
         let held = heap.instance(&name, &args);
+        // A wildcard unfolds some positive amount held: half of it.
+        let amount = if is_wildcard(amount) {
+            &held / BigRational::from_integer(2.into())
+        } else {
+            self.amount(scope, heap, amount, &BigRational::one())?
+        };
         if held < amount || amount <= BigRational::zero() {
             return undefined(
                 instance.span,
@@ -290,7 +295,12 @@ impl Evaluator<'_> {
             ExprKind::Acc(loc, amount) => {
                 let now = heap.clone();
                 let location = self.location(scope, &now, loc)?;
-                let amount = self.amount(scope, &now, amount.as_deref(), factor)?;
+                // A wildcard in a body held some positive amount: half of the instance's.
+                let amount = if is_wildcard(amount.as_deref()) {
+                    factor / BigRational::from_integer(2.into())
+                } else {
+                    self.amount(scope, &now, amount.as_deref(), factor)?
+                };
                 give(heap, location, amount)
             }
             ExprKind::Call(..) if matches!(self.sem.call(e.id), Some(CallTarget::Predicate(_))) => {

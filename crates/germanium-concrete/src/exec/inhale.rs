@@ -76,9 +76,9 @@ impl Machine<'_> {
         if missing_value(&r) && !run.pending.is_empty() {
             self.resolve_pending(run, choices)?;
             let r = f(self, run);
-            return self.evaluated(run, r, false);
+            return self.evaluated(run, r, run.inhale_checked);
         }
-        self.evaluated(run, r, false)
+        self.evaluated(run, r, run.inhale_checked)
     }
 
     /// An inhaled `a == b` whose one side is a pending variable or location and whose other

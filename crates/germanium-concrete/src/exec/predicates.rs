@@ -163,10 +163,21 @@ impl<'p> Machine<'p> {
         let Location::Instance(name, args) = self.evaluated(run, location, true)? else {
             return out(Outcome::Unknown("fold or unfold of no predicate".into()));
         };
-        let amount = self
-            .ev
-            .amount_in(&self.state(run), amount, &BigRational::one());
-        let amount = self.evaluated(run, amount, true)?;
+        let amount = if crate::eval::is_wildcard(amount) {
+            // Some positive amount held: half of it (a fold of a wildcard: half of one).
+            let held = run.heap.instance(&name, &args);
+            let whole = if held.is_zero() {
+                BigRational::one()
+            } else {
+                held
+            };
+            whole / BigRational::from_integer(2.into())
+        } else {
+            let amount = self
+                .ev
+                .amount_in(&self.state(run), amount, &BigRational::one());
+            self.evaluated(run, amount, true)?
+        };
         let Some(body) = self
             .ev
             .predicates
