@@ -236,6 +236,7 @@ impl<'p> Machine<'p> {
             self.interpret_abstract(run, &exprs, choices)?;
         }
         for pre in &method.contract.requires {
+            self.open_contents_for(run, &[pre], choices)?;
             self.inhale_times(run, pre, &BigRational::one(), choices, false)?;
         }
         self.resolve_pending(run, choices)?;

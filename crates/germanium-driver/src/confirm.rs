@@ -49,10 +49,15 @@ enum Member<'p> {
 }
 
 impl<'p> Member<'p> {
-    fn containing(program: &'p Program, span: Span) -> Option<Member<'p>> {
+    /// The member whose text `span` is in, and the member's span.
+    fn containing(program: &'p Program, span: Span) -> Option<(Member<'p>, Span)> {
         program.items.iter().find_map(|item| match &item.kind {
-            ItemKind::Method(m) if overlaps(item.span, span) => Some(Member::Method(m)),
-            ItemKind::Function(f) if overlaps(item.span, span) => Some(Member::Function(f)),
+            ItemKind::Method(m) if overlaps(item.span, span) => {
+                Some((Member::Method(m), item.span))
+            }
+            ItemKind::Function(f) if overlaps(item.span, span) => {
+                Some((Member::Function(f), item.span))
+            }
             _ => None,
         })
     }
@@ -106,8 +111,14 @@ pub(crate) fn confirm(program: &Program, sem: &Semantics, diagnostics: &mut [Dia
             Some(_) if checks.is_empty() => {
                 Confirmation::Undecided(format!("`{}` is not run concretely", d.id))
             }
-            Some(member) => {
-                let span = d.span;
+            Some((member, member_span)) => {
+                // A function that is not well-formed is reported at its declaration: any
+                // well-definedness failure in it is that failure.
+                let span = if d.id.starts_with("function.not.wellformed") {
+                    member_span
+                } else {
+                    d.span
+                };
                 let wanted = |f: &Failure| checks.contains(&f.check) && overlaps(f.span, span);
                 let name = member.name();
                 let run = |choices: &mut dyn germanium_concrete::Choices| match member {

@@ -268,7 +268,21 @@ impl<'p> Machine<'p> {
         s: &Stmt,
         choices: &mut dyn Choices,
     ) -> X<()> {
-        if run.fresh.is_empty() || !self.reads_inside_instances(s) {
+        if run.fresh.is_empty() {
+            return Ok(());
+        }
+        let exprs = self.statement_reads(s);
+        self.open_contents_for(run, &exprs, choices)
+    }
+
+    /// As `open_contents`, where `exprs` read inside instances.
+    pub(super) fn open_contents_for(
+        &self,
+        run: &mut Run,
+        exprs: &[&Expr],
+        choices: &mut dyn Choices,
+    ) -> X<()> {
+        if run.fresh.is_empty() || !self.reads_inside_instances(exprs) {
             return Ok(());
         }
         for _ in 0..CONTENT_LEVELS {
@@ -310,7 +324,11 @@ impl<'p> Machine<'p> {
         Ok(())
     }
 
-    fn reads_inside_instances(&self, s: &Stmt) -> bool {
+    /// The expressions `s` evaluates: its own and, for a call, the callee's contract.
+    fn statement_reads<'s>(&self, s: &'s Stmt) -> Vec<&'s Expr>
+    where
+        'p: 's,
+    {
         let mut exprs = germanium_semantics::visit::stmt_exprs(s);
         let callee = match &s.kind {
             StmtKind::Call(..) => self.sem.call(s.id),
@@ -323,6 +341,10 @@ impl<'p> Machine<'p> {
                 exprs.extend(method.contract.ensures.iter());
             }
         }
+        exprs
+    }
+
+    fn reads_inside_instances(&self, exprs: &[&Expr]) -> bool {
         let mut reads = false;
         for e in exprs {
             germanium_semantics::visit::walk_expr(e, &mut |sub| match &sub.kind {
