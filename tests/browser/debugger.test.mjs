@@ -88,7 +88,7 @@ test("jumping to the failed check shows it, its line and its counterexample heap
   assert.ok(variables.includes("head = o1") && variables.includes("n = o2"), variables.join(", "));
   // A run of the method confirmed it: the heap drawn is that run's, from the pre-state named.
   const status = await page.textContent("#counterexample-status");
-  assert.match(status, /^confirmed: a run of the method from .*o2\.val = 0.* fails the check$/);
+  assert.match(status, /^confirmed: a run from .*o2\.val = 0.* fails the check$/);
   // The symbolic heap graph of the same state: two objects, n's next points at head's.
   const symbolic = await page.$$eval("#heap-graph g.object", (gs) => gs.length);
   assert.equal(symbolic, 2);

@@ -62,7 +62,7 @@ pub struct Counterexample {
     pub confirmation: Confirmation,
 }
 
-/// What a run of the method on concrete values (`germanium-concrete`, a bounded search over
+/// What a run of the member on concrete values (`germanium-concrete`, a bounded search over
 /// its pre-states and the choices Viper's semantics leaves open) says of a failure.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Confirmation {
@@ -90,10 +90,10 @@ impl Counterexample {
         }
         let mut out = match &self.confirmation {
             Confirmation::Confirmed { .. } => String::from(
-                "confirmed counterexample (a run of the method from this pre-state fails the check):",
+                "confirmed counterexample (a run from this pre-state fails the check):",
             ),
             Confirmation::NoneWithinBound { runs, .. } => format!(
-                "candidate counterexample (no run of the method fails the check within the bound of \
+                "candidate counterexample (no run fails the check within the bound of \
                  {runs} runs: the failure may be the verifier's incompleteness; try a stronger \
                  invariant or precondition, unfolding what the check reads, or a larger --timeout):"
             ),
