@@ -138,6 +138,8 @@ struct Run {
     jumped_back: bool,
     /// While an `inhale` statement runs: its assertion not being well-defined fails it.
     inhale_checked: bool,
+    /// How deep the ADT value being chosen is.
+    adt_depth: usize,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

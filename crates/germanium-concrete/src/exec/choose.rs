@@ -13,12 +13,17 @@ enum Candidate {
     New(Option<(bool, usize)>),
 }
 
+/// ADT values nest this deep before only non-recursive constructors are tried.
+const ADT_DEPTH: usize = 2;
 /// New objects in one collection at most.
 const MAX_NEW_OBJECTS: usize = 12;
 
 impl Machine<'_> {
     /// A value of type `ty` the choices pick (a new object among the references).
     pub(super) fn choose(&self, run: &mut Run, ty: &Type, choices: &mut dyn Choices) -> X<Value> {
+        if let Type::Adt(name, type_args) = ty {
+            return self.choose_adt(run, name, type_args, choices);
+        }
         let value = |v: Value| Candidate::Value(v);
         let ints = |items: &[i64]| items.iter().map(|i| Value::int(*i)).collect::<Vec<_>>();
         let mut options: Vec<Candidate> = match ty {
@@ -101,5 +106,74 @@ impl Machine<'_> {
                 }
             }
         })
+    }
+
+    /// A value of an ADT: a constructor, then its arguments, nested at most a few deep
+    /// (deeper, only constructors that do not contain the ADT itself).
+    fn choose_adt(
+        &self,
+        run: &mut Run,
+        name: &str,
+        type_args: &[Type],
+        choices: &mut dyn Choices,
+    ) -> X<Value> {
+        let Some(info) = self.sem.adts.get(name) else {
+            return out(Outcome::Unknown(format!("no ADT `{name}`")));
+        };
+        let field_types = |c: &str| -> Vec<Type> {
+            let Some(ctor) = self.sem.constructors.get(c) else {
+                return Vec::new();
+            };
+            let lookup = |v: &str| {
+                info.type_params
+                    .iter()
+                    .position(|p| p == v)
+                    .and_then(|i| type_args.get(i).cloned())
+            };
+            ctor.fields
+                .iter()
+                .map(|(_, t)| t.subst_vars(&lookup))
+                .collect()
+        };
+        let recursive = |c: &str| field_types(c).iter().any(|t| mentions_adt(t, name));
+        let mut options: Vec<&String> = info.constructors.iter().collect();
+        if run.adt_depth >= ADT_DEPTH {
+            options.retain(|c| !recursive(c));
+        }
+        if options.is_empty() {
+            return out(Outcome::Unknown(format!(
+                "values of `{name}` nested deeper"
+            )));
+        }
+        let Some(i) = choices.pick(options.len()) else {
+            return out(Outcome::Exhausted);
+        };
+        let constructor = options[i].clone();
+        run.adt_depth += 1;
+        let mut args = Vec::new();
+        let mut result = Ok(());
+        for t in field_types(&constructor) {
+            match self.choose(run, &t, choices) {
+                Ok(v) => args.push(v),
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        run.adt_depth -= 1;
+        result?;
+        Ok(Value::Adt { constructor, args })
+    }
+}
+
+/// Whether `t` is or contains the ADT `name`.
+fn mentions_adt(t: &Type, name: &str) -> bool {
+    match t {
+        Type::Adt(n, args) => n == name || args.iter().any(|a| mentions_adt(a, name)),
+        Type::Seq(e) | Type::Set(e) | Type::Multiset(e) => mentions_adt(e, name),
+        Type::Map(k, v) => mentions_adt(k, name) || mentions_adt(v, name),
+        Type::Domain(_, args) => args.iter().any(|a| mentions_adt(a, name)),
+        _ => false,
     }
 }

@@ -298,3 +298,13 @@ fn an_unbounded_quantifier_is_false_where_a_sampled_instance_is() {
         "{found:?}"
     );
 }
+
+#[test]
+fn values_of_adts_are_built_from_their_constructors() {
+    let src = "adt List[T] { Nil() Cons(value: T, tail: List[T]) }\n\
+        method m(l: List[Int]) { assert l.isNil || l.value != 2 }";
+    assert_eq!(first_failure(src, "m"), Some((Check::Assert, 2)));
+    let fine = "adt List[T] { Nil() Cons(value: T, tail: List[T]) }\n\
+        method m(l: List[Int]) { assert l.isNil || l.isCons }";
+    assert_eq!(first_failure(fine, "m"), None);
+}
