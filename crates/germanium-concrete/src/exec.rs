@@ -206,6 +206,15 @@ impl<'p> Machine<'p> {
         }
     }
 
+    /// The type of the field `f`.
+    fn field_type(&self, f: &str) -> Type {
+        self.sem
+            .fields
+            .get(f)
+            .map(|i| i.ty.clone())
+            .unwrap_or(Type::Int)
+    }
+
     /// Evaluation steps made so far (deterministic, unlike time).
     pub fn steps(&self) -> u64 {
         self.ev.total_steps()
@@ -424,13 +433,7 @@ impl<'p> Machine<'p> {
                     NewFields::Fields(f) => f.iter().map(|i| i.name.clone()).collect(),
                 };
                 for f in names {
-                    let ty = self
-                        .sem
-                        .fields
-                        .get(&f)
-                        .map(|i| i.ty.clone())
-                        .unwrap_or(Type::Int);
-                    let v = self.choose(run, &ty, choices)?;
+                    let v = self.choose(run, &self.field_type(&f), choices)?;
                     run.heap.set(o, &f, v, BigRational::one());
                 }
                 self.assign(run, target, Value::Ref(Some(o)))

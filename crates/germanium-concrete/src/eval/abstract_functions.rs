@@ -127,7 +127,7 @@ impl Evaluator<'_> {
     }
 
     /// A scope of `name`'s parameters bound to `args`.
-    fn function_scope(&self, name: &str, args: &[Value]) -> Scope<'static> {
+    pub(crate) fn function_scope(&self, name: &str, args: &[Value]) -> Scope<'static> {
         static NO_LABELS: std::sync::OnceLock<std::collections::HashMap<String, &'static Heap>> =
             std::sync::OnceLock::new();
         let params = self

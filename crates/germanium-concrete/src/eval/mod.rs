@@ -140,6 +140,11 @@ impl<'p> Evaluator<'p> {
         }
     }
 
+    /// The body of the predicate `name`, unless it is abstract.
+    pub(crate) fn predicate_body(&self, name: &str) -> Option<&'p Expr> {
+        self.predicates.get(name).and_then(|p| p.body.as_ref())
+    }
+
     /// The value of the pure expression `e` in `state`.
     pub fn eval(&self, state: &State, e: &Expr) -> R<Value> {
         let mut scope = self.scope(state);
@@ -476,20 +481,8 @@ impl<'p> Evaluator<'p> {
         let Some(function) = self.functions.get(name).copied() else {
             return unknown(format!("no function `{name}`"));
         };
-        let params = self
-            .sem
-            .functions
-            .get(name)
-            .map(|f| f.params.clone())
-            .unwrap_or_default();
-        let labels = HashMap::new();
-        let values = args.clone();
-        let mut inner = Scope {
-            store: params.into_iter().zip(args).collect(),
-            old: None,
-            labels: &labels,
-            result: None,
-        };
+        let mut inner = self.function_scope(name, &args);
+        let values = args;
         let depth = self.depth.get();
         if depth >= MAX_DEPTH {
             return unknown(format!(

@@ -46,13 +46,7 @@ impl Machine<'_> {
         for p in std::mem::take(&mut run.pending) {
             match p {
                 Pending::Field(o, f) => {
-                    let ty = self
-                        .sem
-                        .fields
-                        .get(&f)
-                        .map(|i| i.ty.clone())
-                        .unwrap_or(Type::Int);
-                    let v = self.choose(run, &ty, choices)?;
+                    let v = self.choose(run, &self.field_type(&f), choices)?;
                     run.heap.fields.insert((o, f), v);
                 }
                 Pending::Var(var) => {
@@ -298,10 +292,7 @@ impl Machine<'_> {
     /// of a parameter that is `null` here (then no state holds the instance).
     fn holds_a_field_of_null(&self, predicate: &str, args: &[Value]) -> bool {
         let (Some(body), Some(info)) = (
-            self.ev
-                .predicates
-                .get(predicate)
-                .and_then(|p| p.body.as_ref()),
+            self.ev.predicate_body(predicate),
             self.sem.predicates.get(predicate),
         ) else {
             return false;

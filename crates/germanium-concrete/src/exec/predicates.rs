@@ -178,12 +178,7 @@ impl<'p> Machine<'p> {
                 .amount_in(&self.state(run), amount, &BigRational::one());
             self.evaluated(run, amount, true)?
         };
-        let Some(body) = self
-            .ev
-            .predicates
-            .get(name.as_str())
-            .and_then(|p| p.body.as_ref())
-        else {
+        let Some(body) = self.ev.predicate_body(&name) else {
             return out(Outcome::Unknown(format!("`{name}` is abstract")));
         };
         Ok((name, args, amount, body))
@@ -297,12 +292,7 @@ impl<'p> Machine<'p> {
             }
             for (name, args) in fresh {
                 run.fresh.remove(&(name.clone(), args.clone()));
-                let Some(body) = self
-                    .ev
-                    .predicates
-                    .get(name.as_str())
-                    .and_then(|p| p.body.as_ref())
-                else {
+                let Some(body) = self.ev.predicate_body(&name) else {
                     continue;
                 };
                 let amount = run.heap.instance(&name, &args);
