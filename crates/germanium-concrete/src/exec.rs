@@ -263,9 +263,7 @@ impl<'p> Machine<'p> {
             )));
         };
         self.block(run, body, choices)?;
-        for post in &method.contract.ensures {
-            self.exhale(run, post, Check::Postcondition, true)?;
-        }
+        self.exhale_all(run, &method.contract.ensures, Check::Postcondition, true)?;
         Ok(())
     }
 
@@ -463,9 +461,7 @@ impl<'p> Machine<'p> {
                 } else {
                     Check::InvariantOnEntry
                 };
-                for inv in invariants {
-                    self.exhale(run, inv, check, false)?;
-                }
+                self.exhale_all(run, invariants, check, false)?;
                 run.labels.insert(name.name.clone(), run.heap.clone());
                 Ok(())
             }
@@ -542,8 +538,17 @@ impl<'p> Machine<'p> {
     /// Exhales `e` conjunct by conjunct (the failing conjunct is the failure's place); an
     /// `assert` (`take` false) gives nothing up.
     fn exhale(&self, run: &mut Run, e: &Expr, check: Check, take: bool) -> X<()> {
+        self.exhale_all(run, std::slice::from_ref(e), check, take)
+    }
+
+    /// Exhales a list of assertions (a contract's clauses, a loop's invariants) as their
+    /// conjunction: every part is read in the state before, the failing conjunct is the
+    /// failure's place.
+    fn exhale_all(&self, run: &mut Run, es: &[Expr], check: Check, take: bool) -> X<()> {
         let mut parts = Vec::new();
-        conjuncts(e, &mut parts);
+        for e in es {
+            conjuncts(e, &mut parts);
+        }
         // Reads are made in the state before the exhale, as Viper's well-definedness.
         let before = run.heap.clone();
         let mut left = before.clone();

@@ -16,14 +16,21 @@ pub const MAX_RUNS: usize = 2_000;
 
 /// The checks a run may fail for a reported error id.
 fn checks_for(id: &str) -> &'static [Check] {
-    let error = id.split(':').next().unwrap_or(id);
+    let (error, reason) = id.split_once(':').unwrap_or((id, ""));
+    // A false assertion is the check's own failure; one of the assertion's well-definedness
+    // (a missing permission, a division by zero) has a reason of its own.
+    let own = reason == "assertion.false";
     match error {
+        "assert.failed" if own => &[Check::Assert],
         "assert.failed" => &[Check::Assert, Check::WellDefinedness],
+        "postcondition.violated" if own => &[Check::Postcondition],
         "postcondition.violated" => &[Check::Postcondition, Check::WellDefinedness],
         "call.precondition" => &[Check::CallPrecondition],
+        "exhale.failed" if own => &[Check::Exhale],
         "exhale.failed" => &[Check::Exhale, Check::WellDefinedness],
         "fold.failed" => &[Check::Fold],
         "unfold.failed" => &[Check::Unfold],
+        "assignment.failed" if own => &[Check::Assignment],
         "assignment.failed" => &[Check::Assignment, Check::WellDefinedness],
         "invariant.not.established" => &[Check::InvariantOnEntry],
         "invariant.not.preserved" => &[Check::InvariantPreserved],
@@ -119,7 +126,16 @@ pub(crate) fn confirm(program: &Program, sem: &Semantics, diagnostics: &mut [Dia
                 } else {
                     d.span
                 };
-                let wanted = |f: &Failure| checks.contains(&f.check) && overlaps(f.span, span);
+                // An `asserting` inside the check's expression fails it as its own assertion
+                // does (Viper reports the check with `assertion.false`).
+                let own = d.id.ends_with(":assertion.false");
+                let wanted = |f: &Failure| {
+                    let check = checks.contains(&f.check)
+                        || own
+                            && f.check == Check::WellDefinedness
+                            && f.reason == germanium_concrete::ASSERTING_FAILED;
+                    check && overlaps(f.span, span)
+                };
                 let name = member.name();
                 let run = |choices: &mut dyn germanium_concrete::Choices| match member {
                     Member::Method(_) => machine.run(name, choices),

@@ -22,6 +22,9 @@ use num_traits::{One, Zero};
 use crate::heap::Heap;
 use crate::value::Value;
 
+/// The reason of the well-definedness failure of an `asserting` whose assertion is false.
+pub const ASSERTING_FAILED: &str = "the asserted assertion does not hold";
+
 /// Why no value came out.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stop {
@@ -306,7 +309,7 @@ impl<'p> Evaluator<'p> {
             ExprKind::Asserting(assertion, body) => {
                 let mut left = heap.clone();
                 if !self.consume(scope, heap, &mut left, assertion, &BigRational::one())? {
-                    return undefined(assertion.span, "the asserted assertion does not hold");
+                    return undefined(assertion.span, ASSERTING_FAILED);
                 }
                 self.value(scope, heap, body)
             }

@@ -37,9 +37,12 @@ impl Machine<'_> {
         run.store = info.params.iter().copied().zip(values).collect();
         run.old = run.heap.clone();
         let outcome = (|| {
-            for pre in &callee.contract.requires {
-                self.exhale(run, pre, Check::CallPrecondition, true)?;
-            }
+            self.exhale_all(
+                run,
+                &callee.contract.requires,
+                Check::CallPrecondition,
+                true,
+            )?;
             for r in &info.returns {
                 run.pending.push(Pending::Var(*r));
             }
@@ -80,9 +83,7 @@ impl Machine<'_> {
         body: &Block,
         choices: &mut dyn Choices,
     ) -> X<()> {
-        for inv in invariants {
-            self.exhale(run, inv, Check::InvariantOnEntry, true)?;
-        }
+        self.exhale_all(run, invariants, Check::InvariantOnEntry, true)?;
         let mut assigned = Vec::new();
         assigned_vars(self.sem, body, &mut assigned);
         for var in assigned {
@@ -97,9 +98,7 @@ impl Machine<'_> {
         // The havocked values decide whether this run enters the body or leaves the loop.
         if self.boolean(run, cond)? {
             self.block(run, body, choices)?;
-            for inv in invariants {
-                self.exhale(run, inv, Check::InvariantPreserved, true)?;
-            }
+            self.exhale_all(run, invariants, Check::InvariantPreserved, true)?;
             return Err(End::PathDone);
         }
         Ok(())

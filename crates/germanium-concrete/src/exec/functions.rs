@@ -46,9 +46,7 @@ impl Machine<'_> {
         };
         let result = self.value(run, body)?;
         run.result = Some(result);
-        for post in &function.contract.ensures {
-            self.exhale(run, post, Check::Postcondition, false)?;
-        }
+        self.exhale_all(run, &function.contract.ensures, Check::Postcondition, false)?;
         Ok(())
     }
 }

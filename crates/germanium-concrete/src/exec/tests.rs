@@ -308,3 +308,21 @@ fn values_of_adts_are_built_from_their_constructors() {
         method m(l: List[Int]) { assert l.isNil || l.isCons }";
     assert_eq!(first_failure(fine, "m"), None);
 }
+
+#[test]
+fn a_list_of_clauses_is_exhaled_as_their_conjunction() {
+    // The second clause reads what the first gives up: still well-defined.
+    let holds = "field f: Int\n\
+        method m(x: Ref) requires acc(x.f) ensures acc(x.f) ensures x.f == 1 { x.f := 1 }";
+    assert_eq!(first_failure(holds, "m"), None);
+    let wrong = "field f: Int\n\
+        method m(x: Ref) requires acc(x.f) ensures acc(x.f) ensures x.f == 1 { x.f := 2 }";
+    assert_eq!(first_failure(wrong, "m"), Some((Check::Postcondition, 2)));
+    let invariant = "field f: Int\n\
+        method m(x: Ref, n: Int) requires acc(x.f) && x.f == 0 && n > 0\n\
+        {\n  var i: Int := 0\n  while (i < n)\n    invariant acc(x.f)\n    invariant i <= n\n    invariant x.f == i * n\n  { x.f := x.f + n; i := i + 2 }\n}";
+    assert_eq!(
+        first_failure(invariant, "m"),
+        Some((Check::InvariantPreserved, 7))
+    );
+}
