@@ -128,8 +128,6 @@ struct Run {
     /// statement where: from then on only a failure of the next statement that reads no
     /// heap is one of a real run.
     approximate: Option<(String, u64)>,
-    /// Whether the check failing now reads no heap.
-    failing_reads_no_heap: bool,
     /// While an applied wand's right-hand side is inhaled: the locations and instances its
     /// left-hand side gave, which keep their values.
     carried: BTreeSet<(crate::heap::ObjectId, String)>,
@@ -157,8 +155,6 @@ fn missing_value<T>(r: &Result<T, Stop>) -> bool {
 pub struct Machine<'p> {
     ev: &'p Evaluator<'p>,
     sem: &'p Semantics,
-    /// The integers a choice tries, in order (see `choose`).
-    ints: Vec<i64>,
     /// Whether the program has functions without a body (see `abstract_functions`).
     abstract_functions: bool,
 }
@@ -201,7 +197,6 @@ impl<'p> Machine<'p> {
         Machine {
             ev,
             sem: ev.sem,
-            ints: ev.sample_integers().to_vec(),
             abstract_functions: ev.functions.values().any(|f| f.body.is_none()),
         }
     }
@@ -225,9 +220,14 @@ impl<'p> Machine<'p> {
         let Some(method) = self.ev.methods.get(name).copied() else {
             return Outcome::Unknown(format!("no method `{name}`"));
         };
+        self.fresh_run(|run| self.method(run, method, choices))
+    }
+
+    /// A run from nothing (no values, no interpretations chosen) and how it ended.
+    fn fresh_run(&self, body: impl FnOnce(&mut Run) -> X<()>) -> Outcome {
         let mut run = Run::default();
         self.ev.clear_interpretations();
-        match self.method(&mut run, method, choices) {
+        match body(&mut run) {
             Ok(()) | Err(End::PathDone) => Outcome::Completed,
             Err(End::Out(o)) => o,
             Err(End::Goto(label)) => {
@@ -278,12 +278,23 @@ impl<'p> Machine<'p> {
     }
 
     fn fail<T>(&self, run: &Run, check: Check, span: Span, reason: impl Into<String>) -> X<T> {
+        self.report(run, self.failure(run, check, span, reason), false)
+    }
+
+    /// A failure's outcome: the run's, unless the state is no longer known exactly; then
+    /// only a failure of the next statement that reads no heap is one of a real run.
+    fn report<T>(&self, run: &Run, failure: Failure, reads_no_heap: bool) -> X<T> {
         if let Some((why, at)) = &run.approximate {
-            if !(run.statements == at + 1 && run.failing_reads_no_heap) {
+            if !(run.statements == at + 1 && reads_no_heap) {
                 return out(Outcome::Unknown(why.clone()));
             }
         }
-        out(Outcome::Failed(Box::new(Failure {
+        out(Outcome::Failed(Box::new(failure)))
+    }
+
+    /// The failure of `check` at `span`, in the run's state.
+    fn failure(&self, run: &Run, check: Check, span: Span, reason: impl Into<String>) -> Failure {
+        Failure {
             check,
             span,
             reason: reason.into(),
@@ -303,7 +314,7 @@ impl<'p> Machine<'p> {
             },
             applications: Vec::new(),
             result: run.result.clone(),
-        })))
+        }
     }
 
     /// The function applications in `e` that have values in the run's state (those under a
@@ -500,19 +511,15 @@ impl<'p> Machine<'p> {
     /// `x := v` or `e.f := v` (the whole permission needed).
     fn assign(&self, run: &mut Run, target: &Expr, v: Value) -> X<()> {
         match &target.kind {
-            ExprKind::Ident(_) => {
-                match self.sem.idents.get(target.id.0 as usize).copied().flatten() {
-                    Some(var) => {
-                        run.store.insert(var, v);
-                        Ok(())
-                    }
-                    None => out(Outcome::Unknown("an unresolved variable".into())),
+            ExprKind::Ident(_) => match self.sem.var_id(target.id) {
+                Some(var) => {
+                    run.store.insert(var, v);
+                    Ok(())
                 }
-            }
+                None => out(Outcome::Unknown("an unresolved variable".into())),
+            },
             ExprKind::FieldAccess(receiver, _) => {
-                let Some(Some(FieldTarget::Field(f))) =
-                    self.sem.field_accesses.get(target.id.0 as usize).cloned()
-                else {
+                let Some(FieldTarget::Field(f)) = self.sem.field_access(target.id).cloned() else {
                     return out(Outcome::Unknown("an assignment to no field".into()));
                 };
                 match self.value(run, receiver)? {
@@ -559,21 +566,9 @@ impl<'p> Machine<'p> {
             match self.evaluated(run, r, true)? {
                 Some(rest) => left = rest,
                 None => {
-                    let mut applications = Vec::new();
-                    self.applications(run, part, &mut applications);
-                    run.failing_reads_no_heap = self.ev.reads_no_heap(part, &[]);
-                    return match self.fail::<()>(
-                        run,
-                        check,
-                        part.span,
-                        "the assertion does not hold",
-                    ) {
-                        Err(End::Out(Outcome::Failed(mut f))) => {
-                            f.applications = applications;
-                            out(Outcome::Failed(f))
-                        }
-                        other => other,
-                    };
+                    let mut f = self.failure(run, check, part.span, "the assertion does not hold");
+                    self.applications(run, part, &mut f.applications);
+                    return self.report(run, f, self.ev.reads_no_heap(part, &[]));
                 }
             }
         }

@@ -213,8 +213,13 @@ impl Semantics {
             .and_then(Option::as_ref)
     }
 
+    /// The variable an identifier expression names.
+    pub fn var_id(&self, id: NodeId) -> Option<VarId> {
+        self.idents.get(id.0 as usize).copied().flatten()
+    }
+
     pub fn var_of(&self, id: NodeId) -> Option<&VarInfo> {
-        let v = self.idents.get(id.0 as usize).copied().flatten()?;
+        let v = self.var_id(id)?;
         self.vars.get(v.0 as usize)
     }
 

@@ -21,13 +21,7 @@ impl Evaluator<'_> {
     pub(crate) fn location(&self, scope: &mut Scope, heap: &Heap, loc: &Expr) -> R<Location> {
         match &loc.kind {
             ExprKind::FieldAccess(receiver, field) => {
-                match self
-                    .sem
-                    .field_accesses
-                    .get(loc.id.0 as usize)
-                    .cloned()
-                    .flatten()
-                {
+                match self.sem.field_access(loc.id).cloned() {
                     Some(FieldTarget::Field(f)) => {
                         Ok(Location::Field(self.value(scope, heap, receiver)?, f))
                     }
@@ -179,11 +173,8 @@ impl Evaluator<'_> {
         let [resource] = resources else {
             return unknown("`forperm` over several resources");
         };
-        let field = match (
-            &resource.kind,
-            self.sem.field_accesses.get(resource.id.0 as usize),
-        ) {
-            (ExprKind::FieldAccess(..), Some(Some(FieldTarget::Field(f)))) => f.clone(),
+        let field = match (&resource.kind, self.sem.field_access(resource.id)) {
+            (ExprKind::FieldAccess(..), Some(FieldTarget::Field(f))) => f.clone(),
             (ExprKind::Call(_, args), _) => {
                 return self.forperm_instances(scope, heap, e, resource, args, body)
             }
@@ -220,9 +211,7 @@ impl Evaluator<'_> {
             .map(|i| self.sem.binders.get(&(e.id, i)).copied())
             .collect();
         let in_order = args.iter().zip(&vars).all(|(a, v)| {
-            matches!(a.kind, ExprKind::Ident(_))
-                && v.is_some()
-                && self.sem.idents.get(a.id.0 as usize).copied().flatten() == *v
+            matches!(a.kind, ExprKind::Ident(_)) && v.is_some() && self.sem.var_id(a.id) == *v
         });
         if !in_order || self.sem.binders.contains_key(&(e.id, args.len())) {
             return unknown("`forperm` over instances whose arguments are not its variables");

@@ -244,7 +244,7 @@ impl<'p> Evaluator<'p> {
                 None => unknown("no value for `result`"),
             },
             ExprKind::Ident(name) => {
-                let var = self.sem.idents.get(e.id.0 as usize).copied().flatten();
+                let var = self.sem.var_id(e.id);
                 match var.and_then(|v| scope.store.get(&v)) {
                     Some(v) => Ok(v.clone()),
                     None => unknown(format!("no value for `{}`", name.name)),
@@ -263,12 +263,7 @@ impl<'p> Evaluator<'p> {
                 }
             }
             ExprKind::FieldAccess(receiver, field) => {
-                let target = self
-                    .sem
-                    .field_accesses
-                    .get(e.id.0 as usize)
-                    .cloned()
-                    .flatten();
+                let target = self.sem.field_access(e.id).cloned();
                 let v = self.value(scope, heap, receiver)?;
                 match target {
                     Some(FieldTarget::Field(f)) => read_field(heap, e.span, &v, &f),
@@ -484,8 +479,6 @@ impl<'p> Evaluator<'p> {
         let Some(function) = self.functions.get(name).copied() else {
             return unknown(format!("no function `{name}`"));
         };
-        let mut inner = self.function_scope(name, &args);
-        let values = args;
         let depth = self.depth.get();
         if depth >= MAX_DEPTH {
             return unknown(format!(
@@ -494,16 +487,13 @@ impl<'p> Evaluator<'p> {
         }
         self.depth.set(depth + 1);
         let outcome = (|| {
-            let mut left = heap.clone();
-            for pre in &function.contract.requires {
-                if !self.consume(&mut inner, heap, &mut left, pre, &BigRational::one())? {
-                    return undefined(span, format!("the precondition of `{name}` does not hold"));
-                }
-            }
+            let Some(left) = self.precondition_left(heap, name, &args)? else {
+                return undefined(span, format!("the precondition of `{name}` does not hold"));
+            };
             match &function.body {
-                Some(body) => self.value(&mut inner, heap, body),
+                Some(body) => self.value(&mut self.function_scope(name, &args), heap, body),
                 None => {
-                    let app = self.application(name, &values, &heap.taken_by(&left))?;
+                    let app = self.application(name, &args, &heap.taken_by(&left))?;
                     self.interpreted(&app)
                 }
             }

@@ -89,8 +89,7 @@ impl Evaluator<'_> {
     }
 
     fn is_var(&self, e: &Expr, var: VarId) -> bool {
-        matches!(e.kind, ExprKind::Ident(_))
-            && self.sem.idents.get(e.id.0 as usize).copied().flatten() == Some(var)
+        matches!(e.kind, ExprKind::Ident(_)) && self.sem.var_id(e.id) == Some(var)
     }
 
     /// An integer bound's value, where it does not need the quantifier's variables.

@@ -153,7 +153,7 @@ impl Evaluator<'_> {
     fn head(&self, e: &Expr, bound: &[VarId]) -> String {
         match &e.kind {
             ExprKind::Ident(name) => {
-                let var = self.sem.idents.get(e.id.0 as usize).copied().flatten();
+                let var = self.sem.var_id(e.id);
                 match var.and_then(|v| bound.iter().rposition(|b| *b == v)) {
                     Some(i) => format!("#{}", bound.len() - 1 - i),
                     None => name.name.clone(),
@@ -180,20 +180,14 @@ impl Evaluator<'_> {
     /// Whether `e` can be evaluated without the wand's states: it reads no heap (except
     /// through `old`, whose states are fixed) and no variable bound inside the wand.
     pub(crate) fn reads_no_heap(&self, e: &Expr, bound: &[VarId]) -> bool {
-        let mut independent = true;
+        let (mut heap_free, mut bound_free) = (true, true);
         germanium_semantics::visit::walk_expr(e, &mut |sub| match &sub.kind {
-            ExprKind::Ident(_) => {
-                let var = self.sem.idents.get(sub.id.0 as usize).copied().flatten();
-                if var.is_some_and(|v| bound.contains(&v)) {
-                    independent = false;
-                }
+            ExprKind::Ident(_) if self.sem.var_id(sub.id).is_some_and(|v| bound.contains(&v)) => {
+                bound_free = false
             }
             ExprKind::FieldAccess(..) => {
-                if matches!(
-                    self.sem.field_accesses.get(sub.id.0 as usize),
-                    Some(Some(FieldTarget::Field(_)))
-                ) {
-                    independent = false;
+                if matches!(self.sem.field_access(sub.id), Some(FieldTarget::Field(_))) {
+                    heap_free = false;
                 }
             }
             ExprKind::Call(..) => {
@@ -201,7 +195,7 @@ impl Evaluator<'_> {
                     self.sem.call(sub.id),
                     Some(CallTarget::Function(_) | CallTarget::Predicate(_))
                 ) {
-                    independent = false;
+                    heap_free = false;
                 }
             }
             ExprKind::Acc(..)
@@ -214,24 +208,11 @@ impl Evaluator<'_> {
             | ExprKind::InhaleExhale(..)
             | ExprKind::Wildcard
             | ExprKind::Epsilon
-            | ExprKind::ReadPerm(_) => independent = false,
+            | ExprKind::ReadPerm(_) => heap_free = false,
             _ => {}
         });
         // `old(e)` reads a fixed state: it is a hole however it reads it.
-        independent || matches!(e.kind, ExprKind::Old(..)) && self.binds_none(e, bound)
-    }
-
-    fn binds_none(&self, e: &Expr, bound: &[VarId]) -> bool {
-        let mut none = true;
-        germanium_semantics::visit::walk_expr(e, &mut |sub| {
-            if let ExprKind::Ident(_) = sub.kind {
-                let var = self.sem.idents.get(sub.id.0 as usize).copied().flatten();
-                if var.is_some_and(|v| bound.contains(&v)) {
-                    none = false;
-                }
-            }
-        });
-        none
+        bound_free && (heap_free || matches!(e.kind, ExprKind::Old(..)))
     }
 }
 

@@ -111,13 +111,13 @@ fn assigned_vars(sem: &Semantics, block: &Block, into: &mut Vec<VarId>) {
         match &s.kind {
             StmtKind::Assign(targets, _) => {
                 for t in targets {
-                    if let Some(v) = sem.idents.get(t.id.0 as usize).copied().flatten() {
+                    if let Some(v) = sem.var_id(t.id) {
                         into.push(v);
                     }
                 }
             }
             StmtKind::New(t, _) => {
-                if let Some(v) = sem.idents.get(t.id.0 as usize).copied().flatten() {
+                if let Some(v) = sem.var_id(t.id) {
                     into.push(v);
                 }
             }

@@ -27,7 +27,12 @@ impl Machine<'_> {
         let value = |v: Value| Candidate::Value(v);
         let ints = |items: &[i64]| items.iter().map(|i| Value::int(*i)).collect::<Vec<_>>();
         let mut options: Vec<Candidate> = match ty {
-            Type::Int => self.ints.iter().map(|i| value(Value::int(*i))).collect(),
+            Type::Int => self
+                .ev
+                .sample_integers()
+                .iter()
+                .map(|i| value(Value::int(*i)))
+                .collect(),
             Type::Bool => vec![value(Value::Bool(false)), value(Value::Bool(true))],
             Type::Perm => vec![
                 value(Value::none()),
@@ -76,7 +81,8 @@ impl Machine<'_> {
                 );
                 // Longer ones of new objects: 3, 4, and the program's small literals' sizes.
                 let longer = self
-                    .ints
+                    .ev
+                    .sample_integers()
                     .iter()
                     .filter_map(|n| usize::try_from(*n).ok())
                     .filter(|n| (3..=MAX_NEW_OBJECTS).contains(n));

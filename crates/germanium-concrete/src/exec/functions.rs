@@ -10,7 +10,7 @@ use germanium_syntax::ast::Function;
 use num_rational::BigRational;
 use num_traits::One;
 
-use super::{out, Check, Choices, End, Machine, Outcome, Run, X};
+use super::{out, Check, Choices, Machine, Outcome, Run, X};
 
 impl Machine<'_> {
     /// Checks the function `name` on a pre-state the choices make.
@@ -18,13 +18,7 @@ impl Machine<'_> {
         let Some(function) = self.ev.functions.get(name).copied() else {
             return Outcome::Unknown(format!("no function `{name}`"));
         };
-        let mut run = Run::default();
-        self.ev.clear_interpretations();
-        match self.function(&mut run, function, choices) {
-            Ok(()) | Err(End::PathDone) => Outcome::Completed,
-            Err(End::Out(o)) => o,
-            Err(End::Goto(label)) => Outcome::Unknown(format!("a jump to `{label}`")),
-        }
+        self.fresh_run(|run| self.function(run, function, choices))
     }
 
     fn function(&self, run: &mut Run, function: &Function, choices: &mut dyn Choices) -> X<()> {

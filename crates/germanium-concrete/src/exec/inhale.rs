@@ -92,11 +92,7 @@ impl Machine<'_> {
                     .map(Pending::Var),
                 ExprKind::FieldAccess(receiver, _) => {
                     match (
-                        self.sem
-                            .field_accesses
-                            .get(target.id.0 as usize)
-                            .cloned()
-                            .flatten(),
+                        self.sem.field_access(target.id).cloned(),
                         self.ev.eval(&self.state(run), receiver),
                     ) {
                         (Some(FieldTarget::Field(f)), Ok(Value::Ref(Some(o)))) => {

@@ -51,14 +51,12 @@ impl<'p> Machine<'p> {
             .map_while(|i| self.sem.binders.get(&(quantifier.id, i)).copied())
             .collect();
         let (args, field): (Vec<&Expr>, Option<String>) = match &resource.kind {
-            ExprKind::FieldAccess(receiver, _) => {
-                match self.sem.field_accesses.get(resource.id.0 as usize) {
-                    Some(Some(germanium_semantics::FieldTarget::Field(f))) => {
-                        (vec![receiver], Some(f.clone()))
-                    }
-                    _ => return out(Outcome::Unknown("a quasihavocall of no field".into())),
+            ExprKind::FieldAccess(receiver, _) => match self.sem.field_access(resource.id) {
+                Some(germanium_semantics::FieldTarget::Field(f)) => {
+                    (vec![receiver], Some(f.clone()))
                 }
-            }
+                _ => return out(Outcome::Unknown("a quasihavocall of no field".into())),
+            },
             ExprKind::Call(_, args) => (args.iter().collect(), None),
             _ => {
                 return out(Outcome::Unknown(
@@ -94,7 +92,7 @@ impl<'p> Machine<'p> {
             let mut matches = true;
             for (arg, v) in args.iter().zip(&values) {
                 let var = match &arg.kind {
-                    ExprKind::Ident(_) => self.sem.idents.get(arg.id.0 as usize).copied().flatten(),
+                    ExprKind::Ident(_) => self.sem.var_id(arg.id),
                     _ => None,
                 };
                 match var.filter(|v| vars.contains(v)) {
