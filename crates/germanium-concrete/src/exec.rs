@@ -69,6 +69,8 @@ pub struct Failure {
     pub applications: Vec<(String, Vec<Value>, Value)>,
     /// A function's result, where its postcondition fails.
     pub result: Option<Value>,
+    /// The model of the program's domains the run chose (none without domains).
+    pub domains: crate::eval::DomainModel,
 }
 
 /// How a run ended.
@@ -220,15 +222,42 @@ impl<'p> Machine<'p> {
         let Some(method) = self.ev.methods.get(name).copied() else {
             return Outcome::Unknown(format!("no method `{name}`"));
         };
-        self.fresh_run(|run| self.method(run, method, choices))
+        self.fresh_run(choices, |run, choices| self.method(run, method, choices))
     }
 
-    /// A run from nothing (no values, no interpretations chosen) and how it ended.
-    fn fresh_run(&self, body: impl FnOnce(&mut Run) -> X<()>) -> Outcome {
+    /// Chooses values for the applications of functions without a body and of domain
+    /// functions `exprs` make (before a statement, or a precondition is inhaled).
+    fn interpret(&self, run: &mut Run, exprs: &[&Expr], choices: &mut dyn Choices) -> X<()> {
+        if self.models_domains() {
+            self.interpret_domains(run, exprs, choices)?;
+        }
+        if self.abstract_functions {
+            self.interpret_abstract(run, exprs, choices)?;
+        }
+        Ok(())
+    }
+
+    /// A run from nothing (no values, no interpretations chosen) and how it ended; a
+    /// failure counts only where the domain model it chose meets the axioms.
+    fn fresh_run(
+        &self,
+        choices: &mut dyn Choices,
+        body: impl FnOnce(&mut Run, &mut dyn Choices) -> X<()>,
+    ) -> Outcome {
         let mut run = Run::default();
         self.ev.clear_interpretations();
-        match body(&mut run) {
+        match body(&mut run, choices) {
             Ok(()) | Err(End::PathDone) => Outcome::Completed,
+            Err(End::Out(Outcome::Failed(mut failure))) if self.models_domains() => {
+                match self.check_model(&mut run, choices) {
+                    Ok(()) => {
+                        failure.domains = self.ev.domain_model();
+                        Outcome::Failed(failure)
+                    }
+                    Err(End::Out(o)) => o,
+                    Err(_) => Outcome::Unknown("the domain model's check ended early".into()),
+                }
+            }
             Err(End::Out(o)) => o,
             Err(End::Goto(label)) => {
                 Outcome::Unknown(format!("a jump to `{label}` in no block around it"))
@@ -242,10 +271,8 @@ impl<'p> Machine<'p> {
             let v = self.choose(run, &self.sem.var(*p).ty.clone(), choices)?;
             run.store.insert(*p, v);
         }
-        if self.abstract_functions {
-            let exprs: Vec<&Expr> = method.contract.requires.iter().collect();
-            self.interpret_abstract(run, &exprs, choices)?;
-        }
+        let exprs: Vec<&Expr> = method.contract.requires.iter().collect();
+        self.interpret(run, &exprs, choices)?;
         for pre in &method.contract.requires {
             self.open_contents_for(run, &[pre], choices)?;
             self.inhale_times(run, pre, &BigRational::one(), choices, false)?;
@@ -314,6 +341,7 @@ impl<'p> Machine<'p> {
             },
             applications: Vec::new(),
             result: run.result.clone(),
+            domains: Default::default(),
         }
     }
 
@@ -401,10 +429,7 @@ impl<'p> Machine<'p> {
         self.step(run)?;
         run.statements += 1;
         self.open_contents(run, s, choices)?;
-        if self.abstract_functions {
-            let exprs = germanium_semantics::visit::stmt_exprs(s);
-            self.interpret_abstract(run, &exprs, choices)?;
-        }
+        self.interpret(run, &germanium_semantics::visit::stmt_exprs(s), choices)?;
         match &s.kind {
             StmtKind::VarDecl(decls, init) => {
                 for i in 0..decls.len() {
@@ -592,6 +617,7 @@ fn conjuncts<'e>(e: &'e Expr, into: &mut Vec<&'e Expr>) {
 mod abstract_functions;
 mod calls;
 mod choose;
+mod domains;
 mod functions;
 mod inhale;
 mod predicates;

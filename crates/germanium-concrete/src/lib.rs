@@ -21,7 +21,7 @@ mod search;
 mod testing;
 mod value;
 
-pub use eval::{Evaluator, State, Stop, ASSERTING_FAILED};
+pub use eval::{DomainModel, Evaluator, State, Stop, Table, ASSERTING_FAILED};
 pub use exec::{Check, Choices, Failure, Machine, Outcome};
 pub use heap::{Heap, ObjectId};
 pub use num_rational::BigRational;

@@ -252,6 +252,25 @@ fn show_run(
             )
         })
         .collect();
+    // The domain model the run chose: the applications it made, then each function's value
+    // for every other application (`_`).
+    for (name, table) in &f.domains.tables {
+        for (args, result) in &table.entries {
+            c.functions.push((
+                name.clone(),
+                args.iter().map(|a| a.to_string()).collect(),
+                result.to_string(),
+            ));
+        }
+        let nullary = sem
+            .domain_functions
+            .get(&table.function)
+            .is_some_and(|d| d.params.is_empty());
+        if !nullary {
+            c.functions
+                .push((name.clone(), vec!["_".into()], table.default.to_string()));
+        }
+    }
     c.predicates = f
         .heap
         .predicates

@@ -24,6 +24,7 @@ impl Evaluator<'_> {
     /// Forgets every chosen value (a run begins).
     pub fn clear_interpretations(&self) {
         self.interpretations.borrow_mut().clear();
+        *self.model.borrow_mut() = Default::default();
     }
 
     /// Keeps `value` as the value of `application` for the rest of the run.

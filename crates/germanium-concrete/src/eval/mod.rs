@@ -2,18 +2,23 @@
 
 mod abstract_functions;
 mod assertions;
+mod domains;
 mod operators;
 mod ranges;
 mod wands;
 
 pub(crate) use assertions::{is_wildcard, Location};
+pub(crate) use domains::instance_name;
+pub use domains::{DomainModel, Table};
 pub(crate) use wands::LHS_LABEL;
 
 use std::cell::Cell;
 use std::collections::HashMap;
 
 use germanium_semantics::{CallTarget, FieldTarget, Semantics, VarId};
-use germanium_syntax::ast::{Expr, ExprKind, Function, ItemKind, Method, Predicate, Program};
+use germanium_syntax::ast::{
+    Domain, Expr, ExprKind, Function, ItemKind, Method, Predicate, Program,
+};
 use germanium_syntax::Span;
 use num_bigint::BigInt;
 use num_rational::BigRational;
@@ -83,12 +88,17 @@ pub struct Evaluator<'p> {
     pub(crate) functions: HashMap<&'p str, &'p Function>,
     pub(crate) predicates: HashMap<&'p str, &'p Predicate>,
     pub(crate) methods: HashMap<&'p str, &'p Method>,
+    pub(crate) domains: HashMap<&'p str, &'p Domain>,
     depth: Cell<u32>,
     steps: Cell<u64>,
     /// Every step since the evaluator was made (a search's budget).
     total: Cell<u64>,
     /// The values a run chose for applications of functions without a body.
     interpretations: std::cell::RefCell<abstract_functions::Interpretations>,
+    /// The values a run chose for the program's domains.
+    model: std::cell::RefCell<DomainModel>,
+    /// While an axiom is checked: its instance and the integers the model mentions.
+    axiom: std::cell::RefCell<Option<domains::AxiomContext>>,
     sample_ints: std::cell::OnceCell<Vec<i64>>,
 }
 
@@ -125,10 +135,13 @@ impl<'p> Evaluator<'p> {
             functions,
             predicates,
             methods,
+            domains: domains::domains_of(program),
             depth: Cell::new(0),
             steps: Cell::new(0),
             total: Cell::new(0),
             interpretations: Default::default(),
+            model: Default::default(),
+            axiom: Default::default(),
             sample_ints: Default::default(),
         }
     }
@@ -467,9 +480,11 @@ impl<'p> Evaluator<'p> {
             Some(CallTarget::Predicate(p)) => Ok(Value::Bool(
                 heap.instance(&p, &values) >= BigRational::one(),
             )),
-            Some(CallTarget::DomainFunction { function, .. }) => unknown(format!(
-                "the domain function `{function}` has no concrete interpretation"
-            )),
+            Some(CallTarget::DomainFunction {
+                function,
+                type_args,
+                ..
+            }) => self.domain_application(&function, &type_args, values),
             Some(CallTarget::Method(_)) | None => unknown(format!("`{name}` is no function")),
         }
     }

@@ -207,7 +207,22 @@ impl Evaluator<'_> {
                     "a bound variable without its declaration".into(),
                 ));
             };
-            let candidates = match &self.sem.var(var).ty {
+            let ty = self.concrete_type(&self.sem.var(var).ty);
+            let int_vars = (0..vars.len())
+                .filter(|j| {
+                    self.sem
+                        .binders
+                        .get(&(e.id, *j))
+                        .is_some_and(|v| self.sem.var(*v).ty == Type::Int)
+                })
+                .count();
+            let symmetric = match ty {
+                Type::Int => self.symmetric_integers(scope, var, body, int_vars),
+                _ => None,
+            };
+            let candidates = match &ty {
+                _ if symmetric.is_some() => symmetric.unwrap_or_default(),
+                Type::Domain(..) if self.modelled_domain(&ty) => self.domain_values(&ty)?,
                 Type::Bool => vec![Value::Bool(false), Value::Bool(true)],
                 Type::Ref => std::iter::once(Value::null())
                     .chain(heap.all_objects().map(|o| Value::Ref(Some(o))))

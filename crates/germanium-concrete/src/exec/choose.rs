@@ -24,6 +24,9 @@ impl Machine<'_> {
         if let Type::Adt(name, type_args) = ty {
             return self.choose_adt(run, name, type_args, choices);
         }
+        if self.ev.modelled_domain(ty) {
+            return self.choose_domain_value(ty, choices);
+        }
         let value = |v: Value| Candidate::Value(v);
         let ints = |items: &[i64]| items.iter().map(|i| Value::int(*i)).collect::<Vec<_>>();
         let mut options: Vec<Candidate> = match ty {

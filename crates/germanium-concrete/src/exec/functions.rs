@@ -18,7 +18,9 @@ impl Machine<'_> {
         let Some(function) = self.ev.functions.get(name).copied() else {
             return Outcome::Unknown(format!("no function `{name}`"));
         };
-        self.fresh_run(|run| self.function(run, function, choices))
+        self.fresh_run(choices, |run, choices| {
+            self.function(run, function, choices)
+        })
     }
 
     fn function(&self, run: &mut Run, function: &Function, choices: &mut dyn Choices) -> X<()> {
@@ -30,6 +32,14 @@ impl Machine<'_> {
             let v = self.choose(run, &self.sem.var(*p).ty.clone(), choices)?;
             run.store.insert(*p, v);
         }
+        let exprs: Vec<&germanium_syntax::ast::Expr> = function
+            .contract
+            .requires
+            .iter()
+            .chain(&function.contract.ensures)
+            .chain(&function.body)
+            .collect();
+        self.interpret(run, &exprs, choices)?;
         for pre in &function.contract.requires {
             self.inhale_times(run, pre, &BigRational::one(), choices, false)?;
         }

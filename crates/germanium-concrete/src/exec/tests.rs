@@ -326,3 +326,39 @@ fn a_list_of_clauses_is_exhaled_as_their_conjunction() {
         Some((Check::InvariantPreserved, 7))
     );
 }
+
+#[test]
+fn domain_functions_take_values_only_where_the_axioms_allow_them() {
+    let bounded =
+        "domain F {\n  function f(i: Int): Int\n  axiom { forall i: Int :: f(i) >= 0 }\n}\n";
+    // f(k) = -1 fails the first assertion, but no model of the axiom has it.
+    let valid = format!("{bounded}method m(k: Int) {{ assert f(k) >= 0 && f(k + 1) >= 0 }}");
+    assert_eq!(first_failure(&valid, "m"), None);
+    let wrong = format!("{bounded}method m(k: Int) {{ assert f(k) >= 1 }}");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 5)));
+    // A variable the axiom compares is not sampled: no model is claimed.
+    let guarded = "domain G {\n  function g(i: Int): Int\n  axiom { forall i: Int :: i > 0 ==> g(i) > 0 }\n}\n\
+                   method m(k: Int) { assert k <= 0 || g(k) > 0 }";
+    assert_eq!(first_failure(guarded, "m"), None);
+}
+
+#[test]
+fn domain_values_unique_functions_and_generic_instances() {
+    let values = "domain D {\n  function g(d: D): Int\n  axiom { forall d: D :: g(d) == 1 }\n}\n";
+    let valid = format!("{values}method m(x: D, y: D) {{ assert g(x) == g(y) }}");
+    assert_eq!(first_failure(&valid, "m"), None);
+    let wrong = format!("{values}method m(x: D, y: D) {{ assert x == y }}");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 5)));
+    let unique =
+        "domain T {\n  unique function a(): T\n  unique function b(): T\n  function c(): T\n}\n";
+    let valid = format!("{unique}method m() {{ assert a() != b() }}");
+    assert_eq!(first_failure(&valid, "m"), None);
+    let wrong = format!("{unique}method m() {{ assert c() != a() }}");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 6)));
+    let option = "domain Option[T] {\n  function discr(o: Option[T]): Int\n  function none_of(): Option[T]\n  \
+                  axiom { forall o: Option[T] :: discr(o) >= 0 && discr(none_of()) == 0 }\n}\n";
+    let valid = format!("{option}method m() {{ assert discr((none_of(): Option[Perm])) == 0 }}");
+    assert_eq!(first_failure(&valid, "m"), None);
+    let wrong = format!("{option}method m(o: Option[Bool]) {{ assert discr(o) == 0 }}");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 6)));
+}
