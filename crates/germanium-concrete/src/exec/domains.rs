@@ -43,6 +43,9 @@ impl Machine<'_> {
         for (function, type_args) in &reachable {
             self.ensure_table(run, function, type_args, choices)?;
         }
+        for ty in self.quantified_domains(exprs) {
+            self.ensure_domain_size(&ty, choices)?;
+        }
         for _ in 0..ROUNDS {
             let mut chosen = false;
             // Inner applications first: an outer one's arguments read their values.
@@ -107,6 +110,27 @@ impl Machine<'_> {
             self.reachable_calls(e, &mut visited, &mut reachable);
         }
         (direct, reachable)
+    }
+
+    /// The domain type instances quantifiers in `exprs` range over.
+    fn quantified_domains(&self, exprs: &[&Expr]) -> Vec<Type> {
+        let mut types = Vec::new();
+        for e in exprs {
+            walk_expr(e, &mut |sub| {
+                if let ExprKind::Quantifier { vars, .. } = &sub.kind {
+                    for i in 0..vars.len() {
+                        let Some(v) = self.sem.binders.get(&(sub.id, i)) else {
+                            continue;
+                        };
+                        let ty = &self.sem.var(*v).ty;
+                        if self.ev.modelled_domain(ty) && !types.contains(ty) {
+                            types.push(ty.clone());
+                        }
+                    }
+                }
+            });
+        }
+        types
     }
 
     /// Adds the domain function instances `e` applies, itself or through the functions and

@@ -278,22 +278,21 @@ impl<'p> Machine<'p> {
         if run.fresh.is_empty() || !self.reads_inside_instances(exprs) {
             return Ok(());
         }
+        // Instances to open, with the amount held of each: first those held, then those
+        // inside the ones opened (folded there, so held by no one directly).
+        let mut frontier: Vec<((String, Vec<Value>), BigRational)> = run
+            .fresh
+            .iter()
+            .map(|i| (i.clone(), run.heap.instance(&i.0, &i.1)))
+            .filter(|(_, amount)| *amount > BigRational::zero())
+            .collect();
         for _ in 0..CONTENT_LEVELS {
-            let fresh: Vec<(String, Vec<Value>)> = run
-                .fresh
-                .iter()
-                .filter(|(p, args)| run.heap.instance(p, args) > BigRational::zero())
-                .cloned()
-                .collect();
-            if fresh.is_empty() {
-                break;
-            }
-            for (name, args) in fresh {
+            let mut inner = Vec::new();
+            for ((name, args), amount) in std::mem::take(&mut frontier) {
                 run.fresh.remove(&(name.clone(), args.clone()));
                 let Some(body) = self.ev.predicate_body(&name) else {
                     continue;
                 };
-                let amount = run.heap.instance(&name, &args);
                 let (perms, predicates, wands) = (
                     run.heap.perms.clone(),
                     run.heap.predicates.clone(),
@@ -304,10 +303,20 @@ impl<'p> Machine<'p> {
                 self.unbind(run, saved);
                 r?;
                 self.resolve_pending(run, choices)?;
+                for (instance, now) in &run.heap.predicates {
+                    let before = predicates.get(instance).cloned().unwrap_or_default();
+                    if *now > before && run.fresh.contains(instance) {
+                        inner.push((instance.clone(), now - before));
+                    }
+                }
                 run.heap.perms = perms;
                 run.heap.predicates = predicates;
                 run.heap.wands = wands;
             }
+            if inner.is_empty() {
+                break;
+            }
+            frontier = inner;
         }
         Ok(())
     }
