@@ -24,6 +24,7 @@ impl Evaluator<'_> {
     /// Forgets every chosen value (a run begins).
     pub fn clear_interpretations(&self) {
         self.interpretations.borrow_mut().clear();
+        self.abstract_defaults.borrow_mut().clear();
         *self.model.borrow_mut() = Default::default();
     }
 
@@ -49,12 +50,45 @@ impl Evaluator<'_> {
         Ok((name.to_string(), args.to_vec(), reads))
     }
 
-    /// The chosen value of an application of a function without a body.
+    /// The chosen value of an application of a function without a body; for a function
+    /// without postconditions an application not chosen takes (and keeps) the function's
+    /// default, where one is chosen: any values make a model of such a function.
     pub(crate) fn interpreted(&self, application: &Application) -> R<Value> {
-        match self.interpretations.borrow().get(application) {
-            Some(v) => Ok(v.clone()),
+        if let Some(v) = self.interpretations.borrow().get(application) {
+            return Ok(v.clone());
+        }
+        let default = self.abstract_defaults.borrow().get(&application.0).cloned();
+        match default {
+            Some(v) => {
+                self.interpret(application.clone(), v.clone());
+                Ok(v)
+            }
             None => unknown(format!("`{}` has no body", application.0)),
         }
+    }
+
+    /// Whether `application` has a value chosen for it (or read through the default).
+    pub(crate) fn is_interpreted(&self, application: &Application) -> bool {
+        self.interpretations.borrow().contains_key(application)
+    }
+
+    /// Whether `name` is a function without a body and without postconditions.
+    pub(crate) fn unconstrained(&self, name: &str) -> bool {
+        self.functions
+            .get(name)
+            .is_some_and(|f| f.body.is_none() && f.contract.ensures.is_empty())
+    }
+
+    /// Whether the function `name` has a default value in this run.
+    pub(crate) fn has_default(&self, name: &str) -> bool {
+        self.abstract_defaults.borrow().contains_key(name)
+    }
+
+    /// Keeps `value` as the value of every application of `name` not chosen otherwise.
+    pub(crate) fn set_default(&self, name: &str, value: Value) {
+        self.abstract_defaults
+            .borrow_mut()
+            .insert(name.to_string(), value);
     }
 
     /// The application `e` (of a function without a body) names in `state`, if its

@@ -95,6 +95,8 @@ pub struct Evaluator<'p> {
     total: Cell<u64>,
     /// The values a run chose for applications of functions without a body.
     interpretations: std::cell::RefCell<abstract_functions::Interpretations>,
+    /// The value of every other application of a function without a body or postconditions.
+    abstract_defaults: std::cell::RefCell<std::collections::BTreeMap<String, Value>>,
     /// The values a run chose for the program's domains.
     model: std::cell::RefCell<DomainModel>,
     /// While an axiom is checked: its instance and the integers the model mentions.
@@ -140,6 +142,7 @@ impl<'p> Evaluator<'p> {
             steps: Cell::new(0),
             total: Cell::new(0),
             interpretations: Default::default(),
+            abstract_defaults: Default::default(),
             model: Default::default(),
             axiom: Default::default(),
             sample_ints: Default::default(),

@@ -2,7 +2,8 @@
 //! method's precondition is inhaled), each such application it makes whose arguments have
 //! values gets a value of its own, one its postconditions allow (none allowed: no such
 //! execution), kept for the rest of the run. Applications under a quantifier or in other
-//! functions' bodies get none, and their evaluation stays unknown.
+//! functions' bodies get none: they take the function's default where it has no
+//! postconditions (any values make a model of it), else their evaluation stays unknown.
 
 use germanium_semantics::visit::walk_expr;
 use germanium_semantics::CallTarget;
@@ -37,13 +38,28 @@ impl Machine<'_> {
                 }
             });
         }
+        // A function without postconditions gets a default for the applications it makes
+        // that are not chosen here (under a quantifier, in another function's body).
+        for call in &calls {
+            let ExprKind::Call(name, _) = &call.kind else {
+                continue;
+            };
+            let name = name.name.as_str();
+            if self.ev.unconstrained(name) && !self.ev.has_default(name) {
+                let Some(info) = self.sem.functions.get(name) else {
+                    continue;
+                };
+                let v = self.choose(run, &info.result.clone(), choices)?;
+                self.ev.set_default(name, v);
+            }
+        }
         for _ in 0..ROUNDS {
             let mut chosen = false;
             for call in &calls {
                 let Ok(Some(app)) = self.ev.abstract_application(&self.state(run), call) else {
                     continue;
                 };
-                if self.ev.interpreted(&app).is_ok() {
+                if self.ev.is_interpreted(&app) {
                     continue;
                 }
                 let Some(info) = self.sem.functions.get(&app.0) else {

@@ -362,3 +362,16 @@ fn domain_values_unique_functions_and_generic_instances() {
     let wrong = format!("{option}method m(o: Option[Bool]) {{ assert discr(o) == 0 }}");
     assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 6)));
 }
+
+#[test]
+fn functions_without_postconditions_take_a_default_under_quantifiers() {
+    let h = "function h(x: Ref): Bool\n";
+    let valid = format!("{h}method m(x: Ref) {{ assert h(x) ==> exists y: Ref :: h(y) }}");
+    assert_eq!(first_failure(&valid, "m"), None);
+    let wrong = format!("{h}method m(x: Ref) {{ assert h(x) ==> forall y: Ref :: h(y) }}");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 2)));
+    // With a postcondition no default is assumed: the quantifier stays undecided.
+    let constrained = "function g(x: Ref): Int\n  ensures result > 0\n\
+                       method m(x: Ref) { assert g(x) > 0 ==> forall y: Ref :: g(y) > 0 }";
+    assert_eq!(first_failure(constrained, "m"), None);
+}
