@@ -18,7 +18,7 @@ use germanium_syntax::Span;
 use num_rational::BigRational;
 use num_traits::{One, Zero};
 
-use crate::eval::{Evaluator, Location, State, Stop};
+use crate::eval::{conjuncts, Evaluator, Location, State, Stop};
 use crate::heap::Heap;
 use crate::value::Value;
 
@@ -226,15 +226,37 @@ impl<'p> Machine<'p> {
     }
 
     /// Chooses values for the applications of functions without a body and of domain
-    /// functions `exprs` make (before a statement, or a precondition is inhaled).
-    fn interpret(&self, run: &mut Run, exprs: &[&Expr], choices: &mut dyn Choices) -> X<()> {
+    /// functions `exprs` make (before a statement, or a precondition is inhaled); where
+    /// one of the `assumed` conjuncts equates an application with a known value, it takes
+    /// that value (every other is no execution).
+    fn interpret(
+        &self,
+        run: &mut Run,
+        exprs: &[&Expr],
+        assumed: &[&Expr],
+        choices: &mut dyn Choices,
+    ) -> X<()> {
         if self.models_domains() {
-            self.interpret_domains(run, exprs, choices)?;
+            self.interpret_domains(run, exprs, assumed, choices)?;
         }
         if self.abstract_functions {
-            self.interpret_abstract(run, exprs, choices)?;
+            self.interpret_abstract(run, exprs, assumed, choices)?;
         }
         Ok(())
+    }
+
+    /// The value `call` must have where `assumed` holds: that of `e` in a conjunct
+    /// `call == e` or `e == call`, where `e` has one before the statement.
+    fn equated(&self, run: &Run, call: &Expr, assumed: &[&Expr]) -> Option<Value> {
+        assumed.iter().find_map(|c| match &c.kind {
+            ExprKind::Binary(BinaryOp::Eq, a, b) if a.id == call.id => {
+                self.ev.eval(&self.state(run), b).ok()
+            }
+            ExprKind::Binary(BinaryOp::Eq, a, b) if b.id == call.id => {
+                self.ev.eval(&self.state(run), a).ok()
+            }
+            _ => None,
+        })
     }
 
     /// A run from nothing (no values, no interpretations chosen) and how it ended; a
@@ -272,7 +294,8 @@ impl<'p> Machine<'p> {
             run.store.insert(*p, v);
         }
         let exprs: Vec<&Expr> = method.contract.requires.iter().collect();
-        self.interpret(run, &exprs, choices)?;
+        let assumed: Vec<&Expr> = exprs.iter().flat_map(|e| conjuncts(e)).collect();
+        self.interpret(run, &exprs, &assumed, choices)?;
         for pre in &method.contract.requires {
             self.open_contents_for(run, &[pre], choices)?;
             self.inhale_times(run, pre, &BigRational::one(), choices, false)?;
@@ -429,7 +452,16 @@ impl<'p> Machine<'p> {
         self.step(run)?;
         run.statements += 1;
         self.open_contents(run, s, choices)?;
-        self.interpret(run, &germanium_semantics::visit::stmt_exprs(s), choices)?;
+        let assumed = match &s.kind {
+            StmtKind::Inhale(e) | StmtKind::Assume(e) => conjuncts(e),
+            _ => Vec::new(),
+        };
+        self.interpret(
+            run,
+            &germanium_semantics::visit::stmt_exprs(s),
+            &assumed,
+            choices,
+        )?;
         match &s.kind {
             StmtKind::VarDecl(decls, init) => {
                 for i in 0..decls.len() {
@@ -577,10 +609,7 @@ impl<'p> Machine<'p> {
     /// conjunction: every part is read in the state before, the failing conjunct is the
     /// failure's place.
     fn exhale_all(&self, run: &mut Run, es: &[Expr], check: Check, take: bool) -> X<()> {
-        let mut parts = Vec::new();
-        for e in es {
-            conjuncts(e, &mut parts);
-        }
+        let parts: Vec<&Expr> = es.iter().flat_map(conjuncts).collect();
         // Reads are made in the state before the exhale, as Viper's well-definedness.
         let before = run.heap.clone();
         let mut left = before.clone();
@@ -601,16 +630,6 @@ impl<'p> Machine<'p> {
             run.heap = left;
         }
         Ok(())
-    }
-}
-
-fn conjuncts<'e>(e: &'e Expr, into: &mut Vec<&'e Expr>) {
-    match &e.kind {
-        ExprKind::Binary(BinaryOp::And, a, b) => {
-            conjuncts(a, into);
-            conjuncts(b, into);
-        }
-        _ => into.push(e),
     }
 }
 

@@ -10,6 +10,7 @@ mod wands;
 pub(crate) use assertions::{is_wildcard, Location};
 pub(crate) use domains::instance_name;
 pub use domains::{DomainModel, Table};
+pub(crate) use ranges::conjuncts;
 pub(crate) use wands::LHS_LABEL;
 
 use std::cell::Cell;

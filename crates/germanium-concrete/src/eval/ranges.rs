@@ -70,7 +70,7 @@ const UNBOUNDED: &str = "a quantifier over integers its guard does not bound";
 const MAX_COMBINATIONS: usize = 1_000_000;
 
 /// The conjuncts of `e`.
-fn conjuncts(e: &Expr) -> Vec<&Expr> {
+pub(crate) fn conjuncts(e: &Expr) -> Vec<&Expr> {
     match &e.kind {
         ExprKind::Binary(BinaryOp::And, a, b) => {
             let mut v = conjuncts(a);

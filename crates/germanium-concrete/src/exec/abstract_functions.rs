@@ -19,6 +19,7 @@ impl Machine<'_> {
         &self,
         run: &mut Run,
         exprs: &[&Expr],
+        assumed: &[&Expr],
         choices: &mut dyn Choices,
     ) -> X<()> {
         let mut calls = Vec::new();
@@ -65,7 +66,10 @@ impl Machine<'_> {
                 let Some(info) = self.sem.functions.get(&app.0) else {
                     continue;
                 };
-                let v = self.choose(run, &info.result.clone(), choices)?;
+                let v = match self.equated(run, call, assumed) {
+                    Some(v) => v,
+                    None => self.choose(run, &info.result.clone(), choices)?,
+                };
                 match self.ev.meets_postconditions(&run.heap, &app.0, &app.1, &v) {
                     Ok(true) => self.ev.interpret(app, v),
                     Ok(false) => return out(Outcome::Infeasible),

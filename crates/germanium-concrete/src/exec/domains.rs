@@ -37,6 +37,7 @@ impl Machine<'_> {
         &self,
         run: &mut Run,
         exprs: &[&Expr],
+        assumed: &[&Expr],
         choices: &mut dyn Choices,
     ) -> X<()> {
         let (direct, reachable) = self.domain_calls(exprs);
@@ -76,8 +77,14 @@ impl Machine<'_> {
                 if known != Some(false) {
                     continue;
                 }
-                let v =
-                    self.choose_model_value(run, &self.result_type(function, type_args), choices)?;
+                let v = match self.equated(run, call, assumed) {
+                    Some(v) => v,
+                    None => self.choose_model_value(
+                        run,
+                        &self.result_type(function, type_args),
+                        choices,
+                    )?,
+                };
                 self.ev.with_model(|m| {
                     if let Some(t) = m.tables.get_mut(&key) {
                         t.entries.insert(values, v);

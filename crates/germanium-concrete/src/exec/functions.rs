@@ -39,7 +39,13 @@ impl Machine<'_> {
             .chain(&function.contract.ensures)
             .chain(&function.body)
             .collect();
-        self.interpret(run, &exprs, choices)?;
+        let assumed: Vec<&germanium_syntax::ast::Expr> = function
+            .contract
+            .requires
+            .iter()
+            .flat_map(crate::eval::conjuncts)
+            .collect();
+        self.interpret(run, &exprs, &assumed, choices)?;
         for pre in &function.contract.requires {
             self.inhale_times(run, pre, &BigRational::one(), choices, false)?;
         }

@@ -293,9 +293,7 @@ impl Machine<'_> {
         ) else {
             return false;
         };
-        let mut parts = Vec::new();
-        super::conjuncts(body, &mut parts);
-        parts.iter().any(|part| {
+        crate::eval::conjuncts(body).iter().any(|part| {
             let ExprKind::Acc(loc, amount) = &part.kind else {
                 return false;
             };

@@ -375,3 +375,26 @@ fn functions_without_postconditions_take_a_default_under_quantifiers() {
                        method m(x: Ref) { assert g(x) > 0 ==> forall y: Ref :: g(y) > 0 }";
     assert_eq!(first_failure(constrained, "m"), None);
 }
+
+#[test]
+fn an_assumed_equality_gives_an_application_its_value() {
+    // 24691 is no integer the search tries: only the equality gives it.
+    let f = "function f(x: Int): Int\n";
+    let wrong =
+        format!("{f}method m(k: Int) {{ inhale f(k) == 2 * 12345 + 1; assert f(k) != 24691 }}");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 2)));
+    let valid =
+        format!("{f}method m(k: Int) {{ inhale f(k) == 2 * 12345 + 1; assert f(k) == 24691 }}");
+    assert_eq!(first_failure(&valid, "m"), None);
+}
+
+#[test]
+fn reads_inside_nested_instances_see_their_contents() {
+    let list = "field next: Ref\n\
+        predicate node(x: Ref) { acc(x.next) && (x.next != null ==> node(x.next)) }\n\
+        function len(x: Ref): Int requires node(x) { unfolding node(x) in (x.next == null ? 1 : 1 + len(x.next)) }\n";
+    let wrong = format!("{list}method m(x: Ref) requires node(x) {{ assert len(x) <= 2 }}");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 4)));
+    let valid = format!("{list}method m(x: Ref) requires node(x) {{ assert len(x) >= 1 }}");
+    assert_eq!(first_failure(&valid, "m"), None);
+}
