@@ -176,6 +176,7 @@ impl Evaluator<'_> {
             old: None,
             labels: NO_LABELS.get_or_init(Default::default),
             result: None,
+            held: None,
         }
     }
 }

@@ -103,14 +103,18 @@ impl Evaluator<'_> {
                 .consume(scope, heap, left, a, factor)?
                 && self.consume(scope, heap, left, b, factor)?),
             ExprKind::Binary(BinaryOp::Implies, a, b) => {
-                if self.boolean(scope, heap, a)? {
+                if self.pure_part(scope, heap, left, a)? {
                     self.consume(scope, heap, left, b, factor)
                 } else {
                     Ok(true)
                 }
             }
             ExprKind::Cond(c, a, b) => {
-                let branch = if self.boolean(scope, heap, c)? { a } else { b };
+                let branch = if self.pure_part(scope, heap, left, c)? {
+                    a
+                } else {
+                    b
+                };
                 self.consume(scope, heap, left, branch, factor)
             }
             ExprKind::Let(_, bound, body) => {
@@ -148,16 +152,30 @@ impl Evaluator<'_> {
             // A check exhales: the right-hand side.
             ExprKind::InhaleExhale(_, exhaled) => self.consume(scope, heap, left, exhaled, factor),
             ExprKind::Annotated(_, inner) => self.consume(scope, heap, left, inner, factor),
-            _ => self.boolean(scope, heap, e),
+            _ => self.pure_part(scope, heap, left, e),
         }
+    }
+
+    /// A pure part of an assertion being taken: values read in `heap`, permission amounts
+    /// in what is `left` of it.
+    fn pure_part(&self, scope: &mut Scope, heap: &Heap, left: &Heap, e: &Expr) -> R<bool> {
+        if !super::reads_permissions(e) {
+            return self.boolean(scope, heap, e);
+        }
+        let outer = scope.held.replace(left.clone());
+        let r = self.boolean(scope, heap, e);
+        scope.held = outer;
+        r
     }
 
     /// `perm(loc)`.
     pub(crate) fn perm_of(&self, scope: &mut Scope, heap: &Heap, loc: &Expr) -> R<BigRational> {
-        Ok(match self.location(scope, heap, loc)? {
-            Location::Field(Value::Ref(Some(o)), f) => heap.perm(o, &f),
+        let location = self.location(scope, heap, loc)?;
+        let held = scope.held.as_ref().unwrap_or(heap);
+        Ok(match location {
+            Location::Field(Value::Ref(Some(o)), f) => held.perm(o, &f),
             Location::Field(_, _) => BigRational::zero(),
-            Location::Instance(p, args) => heap.instance(&p, &args),
+            Location::Instance(p, args) => held.instance(&p, &args),
         })
     }
 
@@ -180,8 +198,10 @@ impl Evaluator<'_> {
             }
             _ => return unknown("`forperm` over wands"),
         };
+        let exhaled = scope.held.clone();
+        let held = exhaled.as_ref().unwrap_or(heap);
         for o in heap.all_objects() {
-            if heap.perm(o, &field) > BigRational::zero() {
+            if held.perm(o, &field) > BigRational::zero() {
                 let holds = self.with_bound(scope, e, &[Value::Ref(Some(o))], |ev, scope| {
                     ev.boolean(scope, heap, body)
                 })?;
@@ -216,7 +236,9 @@ impl Evaluator<'_> {
         if !in_order || self.sem.binders.contains_key(&(e.id, args.len())) {
             return unknown("`forperm` over instances whose arguments are not its variables");
         }
-        for ((q, values), amount) in &heap.predicates {
+        let exhaled = scope.held.clone();
+        let held = exhaled.as_ref().unwrap_or(heap);
+        for ((q, values), amount) in &held.predicates {
             if q != p || *amount <= BigRational::zero() {
                 continue;
             }
@@ -272,6 +294,7 @@ impl Evaluator<'_> {
             old: None,
             labels: &labels,
             result: None,
+            held: None,
         };
         self.produce(&mut body_scope, &mut inside, body, &amount)?;
         Ok(inside)

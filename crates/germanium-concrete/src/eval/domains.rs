@@ -258,6 +258,7 @@ impl Evaluator<'_> {
                 old: None,
                 labels: &HashMap::new(),
                 result: None,
+                held: None,
             };
             self.steps.set(0);
             if !self.boolean(&mut scope, heap, &axiom.body)? {

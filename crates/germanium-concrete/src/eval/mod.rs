@@ -112,6 +112,9 @@ pub(crate) struct Scope<'s> {
     pub old: Option<&'s Heap>,
     pub labels: &'s HashMap<String, &'s Heap>,
     pub result: Option<Value>,
+    /// While an exhale's pure part is evaluated: what the exhale has left, where `perm` and
+    /// `forperm` read (Viper evaluates them after the parts before are taken).
+    pub held: Option<Heap>,
 }
 
 impl<'p> Evaluator<'p> {
@@ -157,6 +160,7 @@ impl<'p> Evaluator<'p> {
             old: state.old,
             labels: &state.labels,
             result: state.result.clone(),
+            held: None,
         }
     }
 
@@ -306,13 +310,22 @@ impl<'p> Evaluator<'p> {
                     Some(l) => scope.labels.get(l.name.as_str()).copied(),
                 };
                 match earlier {
-                    Some(h) => self.value(scope, h, inner),
+                    // The earlier heap's permissions, not the exhale's.
+                    Some(h) => {
+                        let held = scope.held.take();
+                        let v = self.value(scope, h, inner);
+                        scope.held = held;
+                        v
+                    }
                     None => unknown("no heap for this `old`"),
                 }
             }
             ExprKind::Let(_, bound, body) => {
                 let v = self.value(scope, heap, bound)?;
                 self.with_bound(scope, e, &[v], |ev, scope| ev.value(scope, heap, body))
+            }
+            ExprKind::Unfolding(..) if scope.held.is_some() && reads_permissions(e) => {
+                unknown("`perm` inside an `unfolding` in an exhale")
             }
             ExprKind::Unfolding(instance, body) => {
                 let unfolded = self.unfold(scope, heap, instance)?;
@@ -389,7 +402,12 @@ impl<'p> Evaluator<'p> {
                 unknown("a permission amount without a concrete value (wildcard, epsilon, rd)")
             }
             ExprKind::Lhs(inner) => match scope.labels.get(wands::LHS_LABEL).copied() {
-                Some(h) => self.value(scope, h, inner),
+                Some(h) => {
+                    let held = scope.held.take();
+                    let v = self.value(scope, h, inner);
+                    scope.held = held;
+                    v
+                }
                 None => unknown("no left-hand-side state for this `old[lhs]`"),
             },
             ExprKind::Applying(wand, body) => self.applying(scope, heap, wand, body),
@@ -542,6 +560,15 @@ impl<'p> Evaluator<'p> {
         }
         out
     }
+}
+
+/// Whether `e` reads permission amounts (`perm`, `forperm`).
+pub(crate) fn reads_permissions(e: &Expr) -> bool {
+    let mut reads = false;
+    germanium_semantics::visit::walk_expr(e, &mut |sub| {
+        reads |= matches!(sub.kind, ExprKind::Perm(_) | ExprKind::Forperm { .. });
+    });
+    reads
 }
 
 /// `o.f` in `heap`: the value, where some permission is held.

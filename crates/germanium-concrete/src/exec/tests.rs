@@ -398,3 +398,16 @@ fn reads_inside_nested_instances_see_their_contents() {
     let valid = format!("{list}method m(x: Ref) requires node(x) {{ assert len(x) >= 1 }}");
     assert_eq!(first_failure(&valid, "m"), None);
 }
+
+#[test]
+fn an_exhale_reads_permission_amounts_after_the_parts_before_are_taken() {
+    let f = "field f: Int\n";
+    let wrong = format!(
+        "{f}method m(x: Ref) requires acc(x.f) {{ exhale acc(x.f) && perm(x.f) == write }}"
+    );
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Exhale, 2)));
+    let valid = format!(
+        "{f}method m(x: Ref) requires acc(x.f) {{ exhale acc(x.f, 1/2) && perm(x.f) == 1/2 && old(perm(x.f)) == write }}"
+    );
+    assert_eq!(first_failure(&valid, "m"), None);
+}
