@@ -140,6 +140,9 @@ struct Run {
     inhale_checked: bool,
     /// How deep the ADT value being chosen is.
     adt_depth: usize,
+    /// While an inhaled equality is evaluated: the values its sides have, which a value
+    /// chosen for it tries first (only the order of the choices changes).
+    hints: Vec<Value>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -94,6 +94,19 @@ impl Value {
             Value::Domain { .. } => "domain",
         }
     }
+
+    /// Whether this is a value of the scalar type `ty` (`Int`, `Bool`, `Perm`, `Ref`); false
+    /// for every other type.
+    pub fn has_type(&self, ty: &germanium_semantics::Type) -> bool {
+        use germanium_semantics::Type;
+        matches!(
+            (self, ty),
+            (Value::Int(_), Type::Int)
+                | (Value::Bool(_), Type::Bool)
+                | (Value::Perm(_), Type::Perm)
+                | (Value::Ref(_), Type::Ref)
+        )
+    }
 }
 
 fn list(f: &mut fmt::Formatter<'_>, items: impl Iterator<Item = String>) -> fmt::Result {

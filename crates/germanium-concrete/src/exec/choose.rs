@@ -98,6 +98,13 @@ impl Machine<'_> {
                 )))
             }
         };
+        // Hinted values of the type first (see `Run::hints`).
+        for hint in run.hints.iter().rev() {
+            if hint.has_type(ty) {
+                options.retain(|o| !matches!(o, Candidate::Value(v) if v == hint));
+                options.insert(0, value(hint.clone()));
+            }
+        }
         let Some(i) = choices.pick(options.len()) else {
             return out(Outcome::Exhausted);
         };

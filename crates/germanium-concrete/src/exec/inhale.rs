@@ -123,6 +123,17 @@ impl Machine<'_> {
         false
     }
 
+    /// The values the sides of the equality `e` have, where they have one.
+    fn equality_sides(&self, run: &Run, e: &Expr) -> Vec<Value> {
+        let ExprKind::Binary(BinaryOp::Eq, a, b) = &e.kind else {
+            return Vec::new();
+        };
+        [a, b]
+            .iter()
+            .filter_map(|side| self.ev.eval(&self.state(run), side).ok())
+            .collect()
+    }
+
     pub(super) fn inhale_times(
         &self,
         run: &mut Run,
@@ -223,7 +234,16 @@ impl Machine<'_> {
                 if self.solve_equality(run, e) {
                     return Ok(());
                 }
-                match self.with_pending(run, choices, |m, run| m.ev.eval(&m.state(run), e))? {
+                // Values missing in one side of an equality are first tried as the other;
+                // instances inhaled before (a callee's postcondition) whose contents `e`
+                // reads get contents of their own first.
+                run.hints = self.equality_sides(run, e);
+                let r = match self.open_contents_for(run, &[e], choices) {
+                    Ok(()) => self.with_pending(run, choices, |m, run| m.ev.eval(&m.state(run), e)),
+                    Err(end) => Err(end),
+                };
+                run.hints.clear();
+                match r? {
                     Value::Bool(true) => Ok(()),
                     Value::Bool(false) => out(Outcome::Infeasible),
                     other => out(Outcome::Unknown(format!("an inhaled {}", other.kind()))),

@@ -411,3 +411,15 @@ fn an_exhale_reads_permission_amounts_after_the_parts_before_are_taken() {
     );
     assert_eq!(first_failure(&valid, "m"), None);
 }
+
+#[test]
+fn an_instance_a_callee_gives_back_has_contents_of_its_own() {
+    let cell = "field v: Int\n\
+        predicate cell(x: Ref) { acc(x.v) }\n\
+        function get(x: Ref): Int requires cell(x) { unfolding cell(x) in x.v }\n\
+        method set(x: Ref, k: Int) requires cell(x) ensures cell(x) && get(x) == k\n";
+    let wrong = format!("{cell}method m(x: Ref) requires cell(x) {{ set(x, 12345); set(x, 54321); assert get(x) == 12345 }}");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 5)));
+    let valid = format!("{cell}method m(x: Ref) requires cell(x) {{ set(x, 12345); set(x, 54321); assert get(x) == 54321 }}");
+    assert_eq!(first_failure(&valid, "m"), None);
+}
