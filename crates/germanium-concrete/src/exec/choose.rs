@@ -46,11 +46,19 @@ impl Machine<'_> {
                 .chain(run.heap.all_objects().map(|o| value(Value::Ref(Some(o)))))
                 .chain(std::iter::once(Candidate::New(None)))
                 .collect(),
-            Type::Seq(t) if **t == Type::Int => vec![
-                value(Value::seq([])),
-                value(Value::seq(ints(&[0]))),
-                value(Value::seq(ints(&[1, 0]))),
-            ],
+            Type::Seq(t) if **t == Type::Int => {
+                let mut v = vec![
+                    value(Value::seq([])),
+                    value(Value::seq(ints(&[0]))),
+                    value(Value::seq(ints(&[1, 0]))),
+                ];
+                // Longer ones, as long as the program's small literals say: 0, 1, 2, ...
+                v.extend(
+                    self.longer_lengths()
+                        .map(|n| value(Value::seq((0..n as i64).map(Value::int)))),
+                );
+                v
+            }
             Type::Set(t) if **t == Type::Int => vec![
                 value(Value::set([])),
                 value(Value::set(ints(&[0]))),
@@ -83,13 +91,12 @@ impl Machine<'_> {
                         .map(|o| value(collect(vec![Value::Ref(Some(o))]))),
                 );
                 // Longer ones of new objects: 3, 4, and the program's small literals' sizes.
-                let longer = self
-                    .ev
-                    .sample_integers()
-                    .iter()
-                    .filter_map(|n| usize::try_from(*n).ok())
-                    .filter(|n| (3..=MAX_NEW_OBJECTS).contains(n));
-                v.extend(longer.map(|n| Candidate::New(Some((set, n)))));
+                v.extend(
+                    self.longer_lengths()
+                        .map(|n| Candidate::New(Some((set, n)))),
+                );
+                // One holding `null`.
+                v.push(value(collect(vec![Value::null()])));
                 v
             }
             other => {
@@ -122,6 +129,15 @@ impl Machine<'_> {
                 }
             }
         })
+    }
+
+    /// Lengths of collections beyond two: 3, 4, and the program's small literals'.
+    fn longer_lengths(&self) -> impl Iterator<Item = usize> + '_ {
+        self.ev
+            .sample_integers()
+            .iter()
+            .filter_map(|n| usize::try_from(*n).ok())
+            .filter(|n| (3..=MAX_NEW_OBJECTS).contains(n))
     }
 
     /// A value of an ADT: a constructor, then its arguments, nested at most a few deep

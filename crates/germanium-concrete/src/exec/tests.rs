@@ -423,3 +423,16 @@ fn an_instance_a_callee_gives_back_has_contents_of_its_own() {
     let valid = format!("{cell}method m(x: Ref) requires cell(x) {{ set(x, 12345); set(x, 54321); assert get(x) == 54321 }}");
     assert_eq!(first_failure(&valid, "m"), None);
 }
+
+#[test]
+fn collections_of_references_may_hold_null_and_integer_sequences_grow_long() {
+    let wrong =
+        "method m(s: Set[Ref]) requires |s| > 0 { assert forall x: Ref :: x in s ==> x != null }";
+    assert_eq!(first_failure(wrong, "m"), Some((Check::Assert, 1)));
+    let valid = "field f: Int\n\
+                 method m(s: Set[Ref]) requires forall x: Ref :: x in s ==> acc(x.f)\n\
+                 { assert forall x: Ref :: x in s ==> x != null }";
+    assert_eq!(first_failure(valid, "m"), None);
+    let long = "method m(xs: Seq[Int]) requires |xs| > 6 { assert xs[5] != 5 }";
+    assert_eq!(first_failure(long, "m"), Some((Check::Assert, 1)));
+}
