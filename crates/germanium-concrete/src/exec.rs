@@ -136,6 +136,10 @@ struct Run {
     carried_instances: BTreeSet<(String, Vec<Value>)>,
     /// Whether the label reached now was reached by a jump back.
     jumped_back: bool,
+    /// Whether a label with invariants that heads a loop was reached: from then on the run
+    /// holds what Viper's loop of labels keeps as its frame too, so permission amounts are
+    /// not read.
+    label_loop: bool,
     /// While an `inhale` statement runs: its assertion not being well-defined fails it.
     inhale_checked: bool,
     /// How deep the ADT value being chosen is.
@@ -327,6 +331,7 @@ impl<'p> Machine<'p> {
             old: Some(&run.old),
             labels: run.labels.iter().map(|(k, v)| (k.clone(), v)).collect(),
             result: run.result.clone(),
+            amounts_unknown: run.label_loop,
         }
     }
 
@@ -432,6 +437,9 @@ impl<'p> Machine<'p> {
     fn block(&self, run: &mut Run, block: &Block, choices: &mut dyn Choices) -> X<()> {
         let mut i = 0;
         while let Some(s) = block.stmts.get(i) {
+            if matches!(&s.kind, StmtKind::Label(_, invariants) if !invariants.is_empty()) {
+                run.label_loop |= loop_head(block, i);
+            }
             match self.stmt(run, s, choices) {
                 Err(End::Goto(label)) => {
                     let target = block.stmts.iter().position(
@@ -634,6 +642,34 @@ impl<'p> Machine<'p> {
         }
         Ok(())
     }
+}
+
+/// Whether the label `block.stmts[at]` heads a loop: a `goto` to it follows, in code not
+/// after an unconditional `goto` with no label between (dead code makes no loop, as in
+/// Viper's control-flow graph).
+fn loop_head(block: &Block, at: usize) -> bool {
+    let StmtKind::Label(name, _) = &block.stmts[at].kind else {
+        return false;
+    };
+    let mut reachable = true;
+    for s in &block.stmts[at + 1..] {
+        match &s.kind {
+            StmtKind::Label(..) => reachable = true,
+            StmtKind::Goto(target) if reachable && target.name == name.name => return true,
+            StmtKind::Goto(_) => reachable = false,
+            _ if reachable => {
+                let mut jumps_back = false;
+                germanium_semantics::visit::walk_stmt(s, &mut |inner| {
+                    jumps_back |= matches!(&inner.kind, StmtKind::Goto(t) if t.name == name.name);
+                });
+                if jumps_back {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 mod abstract_functions;

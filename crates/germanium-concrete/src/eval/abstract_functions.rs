@@ -177,6 +177,7 @@ impl Evaluator<'_> {
             labels: NO_LABELS.get_or_init(Default::default),
             result: None,
             held: None,
+            amounts_unknown: false,
         }
     }
 }

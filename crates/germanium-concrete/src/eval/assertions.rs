@@ -16,6 +16,10 @@ pub(crate) enum Location {
     Instance(String, Vec<Value>),
 }
 
+/// Why `perm` is unknown in a run whose amounts are not Viper's.
+const AMOUNTS_UNKNOWN: &str =
+    "a permission amount read after a loop of labels (the run holds the loop's frame too)";
+
 impl Evaluator<'_> {
     /// The location `loc` names (`e.f` or `P(args)`), its parts evaluated in `heap`.
     pub(crate) fn location(&self, scope: &mut Scope, heap: &Heap, loc: &Expr) -> R<Location> {
@@ -170,6 +174,9 @@ impl Evaluator<'_> {
 
     /// `perm(loc)`.
     pub(crate) fn perm_of(&self, scope: &mut Scope, heap: &Heap, loc: &Expr) -> R<BigRational> {
+        if scope.amounts_unknown {
+            return unknown(AMOUNTS_UNKNOWN);
+        }
         let location = self.location(scope, heap, loc)?;
         let held = scope.held.as_ref().unwrap_or(heap);
         Ok(match location {
@@ -198,6 +205,9 @@ impl Evaluator<'_> {
             }
             _ => return unknown("`forperm` over wands"),
         };
+        if scope.amounts_unknown {
+            return unknown(AMOUNTS_UNKNOWN);
+        }
         let exhaled = scope.held.clone();
         let held = exhaled.as_ref().unwrap_or(heap);
         for o in heap.all_objects() {
@@ -235,6 +245,9 @@ impl Evaluator<'_> {
         });
         if !in_order || self.sem.binders.contains_key(&(e.id, args.len())) {
             return unknown("`forperm` over instances whose arguments are not its variables");
+        }
+        if scope.amounts_unknown {
+            return unknown(AMOUNTS_UNKNOWN);
         }
         let exhaled = scope.held.clone();
         let held = exhaled.as_ref().unwrap_or(heap);
@@ -295,6 +308,7 @@ impl Evaluator<'_> {
             labels: &labels,
             result: None,
             held: None,
+            amounts_unknown: scope.amounts_unknown,
         };
         self.produce(&mut body_scope, &mut inside, body, &amount)?;
         Ok(inside)

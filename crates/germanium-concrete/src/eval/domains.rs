@@ -259,6 +259,7 @@ impl Evaluator<'_> {
                 labels: &HashMap::new(),
                 result: None,
                 held: None,
+                amounts_unknown: false,
             };
             self.steps.set(0);
             if !self.boolean(&mut scope, heap, &axiom.body)? {

@@ -64,6 +64,10 @@ pub struct State<'h> {
     pub old: Option<&'h Heap>,
     pub labels: HashMap<String, &'h Heap>,
     pub result: Option<Value>,
+    /// Whether the permission amounts held are not the ones Viper's semantics has (after a
+    /// loop of labels, whose body a run enters with the loop's frame): `perm` and `forperm`
+    /// are then unknown.
+    pub amounts_unknown: bool,
 }
 
 impl<'h> State<'h> {
@@ -74,6 +78,7 @@ impl<'h> State<'h> {
             old: None,
             labels: HashMap::new(),
             result: None,
+            amounts_unknown: false,
         }
     }
 }
@@ -115,6 +120,8 @@ pub(crate) struct Scope<'s> {
     /// While an exhale's pure part is evaluated: what the exhale has left, where `perm` and
     /// `forperm` read (Viper evaluates them after the parts before are taken).
     pub held: Option<Heap>,
+    /// See [`State::amounts_unknown`].
+    pub amounts_unknown: bool,
 }
 
 impl<'p> Evaluator<'p> {
@@ -161,6 +168,7 @@ impl<'p> Evaluator<'p> {
             labels: &state.labels,
             result: state.result.clone(),
             held: None,
+            amounts_unknown: state.amounts_unknown,
         }
     }
 

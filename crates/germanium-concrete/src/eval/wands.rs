@@ -39,6 +39,7 @@ impl Evaluator<'_> {
             old: state.old,
             labels,
             result: None,
+            amounts_unknown: state.amounts_unknown,
         };
         let Some(left) = self.take(&inner, &joint, rhs, &BigRational::one())? else {
             return unknown("a packaged wand's right-hand side does not hold where it is applied");
@@ -89,6 +90,7 @@ impl Evaluator<'_> {
                 old: scope.old,
                 labels: scope.labels.clone(),
                 result: scope.result.clone(),
+                amounts_unknown: scope.amounts_unknown,
             };
             self.given_back(&state, heap, &taken, footprint, rhs)?
         };

@@ -436,3 +436,17 @@ fn collections_of_references_may_hold_null_and_integer_sequences_grow_long() {
     let long = "method m(xs: Seq[Int]) requires |xs| > 6 { assert xs[5] != 5 }";
     assert_eq!(first_failure(long, "m"), Some((Check::Assert, 1)));
 }
+
+#[test]
+fn permission_amounts_are_not_read_after_a_loop_of_labels() {
+    // Viper's loop body holds only the invariant (1/2); a run holds the frame too.
+    let src = "field f: Int\n\
+        method m(x: Ref) requires acc(x.f) {\n\
+          var n: Int\n\
+          label head invariant acc(x.f, 1/2)\n\
+          assert perm(x.f) == 1/2\n\
+          n := n + 1\n\
+          if (n != 0) { goto head }\n\
+        }";
+    assert_eq!(first_failure(src, "m"), None);
+}
