@@ -5,9 +5,10 @@ use germanium_semantics::{Semantics, VarId};
 use germanium_syntax::ast::{Block, Expr, StmtKind};
 use germanium_syntax::Span;
 use num_rational::BigRational;
-use num_traits::One;
+use num_traits::{One, Zero};
 
 use super::{out, Check, Choices, End, Machine, Outcome, Pending, Run, X};
+use crate::heap::Heap;
 use crate::value::Value;
 
 impl Machine<'_> {
@@ -91,18 +92,56 @@ impl Machine<'_> {
                 run.pending.push(Pending::Var(var));
             }
         }
+        let frame = run.heap.clone();
         for inv in invariants {
             self.inhale_times(run, inv, &BigRational::one(), choices, false)?;
         }
         self.resolve_pending(run, choices)?;
         // The havocked values decide whether this run enters the body or leaves the loop.
         if self.boolean(run, cond)? {
-            self.block(run, body, choices)?;
+            // The body holds only what the invariant gives (the frame waits after the loop).
+            let mut inside = run.heap.taken_by(&frame);
+            inside.wands = run.heap.wands[frame.wands.len().min(run.heap.wands.len())..].to_vec();
+            run.heap = inside;
+            match self.block(run, body, choices) {
+                // A jump out of the loop takes the frame along.
+                Err(End::Goto(label)) => {
+                    if !rejoin(&mut run.heap, &frame) {
+                        return out(Outcome::Infeasible);
+                    }
+                    return Err(End::Goto(label));
+                }
+                r => r?,
+            }
             self.exhale_all(run, invariants, Check::InvariantPreserved, true)?;
             return Err(End::PathDone);
         }
         Ok(())
     }
+}
+
+/// Adds the frame a loop left aside to `heap`; false where a location both hold has two
+/// values (Viper's state then has them equal: no such execution).
+fn rejoin(heap: &mut Heap, frame: &Heap) -> bool {
+    for ((o, f), p) in &frame.perms {
+        if let (Some(mine), Some(theirs)) = (heap.value(*o, f), frame.value(*o, f)) {
+            if heap.perm(*o, f) > BigRational::zero() && mine != theirs {
+                return false;
+            }
+        }
+        let total = heap.perm(*o, f) + p;
+        if let Some(v) = frame.value(*o, f) {
+            heap.set(*o, f, v.clone(), total);
+        } else {
+            heap.set_perm(*o, f, total);
+        }
+    }
+    for ((name, args), p) in &frame.predicates {
+        let total = heap.instance(name, args) + p;
+        heap.set_instance(name, args.clone(), total);
+    }
+    heap.wands.extend(frame.wands.iter().cloned());
+    true
 }
 
 /// The variables declared outside `block` that it assigns (a loop havocs them).

@@ -450,3 +450,29 @@ fn permission_amounts_are_not_read_after_a_loop_of_labels() {
         }";
     assert_eq!(first_failure(src, "m"), None);
 }
+
+#[test]
+fn a_loop_body_holds_only_what_its_invariant_gives() {
+    let f = "field f: Int\n";
+    let valid = format!(
+        "{f}method m(x: Ref, c: Bool) requires acc(x.f) {{\n  while (c) invariant acc(x.f, 1/2) {{ assert perm(x.f) == 1/2 }}\n  assert perm(x.f) == write\n}}"
+    );
+    assert_eq!(first_failure(&valid, "m"), None);
+    let wrong = format!(
+        "{f}method m(x: Ref, c: Bool) requires acc(x.f) {{\n  while (c) invariant acc(x.f, 1/2) {{ x.f := 1 }}\n}}"
+    );
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assignment, 3)));
+}
+
+#[test]
+fn a_jump_out_of_a_loop_takes_the_frame_along() {
+    let f = "field g: Int\n";
+    let body = "var c: Int\n  while (c > 0) { if (c == 5) { goto l } c := c - 1 }\n  label l\n";
+    let valid = format!(
+        "{f}method m(x: Ref) requires acc(x.g) {{\n  {body}  assert perm(x.g) == write\n}}"
+    );
+    assert_eq!(first_failure(&valid, "m"), None);
+    let wrong =
+        format!("{f}method m(x: Ref) requires acc(x.g) {{\n  {body}  assert perm(x.g) == none\n}}");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 6)));
+}
