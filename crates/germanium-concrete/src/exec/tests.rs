@@ -476,3 +476,25 @@ fn a_jump_out_of_a_loop_takes_the_frame_along() {
         format!("{f}method m(x: Ref) requires acc(x.g) {{\n  {body}  assert perm(x.g) == none\n}}");
     assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 6)));
 }
+
+#[test]
+fn a_package_takes_nothing_for_a_pure_right_hand_side_or_an_unsatisfiable_left_one() {
+    let f = "field f: Int\n";
+    for wand in [
+        "false --* acc(x.f)",
+        "acc(x.f) && acc(x.f) --* acc(x.f)",
+        "acc(x.f) --* true",
+    ] {
+        let valid =
+            format!("{f}method m(x: Ref) requires acc(x.f) {{ package {wand}; exhale acc(x.f) }}");
+        assert_eq!(first_failure(&valid, "m"), None, "{wand}");
+        let wrong = format!(
+            "{f}method m(x: Ref) requires acc(x.f) {{ package {wand}; exhale acc(x.f); assert false }}"
+        );
+        assert_eq!(
+            first_failure(&wrong, "m"),
+            Some((Check::Assert, 2)),
+            "{wand}"
+        );
+    }
+}

@@ -25,7 +25,7 @@ use num_rational::BigRational;
 use num_traits::{One, Zero};
 
 use super::{out, Check, Choices, End, Machine, Outcome, Run, X};
-use crate::eval::{Location, LHS_LABEL};
+use crate::eval::{reads_permissions, Location, LHS_LABEL};
 use crate::heap::{Heap, WandInstance, WandOrigin};
 use crate::value::Value;
 
@@ -66,7 +66,7 @@ impl Machine<'_> {
         let Some((lhs, rhs)) = sides(wand) else {
             return out(Outcome::Unknown("a package of no magic wand".into()));
         };
-        if self.reads_amounts(rhs) || script.is_some_and(|b| self.script_reads_amounts(b)) {
+        if reads_permissions(rhs) || script.is_some_and(|b| self.script_reads_amounts(b)) {
             return out(Outcome::Unknown(
                 "a package whose right-hand side reads permission amounts".into(),
             ));
@@ -100,7 +100,17 @@ impl Machine<'_> {
         };
         let fixed = self.structure_fixed(lhs) && self.structure_fixed(rhs);
         let plain = self.plain(lhs) && self.plain(rhs);
-        let origin = if vacuous && fixed && script.is_none() {
+        // Nothing is taken where `B` asks no permission (and no script runs), or where no
+        // state at all satisfies `A` (Viper's package then runs in an inconsistent state).
+        let takes_nothing =
+            (script.is_none() && !self.impure(rhs)) || (vacuous && self.unsatisfiable(run, lhs)?);
+        let origin = if takes_nothing {
+            if plain {
+                WandOrigin::Packaged(Box::new(run.heap.values_only()))
+            } else {
+                WandOrigin::Opaque
+            }
+        } else if vacuous && fixed && script.is_none() {
             match self.separate_footprint(run, lhs, rhs, &mut counting)? {
                 Some(footprint) => {
                     run.heap.give_up(&footprint);
@@ -134,6 +144,28 @@ impl Machine<'_> {
         };
         run.heap.wands.push(WandInstance { key, origin });
         Ok(())
+    }
+
+    /// Whether no state satisfies `e`: inhaling it into an empty heap is infeasible before
+    /// any value is chosen (`false`, more than the whole of a location).
+    fn unsatisfiable(&self, run: &mut Run, e: &Expr) -> X<bool> {
+        struct NoChoices;
+        impl Choices for NoChoices {
+            fn pick(&mut self, _: usize) -> Option<usize> {
+                None
+            }
+        }
+        let empty = Heap {
+            objects: run.heap.objects,
+            ..Heap::default()
+        };
+        let outer = std::mem::replace(&mut run.heap, empty);
+        let (fresh, pending) = (run.fresh.clone(), std::mem::take(&mut run.pending));
+        let r = self.inhale_times(run, e, &BigRational::one(), &mut NoChoices, false);
+        run.heap = outer;
+        run.fresh = fresh;
+        run.pending = pending;
+        Ok(matches!(r, Err(End::Out(Outcome::Infeasible))))
     }
 
     /// Viper's footprint where no left-hand side is compatible with the whole state: with
@@ -411,21 +443,11 @@ impl Machine<'_> {
         plain
     }
 
-    fn reads_amounts(&self, e: &Expr) -> bool {
-        let mut reads = false;
-        germanium_semantics::visit::walk_expr(e, &mut |sub| {
-            if matches!(sub.kind, ExprKind::Perm(_) | ExprKind::Forperm { .. }) {
-                reads = true;
-            }
-        });
-        reads
-    }
-
     fn script_reads_amounts(&self, b: &Block) -> bool {
         let mut reads = false;
         germanium_semantics::visit::walk_stmts(b, &mut |s| {
             for e in germanium_semantics::visit::stmt_exprs(s) {
-                reads |= self.reads_amounts(e);
+                reads |= reads_permissions(e);
             }
         });
         reads
