@@ -18,19 +18,22 @@ use crate::value::Value;
 /// Small integers, tried first, in this order.
 const INTS: [i64; 6] = [0, 1, -1, 2, -2, 3];
 /// At most this many integers from the program's literals are tried after them.
-const FROM_LITERALS: usize = 12;
+const FROM_LITERALS: usize = 16;
 
-/// The integers a choice tries: the small ones, then each integer literal of the program
-/// and its two neighbours (a bound like `i < 5` or `x > -60` is met and missed), smallest
-/// first.
+/// The integers a choice tries: the small ones, then each integer literal of the program,
+/// its negation and their neighbours (a bound like `i < 5` or `x > -60` is met and
+/// missed), smallest first.
 fn integers(ev: &Evaluator) -> Vec<i64> {
     let mut literals = BTreeSet::new();
     let mut collect = |e: &Expr| {
         walk_expr(e, &mut |sub| {
             if let ExprKind::IntLit(digits) = &sub.kind {
                 if let Ok(c) = digits.parse::<i64>() {
-                    for v in [c.saturating_sub(1), c, c.saturating_add(1)] {
-                        literals.insert((v.unsigned_abs(), v < 0, v));
+                    // Its negation too: `i + 3 >= 0` is missed at -4.
+                    for c in [c, c.saturating_neg()] {
+                        for v in [c.saturating_sub(1), c, c.saturating_add(1)] {
+                            literals.insert((v.unsigned_abs(), v < 0, v));
+                        }
                     }
                 }
             }
@@ -221,6 +224,8 @@ impl Evaluator<'_> {
                 _ => None,
             };
             let candidates = match &ty {
+                // A variable the body does not use: one integer decides it.
+                Type::Int if !self.mentions_var(e, var) => vec![Value::int(0)],
                 _ if symmetric.is_some() => symmetric.unwrap_or_default(),
                 Type::Domain(..) if self.modelled_domain(&ty) => self.domain_values(&ty)?,
                 Type::Bool => vec![Value::Bool(false), Value::Bool(true)],
@@ -258,6 +263,15 @@ impl Evaluator<'_> {
                 .collect();
         }
         Ok((combinations, complete))
+    }
+
+    /// Whether `var` occurs in `e`.
+    fn mentions_var(&self, e: &Expr, var: VarId) -> bool {
+        let mut found = false;
+        walk_expr(e, &mut |sub| {
+            found |= matches!(sub.kind, ExprKind::Ident(_)) && self.sem.var_id(sub.id) == Some(var);
+        });
+        found
     }
 
     /// `forall` or `exists` as a value; over integers its guard does not bound, known only

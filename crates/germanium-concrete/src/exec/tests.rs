@@ -498,3 +498,12 @@ fn a_package_takes_nothing_for_a_pure_right_hand_side_or_an_unsatisfiable_left_o
         );
     }
 }
+
+#[test]
+fn a_quantifier_whose_variable_is_unused_is_its_body_and_negated_literals_are_tried() {
+    let wrong = "method m(i: Int) requires forall k: Int :: true { assert 0 <= i + 3 }";
+    assert_eq!(first_failure(wrong, "m"), Some((Check::Assert, 1)));
+    let valid =
+        "method m(i: Int) requires (forall k: Int :: true) && i >= -3 { assert 0 <= i + 3 }";
+    assert_eq!(first_failure(valid, "m"), None);
+}
