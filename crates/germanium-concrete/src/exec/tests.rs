@@ -507,3 +507,21 @@ fn a_quantifier_whose_variable_is_unused_is_its_body_and_negated_literals_are_tr
         "method m(i: Int) requires (forall k: Int :: true) && i >= -3 { assert 0 <= i + 3 }";
     assert_eq!(first_failure(valid, "m"), None);
 }
+
+#[test]
+fn a_package_no_left_hand_side_fits_with_checks_its_right_hand_side_on_viper_s_footprint() {
+    let f = "field f: Int\n";
+    // The footprint Viper takes holds none of x.f: the left-hand side's x.f is any value.
+    let wrong = format!(
+        "{f}method m(x: Ref) requires acc(x.f) {{ x.f := 0; package acc(x.f, 1/2) --* (acc(x.f, 1/2) && x.f == 0) }}"
+    );
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Package, 2)));
+    let valid = format!(
+        "{f}method m(x: Ref) requires acc(x.f) {{ x.f := 0; package acc(x.f, 1/2) --* acc(x.f, 1/2) }}"
+    );
+    assert_eq!(first_failure(&valid, "m"), None);
+    let pure = format!(
+        "{f}method m(x: Ref) requires acc(x.f, 1/2) && x.f == 1 {{ package (acc(x.f, 1/2) && x.f == 0) --* false }}"
+    );
+    assert_eq!(first_failure(&pure, "m"), Some((Check::Package, 2)));
+}

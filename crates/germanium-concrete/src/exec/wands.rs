@@ -105,6 +105,10 @@ impl Machine<'_> {
         let takes_nothing =
             (script.is_none() && !self.impure(rhs)) || (vacuous && self.unsatisfiable(run, lhs)?);
         let origin = if takes_nothing {
+            if vacuous {
+                let nothing = run.heap.values_only();
+                self.holds_on_footprint(run, &nothing, lhs, rhs, &mut counting)?;
+            }
             if plain {
                 WandOrigin::Packaged(Box::new(run.heap.values_only()))
             } else {
@@ -113,6 +117,7 @@ impl Machine<'_> {
         } else if vacuous && fixed && script.is_none() {
             match self.separate_footprint(run, lhs, rhs, &mut counting)? {
                 Some(footprint) => {
+                    self.holds_on_footprint(run, &footprint, lhs, rhs, &mut counting)?;
                     run.heap.give_up(&footprint);
                     if plain {
                         WandOrigin::Packaged(Box::new(footprint))
@@ -271,6 +276,40 @@ impl Machine<'_> {
                 Ok(true)
             }
             _ => Ok(false),
+        }
+    }
+
+    /// Viper's package with the footprint it chose (where no left-hand side is compatible
+    /// with the whole state): `B` must hold on every left-hand side compatible with the
+    /// footprint alone, whose locations outside it have values of their own. A left-hand
+    /// side the choices make on which `B` fails fails the package.
+    fn holds_on_footprint(
+        &self,
+        run: &mut Run,
+        footprint: &Heap,
+        lhs: &Expr,
+        rhs: &Expr,
+        choices: &mut dyn Choices,
+    ) -> X<()> {
+        let outer = std::mem::replace(&mut run.heap, footprint.clone());
+        let (fresh, store) = (run.fresh.clone(), run.store.clone());
+        let outer_lhs = run.labels.remove(LHS_LABEL);
+        let result = self.package_on_witness(run, lhs, rhs, None, choices);
+        run.heap = outer;
+        run.fresh = fresh;
+        run.store = store;
+        run.labels.remove(LHS_LABEL);
+        if let Some(h) = outer_lhs {
+            run.labels.insert(LHS_LABEL.to_string(), h);
+        }
+        match result {
+            // No left-hand side compatible with the footprint either: the wand holds.
+            Ok(()) | Err(End::Out(Outcome::Infeasible)) => Ok(()),
+            Err(End::Out(Outcome::Failed(mut f))) => {
+                f.check = Check::Package;
+                out(Outcome::Failed(f))
+            }
+            Err(other) => Err(other),
         }
     }
 
