@@ -287,6 +287,12 @@ impl<'p> Machine<'p> {
                     Err(_) => Outcome::Unknown("the domain model's check ended early".into()),
                 }
             }
+            // Past a state not known exactly, a fact found false says nothing of the real
+            // runs.
+            Err(End::Out(Outcome::Infeasible)) if run.approximate.is_some() => {
+                let (why, _) = run.approximate.take().unwrap_or_default();
+                Outcome::Unknown(why)
+            }
             Err(End::Out(o)) => o,
             Err(End::Goto(label)) => {
                 Outcome::Unknown(format!("a jump to `{label}` in no block around it"))

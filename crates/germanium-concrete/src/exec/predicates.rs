@@ -2,22 +2,36 @@
 
 use germanium_semantics::CallTarget;
 use germanium_semantics::VarId;
-use germanium_syntax::ast::{Expr, ExprKind, Stmt, StmtKind};
+use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, Stmt, StmtKind};
 use num_rational::BigRational;
 use num_traits::{One, Zero};
 
 use super::{out, Check, Choices, Machine, Outcome, Run, X};
 use crate::eval::Location;
+use crate::heap::WandOrigin;
 use crate::value::Value;
 
 impl<'p> Machine<'p> {
     /// `quasihavoc [c ==>] e.f`: where `c` holds, a held field location gets a value of its
-    /// own (chosen when read); a predicate instance's contents become new.
+    /// own (chosen when read); a predicate instance's contents become new, and so do the
+    /// values of a held wand's footprint.
     pub(super) fn quasihavoc(&self, run: &mut Run, cond: Option<&Expr>, resource: &Expr) -> X<()> {
         if let Some(c) = cond {
             if !self.boolean(run, c)? {
                 return Ok(());
             }
+        }
+        if let ExprKind::Binary(BinaryOp::Wand, ..) = &resource.kind {
+            // A wand held keeps its permissions; its footprint's values become any: applying
+            // it gives what applying an inhaled one gives.
+            let key = self.ev.wand_key_in(&self.state(run), resource);
+            let key = self.evaluated(run, key, true)?;
+            for wand in run.heap.wands.iter_mut().filter(|w| w.key == key) {
+                if matches!(wand.origin, WandOrigin::Packaged(_)) {
+                    wand.origin = WandOrigin::Inhaled;
+                }
+            }
+            return Ok(());
         }
         let location = self.ev.location_in(&self.state(run), resource);
         match self.evaluated(run, location, true)? {

@@ -525,3 +525,18 @@ fn a_package_no_left_hand_side_fits_with_checks_its_right_hand_side_on_viper_s_f
     );
     assert_eq!(first_failure(&pure, "m"), Some((Check::Package, 2)));
 }
+
+#[test]
+fn quasihavoc_of_a_wand_makes_its_footprint_s_values_any() {
+    let f = "field f: Int\n";
+    let run = |havoc: &str| {
+        format!(
+            "{f}method m(x: Ref) requires acc(x.f) && x.f == 3 {{\n  package true --* acc(x.f)\n  {havoc}\n  apply true --* acc(x.f)\n  assert x.f == 3\n}}"
+        )
+    };
+    assert_eq!(first_failure(&run(""), "m"), None);
+    assert_eq!(
+        first_failure(&run("quasihavoc true --* acc(x.f)"), "m"),
+        Some((Check::Assert, 6))
+    );
+}
