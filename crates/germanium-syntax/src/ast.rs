@@ -86,6 +86,19 @@ pub struct Program {
     pub expanded_macros: Vec<Item>,
 }
 
+impl Program {
+    /// Every domain, by name.
+    pub fn domains_by_name(&self) -> std::collections::HashMap<&str, &Domain> {
+        self.items
+            .iter()
+            .filter_map(|item| match &item.kind {
+                ItemKind::Domain(d) => Some((d.name.name.as_str(), d)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Item {
     pub annotations: Vec<Annotation>,

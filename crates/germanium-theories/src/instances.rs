@@ -22,7 +22,7 @@ use std::collections::{HashMap, HashSet};
 use germanium_semantics::types::Type;
 use germanium_semantics::visit::walk_expr;
 use germanium_semantics::{CallTarget, FieldTarget, Semantics, VarKind};
-use germanium_syntax::ast::{Domain, Expr, ExprKind, ItemKind, NodeId, Program};
+use germanium_syntax::ast::{Domain, Expr, ExprKind, NodeId, Program};
 
 use super::adt_contains;
 use super::sorts::depth;
@@ -71,18 +71,6 @@ pub(crate) fn substitution(params: &[String], args: &[Type]) -> HashMap<String, 
 
 pub(crate) fn apply_subst(ty: &Type, subst: &HashMap<String, Type>) -> Type {
     ty.subst_vars(&|name| subst.get(name).cloned())
-}
-
-/// The syntax of every domain, by name.
-pub(crate) fn domains_by_name(program: &Program) -> HashMap<&str, &Domain> {
-    program
-        .items
-        .iter()
-        .filter_map(|item| match &item.kind {
-            ItemKind::Domain(d) => Some((d.name.name.as_str(), d)),
-            _ => None,
-        })
-        .collect()
 }
 
 /// Whether a type can be given a sort at all (not an assertion, error or variable).
@@ -159,7 +147,7 @@ fn matches(pattern: &Type, ty: &Type, theta: &mut HashMap<String, Type>) -> bool
 impl Instances {
     /// Scans `program` and `semantics` (see the module documentation).
     pub fn collect(program: &Program, sem: &Semantics) -> Instances {
-        let domains = domains_by_name(program);
+        let domains = program.domains_by_name();
         // Nodes inside generic domains speak about type variables; they are visited per
         // instance instead.
         let mut generic_nodes = HashSet::new();

@@ -388,7 +388,7 @@ impl Theories {
             &self.adts,
             &self.domain_functions,
         ));
-        let syntax = instances::domains_by_name(program);
+        let syntax = program.domains_by_name();
         let mut problems = Vec::new();
         for ty in domain_types
             .iter()

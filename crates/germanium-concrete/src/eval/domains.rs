@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use germanium_semantics::visit::walk_expr;
 use germanium_semantics::{CallTarget, Type, VarId};
-use germanium_syntax::ast::{Axiom, BinaryOp, Domain, Expr, ExprKind, ItemKind, Program};
+use germanium_syntax::ast::{Axiom, BinaryOp, Domain, Expr, ExprKind};
 use num_bigint::BigInt;
 
 use super::{unknown, Evaluator, Scope, R};
@@ -48,18 +48,6 @@ pub(crate) fn instance_name(name: &str, type_args: &[Type]) -> String {
     }
     let args: Vec<String> = type_args.iter().map(Type::to_string).collect();
     format!("{name}[{}]", args.join(", "))
-}
-
-/// The program's domains by name.
-pub(crate) fn domains_of(program: &Program) -> HashMap<&str, &Domain> {
-    program
-        .items
-        .iter()
-        .filter_map(|item| match &item.kind {
-            ItemKind::Domain(d) => Some((d.name.name.as_str(), d)),
-            _ => None,
-        })
-        .collect()
 }
 
 /// What an axiom applies and quantifies over, for one instance of its domain.

@@ -148,7 +148,7 @@ impl<'p> Evaluator<'p> {
             functions,
             predicates,
             methods,
-            domains: domains::domains_of(program),
+            domains: program.domains_by_name(),
             depth: Cell::new(0),
             steps: Cell::new(0),
             total: Cell::new(0),
