@@ -26,4 +26,4 @@ pub use exec::{Check, Choices, Failure, Machine, Outcome};
 pub use heap::{Heap, ObjectId};
 pub use num_rational::BigRational;
 pub use search::{search, Found};
-pub use value::Value;
+pub use value::{DomainNames, Value};

@@ -109,52 +109,53 @@ impl Value {
     }
 }
 
-fn list(f: &mut fmt::Formatter<'_>, items: impl Iterator<Item = String>) -> fmt::Result {
-    let items: Vec<String> = items.collect();
-    write!(f, "{}", items.join(", "))
+/// Names for domain values (a constant they equal), by domain instance and index.
+pub type DomainNames = BTreeMap<(String, u32), String>;
+
+impl Value {
+    /// As Viper writes the value, a domain value named by `names` where it has a name.
+    pub fn named(&self, names: &DomainNames) -> String {
+        let all = |items: &mut dyn Iterator<Item = &Value>| -> String {
+            items.map(|v| v.named(names)).collect::<Vec<_>>().join(", ")
+        };
+        match self {
+            Value::Int(i) => i.to_string(),
+            Value::Bool(b) => b.to_string(),
+            Value::Perm(p) if p.is_integer() => p.numer().to_string(),
+            Value::Perm(p) => format!("{}/{}", p.numer(), p.denom()),
+            Value::Ref(None) => "null".into(),
+            Value::Ref(Some(o)) => o.to_string(),
+            Value::Seq(items) => format!("Seq({})", all(&mut items.iter())),
+            Value::Set(items) => format!("Set({})", all(&mut items.iter())),
+            Value::Multiset(items) => {
+                let each = items
+                    .iter()
+                    .flat_map(|(v, n)| std::iter::repeat_n(v, *n as usize));
+                format!("Multiset({})", all(&mut each.into_iter()))
+            }
+            Value::Map(pairs) => {
+                let each: Vec<String> = pairs
+                    .iter()
+                    .map(|(k, v)| format!("{} := {}", k.named(names), v.named(names)))
+                    .collect();
+                format!("Map({})", each.join(", "))
+            }
+            Value::Adt { constructor, args } => {
+                format!("{constructor}({})", all(&mut args.iter()))
+            }
+            Value::Domain { domain, index } => match names.get(&(domain.clone(), *index)) {
+                Some(name) => name.clone(),
+                None => format!("{domain}#{index}"),
+            },
+        }
+    }
 }
 
 /// As Viper writes values: `5`, `true`, `3/4`, `null`, `o1`, `Seq(1, 2)`, `Set(1)`,
 /// `Multiset(1, 1)`, `Map(1 := 2)`, `Cons(4, Nil())`, `Color#2`.
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Value::Int(i) => write!(f, "{i}"),
-            Value::Bool(b) => write!(f, "{b}"),
-            Value::Perm(p) if p.is_integer() => write!(f, "{}", p.numer()),
-            Value::Perm(p) => write!(f, "{}/{}", p.numer(), p.denom()),
-            Value::Ref(None) => write!(f, "null"),
-            Value::Ref(Some(o)) => write!(f, "{o}"),
-            Value::Seq(items) => {
-                write!(f, "Seq(")?;
-                list(f, items.iter().map(|v| v.to_string()))?;
-                write!(f, ")")
-            }
-            Value::Set(items) => {
-                write!(f, "Set(")?;
-                list(f, items.iter().map(|v| v.to_string()))?;
-                write!(f, ")")
-            }
-            Value::Multiset(items) => {
-                write!(f, "Multiset(")?;
-                let each = items
-                    .iter()
-                    .flat_map(|(v, n)| std::iter::repeat_n(v.to_string(), *n as usize));
-                list(f, each)?;
-                write!(f, ")")
-            }
-            Value::Map(pairs) => {
-                write!(f, "Map(")?;
-                list(f, pairs.iter().map(|(k, v)| format!("{k} := {v}")))?;
-                write!(f, ")")
-            }
-            Value::Adt { constructor, args } => {
-                write!(f, "{constructor}(")?;
-                list(f, args.iter().map(|v| v.to_string()))?;
-                write!(f, ")")
-            }
-            Value::Domain { domain, index } => write!(f, "{domain}#{index}"),
-        }
+        write!(f, "{}", self.named(&DomainNames::new()))
     }
 }
 

@@ -164,18 +164,42 @@ pub(crate) fn confirm(program: &Program, sem: &Semantics, diagnostics: &mut [Dia
 
 /// The run's parameters and the field values of its pre-heap.
 fn pre_state(sem: &Semantics, member: Member, f: &Failure) -> Vec<(String, String)> {
+    let names = domain_names(sem, f);
     let mut out = Vec::new();
     for p in member.parameters(sem) {
         if let Some(v) = f.pre_store.get(&p) {
-            out.push((sem.var(p).name.clone(), v.to_string()));
+            out.push((sem.var(p).name.clone(), v.named(&names)));
         }
     }
     for ((o, field), v) in &f.pre_heap.fields {
         if f.pre_heap.perm(*o, field) > num_zero() {
-            out.push((format!("{o}.{field}"), v.to_string()));
+            out.push((format!("{o}.{field}"), v.named(&names)));
         }
     }
     out
+}
+
+/// Names for the run's domain values: the constant (a domain function without
+/// parameters, unique ones first) each equals in the run's model.
+fn domain_names(sem: &Semantics, f: &Failure) -> germanium_concrete::DomainNames {
+    let mut names = germanium_concrete::DomainNames::new();
+    for unique in [true, false] {
+        for table in f.domains.tables.values() {
+            let Some(info) = sem.domain_functions.get(&table.function) else {
+                continue;
+            };
+            if !info.params.is_empty() || info.unique != unique {
+                continue;
+            }
+            let v = table.entries.get(&Vec::new()).unwrap_or(&table.default);
+            if let Value::Domain { domain, index } = v {
+                names
+                    .entry((domain.clone(), *index))
+                    .or_insert_with(|| table.function.clone());
+            }
+        }
+    }
+    names
 }
 
 fn num_zero() -> germanium_concrete::BigRational {
@@ -190,6 +214,7 @@ fn show_run(
     f: &Failure,
     c: &mut germanium_syntax::diagnostic::Counterexample,
 ) {
+    let names = domain_names(sem, f);
     c.candidate = false;
     c.variables.clear();
     let mut vars = member.variables(sem);
@@ -204,24 +229,24 @@ fn show_run(
     for v in vars {
         if let Some(value) = f.store.get(&v) {
             c.variables
-                .push((sem.var(v).name.clone(), value.to_string()));
+                .push((sem.var(v).name.clone(), value.named(&names)));
         }
     }
     if let Some(result) = &f.result {
-        c.variables.push(("result".into(), result.to_string()));
+        c.variables.push(("result".into(), result.named(&names)));
     }
     c.heap = f
         .heap
         .fields
         .iter()
         .filter(|((o, field), _)| f.heap.perm(*o, field) > num_zero())
-        .map(|((o, field), v)| (o.to_string(), field.clone(), v.to_string()))
+        .map(|((o, field), v)| (o.to_string(), field.clone(), v.named(&names)))
         .collect();
     let held = |h: &germanium_concrete::Heap| -> Vec<(String, String, String)> {
         h.fields
             .iter()
             .filter(|((o, field), _)| h.perm(*o, field) > num_zero())
-            .map(|((o, field), v)| (o.to_string(), field.clone(), v.to_string()))
+            .map(|((o, field), v)| (o.to_string(), field.clone(), v.named(&names)))
             .collect()
     };
     // Earlier heaps where the check reads them (as the solver's counterexample says).
@@ -247,8 +272,8 @@ fn show_run(
         .map(|(name, args, result)| {
             (
                 name.clone(),
-                args.iter().map(|a| a.to_string()).collect(),
-                result.to_string(),
+                args.iter().map(|a| a.named(&names)).collect(),
+                result.named(&names),
             )
         })
         .collect();
@@ -258,8 +283,8 @@ fn show_run(
         for (args, result) in &table.entries {
             c.functions.push((
                 name.clone(),
-                args.iter().map(|a| a.to_string()).collect(),
-                result.to_string(),
+                args.iter().map(|a| a.named(&names)).collect(),
+                result.named(&names),
             ));
         }
         let nullary = sem
@@ -268,7 +293,7 @@ fn show_run(
             .is_some_and(|d| d.params.is_empty());
         if !nullary {
             c.functions
-                .push((name.clone(), vec!["_".into()], table.default.to_string()));
+                .push((name.clone(), vec!["_".into()], table.default.named(&names)));
         }
     }
     c.predicates = f
@@ -279,7 +304,7 @@ fn show_run(
             let amount = Value::Perm(amount.clone()).to_string();
             (
                 p.clone(),
-                args.iter().map(|a| a.to_string()).collect(),
+                args.iter().map(|a| a.named(&names)).collect(),
                 amount,
             )
         })
