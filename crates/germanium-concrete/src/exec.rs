@@ -13,7 +13,9 @@
 use std::collections::{BTreeSet, HashMap};
 
 use germanium_semantics::{CallTarget, FieldTarget, Semantics, Type, VarId};
-use germanium_syntax::ast::{BinaryOp, Block, Expr, ExprKind, Method, NewFields, Stmt, StmtKind};
+use germanium_syntax::ast::{
+    BinaryOp, Block, Expr, ExprKind, Method, NewFields, NodeId, Stmt, StmtKind,
+};
 use germanium_syntax::Span;
 use num_rational::BigRational;
 use num_traits::{One, Zero};
@@ -102,6 +104,13 @@ fn out<T>(o: Outcome) -> X<T> {
     Err(End::Out(o))
 }
 
+/// Rounds of choosing values of applications before a statement (an application's
+/// argument may be another's value; a completed domain model may need more tables).
+const ROUNDS: usize = 3;
+
+/// A domain function instance: its name and type arguments.
+type FunctionInstance = (String, Vec<Type>);
+
 /// Runs stop after this many statements and inhaled parts.
 const MAX_STEPS: u64 = 100_000;
 
@@ -166,6 +175,9 @@ pub struct Machine<'p> {
     sem: &'p Semantics,
     /// Whether the program has functions without a body (see `abstract_functions`).
     abstract_functions: bool,
+    /// The domain function instances statements' expressions apply through the functions
+    /// and predicates they use, by the expressions' ids (see `domains`): walked once.
+    reachable_domain_calls: std::cell::RefCell<HashMap<Vec<NodeId>, Vec<FunctionInstance>>>,
 }
 
 impl Run {
@@ -207,6 +219,7 @@ impl<'p> Machine<'p> {
             ev,
             sem: ev.sem,
             abstract_functions: ev.functions.values().any(|f| f.body.is_none()),
+            reachable_domain_calls: Default::default(),
         }
     }
 
@@ -443,8 +456,10 @@ impl<'p> Machine<'p> {
     fn block(&self, run: &mut Run, block: &Block, choices: &mut dyn Choices) -> X<()> {
         let mut i = 0;
         while let Some(s) = block.stmts.get(i) {
-            if matches!(&s.kind, StmtKind::Label(_, invariants) if !invariants.is_empty()) {
-                run.label_loop |= loop_head(block, i);
+            if !run.label_loop
+                && matches!(&s.kind, StmtKind::Label(_, invariants) if !invariants.is_empty())
+            {
+                run.label_loop = loop_head(block, i);
             }
             match self.stmt(run, s, choices) {
                 Err(End::Goto(label)) => {

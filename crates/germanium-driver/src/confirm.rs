@@ -143,9 +143,10 @@ pub(crate) fn confirm(program: &Program, sem: &Semantics, diagnostics: &mut [Dia
                 };
                 match search(&machine, &run, MAX_RUNS, &wanted) {
                     Found::Failure(f) => {
-                        show_run(sem, member, &f, c);
+                        let names = domain_names(sem, &f);
+                        show_run(sem, member, &f, &names, c);
                         Confirmation::Confirmed {
-                            pre_state: pre_state(sem, member, &f),
+                            pre_state: pre_state(sem, member, &f, &names),
                         }
                     }
                     Found::None {
@@ -163,17 +164,21 @@ pub(crate) fn confirm(program: &Program, sem: &Semantics, diagnostics: &mut [Dia
 }
 
 /// The run's parameters and the field values of its pre-heap.
-fn pre_state(sem: &Semantics, member: Member, f: &Failure) -> Vec<(String, String)> {
-    let names = domain_names(sem, f);
+fn pre_state(
+    sem: &Semantics,
+    member: Member,
+    f: &Failure,
+    names: &germanium_concrete::DomainNames,
+) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for p in member.parameters(sem) {
         if let Some(v) = f.pre_store.get(&p) {
-            out.push((sem.var(p).name.clone(), v.named(&names)));
+            out.push((sem.var(p).name.clone(), v.named(names)));
         }
     }
     for ((o, field), v) in &f.pre_heap.fields {
         if f.pre_heap.perm(*o, field) > num_zero() {
-            out.push((format!("{o}.{field}"), v.named(&names)));
+            out.push((format!("{o}.{field}"), v.named(names)));
         }
     }
     out
@@ -212,9 +217,9 @@ fn show_run(
     sem: &Semantics,
     member: Member,
     f: &Failure,
+    names: &germanium_concrete::DomainNames,
     c: &mut germanium_syntax::diagnostic::Counterexample,
 ) {
-    let names = domain_names(sem, f);
     c.candidate = false;
     c.variables.clear();
     let mut vars = member.variables(sem);
@@ -229,24 +234,24 @@ fn show_run(
     for v in vars {
         if let Some(value) = f.store.get(&v) {
             c.variables
-                .push((sem.var(v).name.clone(), value.named(&names)));
+                .push((sem.var(v).name.clone(), value.named(names)));
         }
     }
     if let Some(result) = &f.result {
-        c.variables.push(("result".into(), result.named(&names)));
+        c.variables.push(("result".into(), result.named(names)));
     }
     c.heap = f
         .heap
         .fields
         .iter()
         .filter(|((o, field), _)| f.heap.perm(*o, field) > num_zero())
-        .map(|((o, field), v)| (o.to_string(), field.clone(), v.named(&names)))
+        .map(|((o, field), v)| (o.to_string(), field.clone(), v.named(names)))
         .collect();
     let held = |h: &germanium_concrete::Heap| -> Vec<(String, String, String)> {
         h.fields
             .iter()
             .filter(|((o, field), _)| h.perm(*o, field) > num_zero())
-            .map(|((o, field), v)| (o.to_string(), field.clone(), v.named(&names)))
+            .map(|((o, field), v)| (o.to_string(), field.clone(), v.named(names)))
             .collect()
     };
     // Earlier heaps where the check reads them (as the solver's counterexample says).
@@ -272,8 +277,8 @@ fn show_run(
         .map(|(name, args, result)| {
             (
                 name.clone(),
-                args.iter().map(|a| a.named(&names)).collect(),
-                result.named(&names),
+                args.iter().map(|a| a.named(names)).collect(),
+                result.named(names),
             )
         })
         .collect();
@@ -283,8 +288,8 @@ fn show_run(
         for (args, result) in &table.entries {
             c.functions.push((
                 name.clone(),
-                args.iter().map(|a| a.named(&names)).collect(),
-                result.named(&names),
+                args.iter().map(|a| a.named(names)).collect(),
+                result.named(names),
             ));
         }
         let nullary = sem
@@ -293,7 +298,7 @@ fn show_run(
             .is_some_and(|d| d.params.is_empty());
         if !nullary {
             c.functions
-                .push((name.clone(), vec!["_".into()], table.default.named(&names)));
+                .push((name.clone(), vec!["_".into()], table.default.named(names)));
         }
     }
     c.predicates = f
@@ -304,7 +309,7 @@ fn show_run(
             let amount = Value::Perm(amount.clone()).to_string();
             (
                 p.clone(),
-                args.iter().map(|a| a.named(&names)).collect(),
+                args.iter().map(|a| a.named(names)).collect(),
                 amount,
             )
         })

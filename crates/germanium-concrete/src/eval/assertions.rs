@@ -166,10 +166,9 @@ impl Evaluator<'_> {
         if !super::reads_permissions(e) {
             return self.boolean(scope, heap, e);
         }
-        let outer = scope.held.replace(left.clone());
-        let r = self.boolean(scope, heap, e);
-        scope.held = outer;
-        r
+        self.with_held(scope, Some(left.clone()), |ev, scope| {
+            ev.boolean(scope, heap, e)
+        })
     }
 
     /// `perm(loc)`.

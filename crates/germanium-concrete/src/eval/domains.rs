@@ -202,21 +202,22 @@ impl Evaluator<'_> {
                 "unique functions of one type have distinct values".into()
             ));
         }
+        let mut mentioned = BTreeSet::new();
+        self.mentioned_integers(&mut mentioned);
         let mut names: Vec<&&str> = self.domains.keys().collect();
         names.sort();
         for name in names {
             let domain = self.domains[*name];
             for type_args in self.instances_of(domain) {
-                let mut context = AxiomContext {
+                let context = AxiomContext {
                     type_params: domain
                         .type_params
                         .iter()
                         .map(|p| p.name.clone())
                         .zip(type_args.iter().cloned())
                         .collect(),
-                    mentioned: BTreeSet::new(),
+                    mentioned: mentioned.clone(),
                 };
-                self.mentioned_integers(&mut context.mentioned);
                 let relevant: Vec<&Axiom> = domain
                     .axioms
                     .iter()
@@ -287,14 +288,10 @@ impl Evaluator<'_> {
                     needs.functions.push(instance);
                 }
             }
-            if let ExprKind::Quantifier { vars, .. } = &e.kind {
-                for i in 0..vars.len() {
-                    if let Some(v) = self.sem.binders.get(&(e.id, i)) {
-                        let ty = subst(&self.sem.var(*v).ty);
-                        if self.modelled_domain(&ty) && !needs.quantified.contains(&ty) {
-                            needs.quantified.push(ty);
-                        }
-                    }
+            for ty in self.quantified_types(e) {
+                let ty = subst(&ty);
+                if self.modelled_domain(&ty) && !needs.quantified.contains(&ty) {
+                    needs.quantified.push(ty);
                 }
             }
         });

@@ -319,12 +319,7 @@ impl<'p> Evaluator<'p> {
                 };
                 match earlier {
                     // The earlier heap's permissions, not the exhale's.
-                    Some(h) => {
-                        let held = scope.held.take();
-                        let v = self.value(scope, h, inner);
-                        scope.held = held;
-                        v
-                    }
+                    Some(h) => self.with_held(scope, None, |ev, scope| ev.value(scope, h, inner)),
                     None => unknown("no heap for this `old`"),
                 }
             }
@@ -410,12 +405,7 @@ impl<'p> Evaluator<'p> {
                 unknown("a permission amount without a concrete value (wildcard, epsilon, rd)")
             }
             ExprKind::Lhs(inner) => match scope.labels.get(wands::LHS_LABEL).copied() {
-                Some(h) => {
-                    let held = scope.held.take();
-                    let v = self.value(scope, h, inner);
-                    scope.held = held;
-                    v
-                }
+                Some(h) => self.with_held(scope, None, |ev, scope| ev.value(scope, h, inner)),
                 None => unknown("no left-hand-side state for this `old[lhs]`"),
             },
             ExprKind::Applying(wand, body) => self.applying(scope, heap, wand, body),
@@ -545,6 +535,32 @@ impl<'p> Evaluator<'p> {
         })();
         self.depth.set(depth);
         outcome
+    }
+
+    /// Runs `then` with `held` as where `perm` reads (see [`Scope::held`]), the outer one
+    /// back after.
+    pub(crate) fn with_held<T>(
+        &self,
+        scope: &mut Scope,
+        held: Option<Heap>,
+        then: impl FnOnce(&Self, &mut Scope) -> R<T>,
+    ) -> R<T> {
+        let outer = std::mem::replace(&mut scope.held, held);
+        let out = then(self, scope);
+        scope.held = outer;
+        out
+    }
+
+    /// The declared types of the variables the quantifier `e` binds (none for another
+    /// expression).
+    pub(crate) fn quantified_types(&self, e: &Expr) -> Vec<germanium_semantics::Type> {
+        let ExprKind::Quantifier { vars, .. } = &e.kind else {
+            return Vec::new();
+        };
+        (0..vars.len())
+            .filter_map(|i| self.sem.binders.get(&(e.id, i)))
+            .map(|v| self.sem.var(*v).ty.clone())
+            .collect()
     }
 
     /// Runs `then` with the variables `e` binds (a `let`'s, a quantifier's) set to `values`.

@@ -204,6 +204,11 @@ impl Evaluator<'_> {
         };
         let mut combinations: Vec<Vec<Value>> = vec![Vec::new()];
         let mut complete = true;
+        let int_vars = self
+            .quantified_types(e)
+            .iter()
+            .filter(|t| **t == Type::Int)
+            .count();
         for i in 0..vars.len() {
             let Some(var) = self.sem.binders.get(&(e.id, i)).copied() else {
                 return Err(Stop::Unknown(
@@ -211,14 +216,6 @@ impl Evaluator<'_> {
                 ));
             };
             let ty = self.concrete_type(&self.sem.var(var).ty);
-            let int_vars = (0..vars.len())
-                .filter(|j| {
-                    self.sem
-                        .binders
-                        .get(&(e.id, *j))
-                        .is_some_and(|v| self.sem.var(*v).ty == Type::Int)
-                })
-                .count();
             let symmetric = match ty {
                 Type::Int => self.symmetric_integers(scope, var, body, int_vars),
                 _ => None,

@@ -9,10 +9,7 @@ use germanium_semantics::visit::walk_expr;
 use germanium_semantics::CallTarget;
 use germanium_syntax::ast::{Expr, ExprKind};
 
-use super::{out, Choices, Machine, Outcome, Run, X};
-
-/// Rounds of choosing (an application's argument may be another's value).
-const ROUNDS: usize = 3;
+use super::{out, Choices, Machine, Outcome, Run, ROUNDS, X};
 
 impl Machine<'_> {
     pub(super) fn interpret_abstract(

@@ -12,18 +12,12 @@ use germanium_semantics::visit::walk_expr;
 use germanium_semantics::{CallTarget, Type};
 use germanium_syntax::ast::{Expr, ExprKind};
 
-use super::{out, Choices, Machine, Outcome, Run, X};
+use super::{out, Choices, FunctionInstance, Machine, Outcome, Run, ROUNDS, X};
 use crate::eval::{instance_name, Stop, Table};
 use crate::value::Value;
 
 /// Values of one domain type instance at most.
 const MAX_DOMAIN_VALUES: usize = 3;
-/// Rounds of choosing (an application's argument may be another's value; a completed
-/// instance may need others).
-const ROUNDS: usize = 3;
-
-/// A domain function instance: its name and type arguments.
-type FunctionInstance = (String, Vec<Type>);
 
 impl Machine<'_> {
     /// Whether runs keep a model of the program's domains.
@@ -103,8 +97,6 @@ impl Machine<'_> {
     /// instances they and the functions and predicates they use apply (in walk order).
     fn domain_calls<'e>(&self, exprs: &[&'e Expr]) -> (Vec<&'e Expr>, Vec<FunctionInstance>) {
         let mut direct = Vec::new();
-        let mut reachable = Vec::new();
-        let mut visited = BTreeSet::new();
         for e in exprs {
             walk_expr(e, &mut |sub| {
                 if matches!(
@@ -114,8 +106,19 @@ impl Machine<'_> {
                     direct.push(sub);
                 }
             });
+        }
+        let ids: Vec<_> = exprs.iter().map(|e| e.id).collect();
+        if let Some(known) = self.reachable_domain_calls.borrow().get(&ids) {
+            return (direct, known.clone());
+        }
+        let mut reachable = Vec::new();
+        let mut visited = BTreeSet::new();
+        for e in exprs {
             self.reachable_calls(e, &mut visited, &mut reachable);
         }
+        self.reachable_domain_calls
+            .borrow_mut()
+            .insert(ids, reachable.clone());
         (direct, reachable)
     }
 
@@ -124,15 +127,9 @@ impl Machine<'_> {
         let mut types = Vec::new();
         for e in exprs {
             walk_expr(e, &mut |sub| {
-                if let ExprKind::Quantifier { vars, .. } = &sub.kind {
-                    for i in 0..vars.len() {
-                        let Some(v) = self.sem.binders.get(&(sub.id, i)) else {
-                            continue;
-                        };
-                        let ty = &self.sem.var(*v).ty;
-                        if self.ev.modelled_domain(ty) && !types.contains(ty) {
-                            types.push(ty.clone());
-                        }
+                for ty in self.ev.quantified_types(sub) {
+                    if self.ev.modelled_domain(&ty) && !types.contains(&ty) {
+                        types.push(ty);
                     }
                 }
             });
