@@ -115,7 +115,7 @@ type FunctionInstance = (String, Vec<Type>);
 const MAX_STEPS: u64 = 100_000;
 
 /// The mutable state of a run.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Run {
     store: HashMap<VarId, Value>,
     heap: Heap,
@@ -265,6 +265,29 @@ impl<'p> Machine<'p> {
         Ok(())
     }
 
+    /// The contract of the method `s` calls (none where it calls none): what the call
+    /// exhales and inhales applies functions too.
+    fn callee_contract(&self, s: &Stmt) -> Vec<&'p Expr> {
+        let target = match &s.kind {
+            StmtKind::Call(..) => self.sem.call(s.id),
+            StmtKind::Assign(_, rhs) => self.sem.call(rhs.id),
+            _ => None,
+        };
+        let Some(CallTarget::Method(name)) = target else {
+            return Vec::new();
+        };
+        self.ev
+            .methods
+            .get(name.as_str())
+            .map_or_else(Vec::new, |m| {
+                m.contract
+                    .requires
+                    .iter()
+                    .chain(&m.contract.ensures)
+                    .collect()
+            })
+    }
+
     /// The value `call` must have where `assumed` holds: that of `e` in a conjunct
     /// `call == e` or `e == call`, where `e` has one before the statement.
     fn equated(&self, run: &Run, call: &Expr, assumed: &[&Expr]) -> Option<Value> {
@@ -321,12 +344,14 @@ impl<'p> Machine<'p> {
         }
         let exprs: Vec<&Expr> = method.contract.requires.iter().collect();
         let assumed: Vec<&Expr> = exprs.iter().flat_map(|e| conjuncts(e)).collect();
-        self.interpret(run, &exprs, &assumed, choices)?;
-        for pre in &method.contract.requires {
-            self.open_contents_for(run, &[pre], choices)?;
-            self.inhale_times(run, pre, &BigRational::one(), choices, false)?;
-        }
-        self.resolve_pending(run, choices)?;
+        self.answering_demands(run, choices, |run, choices| {
+            self.interpret(run, &exprs, &assumed, choices)?;
+            for pre in &method.contract.requires {
+                self.open_contents_for(run, &[pre], choices)?;
+                self.inhale_times(run, pre, &BigRational::one(), choices, false)?;
+            }
+            self.resolve_pending(run, choices)
+        })?;
         run.begin();
         for r in &info.returns {
             let v = self.choose(run, &self.sem.var(*r).ty.clone(), choices)?;
@@ -481,6 +506,15 @@ impl<'p> Machine<'p> {
     }
 
     fn stmt(&self, run: &mut Run, s: &Stmt, choices: &mut dyn Choices) -> X<()> {
+        // A wand's package or apply decides what its choices make (the one left-hand side
+        // made without any), so it is run once.
+        if matches!(s.kind, StmtKind::Package(..) | StmtKind::Apply(_)) {
+            return self.stmt_once(run, s, choices);
+        }
+        self.answering_demands(run, choices, |run, choices| self.stmt_once(run, s, choices))
+    }
+
+    fn stmt_once(&self, run: &mut Run, s: &Stmt, choices: &mut dyn Choices) -> X<()> {
         self.step(run)?;
         run.statements += 1;
         self.open_contents(run, s, choices)?;
@@ -488,12 +522,9 @@ impl<'p> Machine<'p> {
             StmtKind::Inhale(e) | StmtKind::Assume(e) => conjuncts(e),
             _ => Vec::new(),
         };
-        self.interpret(
-            run,
-            &germanium_semantics::visit::stmt_exprs(s),
-            &assumed,
-            choices,
-        )?;
+        let mut exprs = germanium_semantics::visit::stmt_exprs(s);
+        exprs.extend(self.callee_contract(s));
+        self.interpret(run, &exprs, &assumed, choices)?;
         match &s.kind {
             StmtKind::VarDecl(decls, init) => {
                 for i in 0..decls.len() {
@@ -568,13 +599,7 @@ impl<'p> Machine<'p> {
             StmtKind::Goto(label) => Err(End::Goto(label.name.clone())),
             StmtKind::Fold(e) => self.fold(run, e),
             StmtKind::Unfold(e) => self.unfold(run, e, choices),
-            StmtKind::Inhale(e) => {
-                // An `inhale` statement's assertion must be well-defined where it is.
-                run.inhale_checked = true;
-                let r = self.inhale(run, e, choices, false);
-                run.inhale_checked = false;
-                r
-            }
+            StmtKind::Inhale(e) => self.inhale_well_defined(run, e, choices),
             StmtKind::Assume(e) => self.assume(run, e, choices),
             StmtKind::Exhale(e) => self.exhale(run, e, Check::Exhale, true),
             StmtKind::Assert(e) => self.exhale(run, e, Check::Assert, false),

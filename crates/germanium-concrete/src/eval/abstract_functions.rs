@@ -17,6 +17,9 @@ use crate::value::Value;
 /// precondition's field locations have.
 pub type Application = (String, Vec<Value>, Vec<((ObjectId, String), Value)>);
 
+/// Demands for values (see [`Evaluator::interpreted`]) one run answers at most.
+const MAX_DEMANDS: usize = 32;
+
 /// The values chosen for applications so far in a run.
 pub(crate) type Interpretations = BTreeMap<Application, Value>;
 
@@ -25,6 +28,8 @@ impl Evaluator<'_> {
     pub fn clear_interpretations(&self) {
         self.interpretations.borrow_mut().clear();
         self.abstract_defaults.borrow_mut().clear();
+        self.demand.borrow_mut().take();
+        self.demands_answered.set(0);
         *self.model.borrow_mut() = Default::default();
     }
 
@@ -52,19 +57,37 @@ impl Evaluator<'_> {
 
     /// The chosen value of an application of a function without a body; for a function
     /// without postconditions an application not chosen takes (and keeps) the function's
-    /// default, where one is chosen: any values make a model of such a function.
-    pub(crate) fn interpreted(&self, application: &Application) -> R<Value> {
-        if let Some(v) = self.interpretations.borrow().get(application) {
+    /// default, where one is chosen: any values make a model of such a function. Any other
+    /// is unknown, and kept as the evaluation's demand (with `taken`, the heap its
+    /// precondition took), which the run may answer with a value and evaluate again.
+    pub(crate) fn interpreted(&self, application: Application, taken: Heap) -> R<Value> {
+        if let Some(v) = self.interpretations.borrow().get(&application) {
             return Ok(v.clone());
         }
         let default = self.abstract_defaults.borrow().get(&application.0).cloned();
         match default {
             Some(v) => {
-                self.interpret(application.clone(), v.clone());
+                self.interpret(application, v.clone());
                 Ok(v)
             }
-            None => unknown(format!("`{}` has no body", application.0)),
+            None => {
+                let why = format!("`{}` has no body", application.0);
+                *self.demand.borrow_mut() = Some((application, taken));
+                unknown(why)
+            }
         }
+    }
+
+    /// Counts one more demand answered in this run; `false` once there were enough.
+    pub(crate) fn answer_demand(&self) -> bool {
+        let answered = self.demands_answered.get();
+        self.demands_answered.set(answered + 1);
+        answered < MAX_DEMANDS
+    }
+
+    /// The application an evaluation needed a value for since the last call, if any.
+    pub(crate) fn take_demand(&self) -> Option<(Application, Heap)> {
+        self.demand.borrow_mut().take()
     }
 
     /// Whether `application` has a value chosen for it (or read through the default).

@@ -7,6 +7,7 @@ mod operators;
 mod ranges;
 mod wands;
 
+pub(crate) use abstract_functions::Application;
 pub(crate) use assertions::{is_wildcard, Location};
 pub(crate) use domains::instance_name;
 pub use domains::{DomainModel, Table};
@@ -103,6 +104,10 @@ pub struct Evaluator<'p> {
     interpretations: std::cell::RefCell<abstract_functions::Interpretations>,
     /// The value of every other application of a function without a body or postconditions.
     abstract_defaults: std::cell::RefCell<std::collections::BTreeMap<String, Value>>,
+    /// The last application of a function without a body an evaluation needed a value
+    /// for, and the heap its precondition took (see `exec::abstract_functions`).
+    demand: std::cell::RefCell<Option<(abstract_functions::Application, Heap)>>,
+    demands_answered: Cell<usize>,
     /// The values a run chose for the program's domains.
     model: std::cell::RefCell<DomainModel>,
     /// While an axiom is checked: its instance and the integers the model mentions.
@@ -154,6 +159,8 @@ impl<'p> Evaluator<'p> {
             total: Cell::new(0),
             interpretations: Default::default(),
             abstract_defaults: Default::default(),
+            demand: Default::default(),
+            demands_answered: Cell::new(0),
             model: Default::default(),
             axiom: Default::default(),
             sample_ints: Default::default(),
@@ -528,8 +535,9 @@ impl<'p> Evaluator<'p> {
             match &function.body {
                 Some(body) => self.value(&mut self.function_scope(name, &args), heap, body),
                 None => {
-                    let app = self.application(name, &args, &heap.taken_by(&left))?;
-                    self.interpreted(&app)
+                    let taken = heap.taken_by(&left);
+                    let app = self.application(name, &args, &taken)?;
+                    self.interpreted(app, taken)
                 }
             }
         })();

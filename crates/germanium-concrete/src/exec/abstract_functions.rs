@@ -9,7 +9,10 @@ use germanium_semantics::visit::walk_expr;
 use germanium_semantics::CallTarget;
 use germanium_syntax::ast::{Expr, ExprKind};
 
-use super::{out, Choices, Machine, Outcome, Run, ROUNDS, X};
+use super::{out, Choices, End, Machine, Outcome, Run, ROUNDS, X};
+use crate::eval::Application;
+use crate::heap::Heap;
+use crate::value::Value;
 
 impl Machine<'_> {
     pub(super) fn interpret_abstract(
@@ -60,23 +63,8 @@ impl Machine<'_> {
                 if self.ev.is_interpreted(&app) {
                     continue;
                 }
-                let Some(info) = self.sem.functions.get(&app.0) else {
-                    continue;
-                };
-                let v = match self.equated(run, call, assumed) {
-                    Some(v) => v,
-                    None => self.choose(run, &info.result.clone(), choices)?,
-                };
-                match self.ev.meets_postconditions(&run.heap, &app.0, &app.1, &v) {
-                    Ok(true) => self.ev.interpret(app, v),
-                    Ok(false) => return out(Outcome::Infeasible),
-                    Err(_) => {
-                        return out(Outcome::Unknown(format!(
-                            "the postcondition of `{}` on a chosen value",
-                            app.0
-                        )))
-                    }
-                }
+                let equated = self.equated(run, call, assumed);
+                self.choose_application(run, app, None, equated, choices)?;
                 chosen = true;
             }
             if !chosen {
@@ -84,5 +72,115 @@ impl Machine<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Gives `app` a value its postconditions allow (read in `heap`, else the run's heap):
+    /// `equated`, else one the choices pick; none allowed is no execution.
+    fn choose_application(
+        &self,
+        run: &mut Run,
+        app: Application,
+        heap: Option<&Heap>,
+        equated: Option<Value>,
+        choices: &mut dyn Choices,
+    ) -> X<()> {
+        let Some(info) = self.sem.functions.get(&app.0) else {
+            return out(Outcome::Unknown(format!("no function `{}`", app.0)));
+        };
+        let v = match equated {
+            Some(v) => v,
+            None => self.choose(run, &info.result.clone(), choices)?,
+        };
+        loop {
+            self.ev.take_demand();
+            let meets = self
+                .ev
+                .meets_postconditions(heap.unwrap_or(&run.heap), &app.0, &app.1, &v);
+            match meets {
+                Ok(true) => {
+                    self.ev.interpret(app, v);
+                    return Ok(());
+                }
+                Ok(false) => return out(Outcome::Infeasible),
+                Err(_) => {
+                    // The postcondition applies another function without a body: that
+                    // application gets its value first.
+                    if let Some((other, taken)) = self.ev.take_demand() {
+                        if !self.ev.is_interpreted(&other) && self.ev.answer_demand() {
+                            self.choose_application(run, other, Some(&taken), None, choices)?;
+                            continue;
+                        }
+                    }
+                    return out(Outcome::Unknown(format!(
+                        "the postcondition of `{}` on a chosen value",
+                        app.0
+                    )));
+                }
+            }
+        }
+    }
+
+    /// Runs `step` (a statement, a contract inhaled); where it stops unknown because an
+    /// application of a function without a body it evaluated has no value (under a
+    /// quantifier, in a function's body, in a callee's postcondition), the application
+    /// gets one and `step` runs again from the same state, making the same choices up to
+    /// where it stopped. A run answers at most `MAX_DEMANDS` such demands.
+    pub(super) fn answering_demands(
+        &self,
+        run: &mut Run,
+        choices: &mut dyn Choices,
+        step: impl Fn(&mut Run, &mut dyn Choices) -> X<()>,
+    ) -> X<()> {
+        if !self.abstract_functions {
+            return step(run, choices);
+        }
+        let before = run.clone();
+        let mut replaying = Replaying {
+            inner: choices,
+            log: Vec::new(),
+            at: 0,
+        };
+        loop {
+            self.ev.take_demand();
+            replaying.at = 0;
+            let outcome = step(run, &mut replaying);
+            if !matches!(outcome, Err(End::Out(Outcome::Unknown(_)))) {
+                return outcome;
+            }
+            let Some((app, taken)) = self.ev.take_demand() else {
+                return outcome;
+            };
+            if self.ev.is_interpreted(&app) || !self.ev.answer_demand() {
+                return outcome;
+            }
+            *run = before.clone();
+            self.choose_application(run, app, Some(&taken), None, replaying.inner)?;
+        }
+    }
+}
+
+/// Choices replayed from a log, then asked of `inner` and logged: a step run again makes
+/// the choices it made before.
+struct Replaying<'c> {
+    inner: &'c mut dyn Choices,
+    log: Vec<usize>,
+    at: usize,
+}
+
+impl Choices for Replaying<'_> {
+    fn pick(&mut self, options: usize) -> Option<usize> {
+        if options == 0 {
+            return None;
+        }
+        let pick = match self.log.get(self.at) {
+            Some(p) => (*p).min(options - 1),
+            None => {
+                let p = self.inner.pick(options)?;
+                self.log.push(p);
+                p
+            }
+        };
+        self.at += 1;
+        Some(pick)
     }
 }

@@ -134,6 +134,20 @@ impl Machine<'_> {
             .collect()
     }
 
+    /// Inhales `e`, which must be well-defined where it is (an `inhale` statement's
+    /// assertion, a postcondition of a function without a body).
+    pub(super) fn inhale_well_defined(
+        &self,
+        run: &mut Run,
+        e: &Expr,
+        choices: &mut dyn Choices,
+    ) -> X<()> {
+        run.inhale_checked = true;
+        let r = self.inhale(run, e, choices, false);
+        run.inhale_checked = false;
+        r
+    }
+
     pub(super) fn inhale_times(
         &self,
         run: &mut Run,

@@ -370,7 +370,8 @@ fn functions_without_postconditions_take_a_default_under_quantifiers() {
     assert_eq!(first_failure(&valid, "m"), None);
     let wrong = format!("{h}method m(x: Ref) {{ assert h(x) ==> forall y: Ref :: h(y) }}");
     assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 2)));
-    // With a postcondition no default is assumed: the quantifier stays undecided.
+    // With a postcondition no default is assumed: each application under the quantifier
+    // gets a value the postcondition allows.
     let constrained = "function g(x: Ref): Int\n  ensures result > 0\n\
                        method m(x: Ref) { assert g(x) > 0 ==> forall y: Ref :: g(y) > 0 }";
     assert_eq!(first_failure(constrained, "m"), None);
@@ -539,4 +540,42 @@ fn quasihavoc_of_a_wand_makes_its_footprint_s_values_any() {
         first_failure(&run("quasihavoc true --* acc(x.f)"), "m"),
         Some((Check::Assert, 6))
     );
+}
+
+#[test]
+fn applications_under_quantifiers_in_bodies_and_in_callee_contracts_get_values() {
+    let g = "function g(x: Ref): Int\n  ensures result > 0\n";
+    let valid =
+        format!("{g}method m(s: Set[Ref]) {{ assert forall y: Ref :: y in s ==> g(y) > 0 }}");
+    assert_eq!(first_failure(&valid, "m"), None);
+    let wrong =
+        format!("{g}method m(s: Set[Ref]) {{ assert forall y: Ref :: y in s ==> g(y) > 1 }}");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 3)));
+    // In another function's body.
+    let body =
+        "function p(x: Int): Bool\n  ensures x > 0 ==> result\nfunction k(x: Int): Bool { p(x) }\n";
+    let valid = format!("{body}method m(x: Int) requires x > 0 {{ assert k(x) }}");
+    assert_eq!(first_failure(&valid, "m"), None);
+    let wrong = format!("{body}method m(x: Int) {{ assert k(x) }}");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 4)));
+    // A domain function a callee's postcondition applies.
+    let callee = "domain D {\n  function d(i: Int): Int\n}\nmethod c(k: Int) ensures d(k) > 5\n";
+    let valid = format!("{callee}method m(k: Int) {{ c(k); assert d(k) > 5 }}");
+    assert_eq!(first_failure(&valid, "m"), None);
+    let wrong = format!("{callee}method m(k: Int) {{ c(k); assert d(k) > 6 }}");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 5)));
+}
+
+#[test]
+fn a_function_without_a_body_has_its_postconditions_checked_well_defined() {
+    let pre = "function p(x: Int): Int\n  requires x > 0\n";
+    let wrong = format!("{pre}function h(a: Int): Bool\n  ensures p(a) > 0 ==> result\n");
+    assert_eq!(
+        first_function_failure(&wrong, "h"),
+        Some((Check::WellDefinedness, 4, Some(Value::Bool(false))))
+    );
+    // The postconditions before hold where a later one is checked.
+    let valid =
+        format!("{pre}function h(a: Int): Bool\n  ensures a > 0\n  ensures p(a) > 0 ==> result\n");
+    assert_eq!(first_function_failure(&valid, "h"), None);
 }
