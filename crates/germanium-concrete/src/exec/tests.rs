@@ -579,3 +579,19 @@ fn a_function_without_a_body_has_its_postconditions_checked_well_defined() {
         format!("{pre}function h(a: Int): Bool\n  ensures a > 0\n  ensures p(a) > 0 ==> result\n");
     assert_eq!(first_function_failure(&valid, "h"), None);
 }
+
+#[test]
+fn a_package_with_quantified_permissions_takes_viper_s_footprint() {
+    let qp = "field f: Int\nmethod m(xs: Set[Ref], y: Ref, z: Ref)\n  \
+              requires (forall x: Ref :: x in xs ==> acc(x.f)) && acc(y.f) && !(y in xs) && z in xs\n{\n  ";
+    // `B` from the state: y.f goes into the footprint, whether or not a left-hand side fits.
+    let valid = format!("{qp}package (forall x: Ref :: x in xs ==> acc(x.f)) --* acc(y.f)\n  assert perm(y.f) == none\n}}");
+    assert_eq!(first_failure(&valid, "m"), None);
+    let wrong = format!("{qp}package (forall x: Ref :: x in xs ==> acc(x.f)) --* acc(y.f)\n  assert perm(y.f) == write\n}}");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 6)));
+    // `B` from the left-hand side: the state keeps z.f.
+    let valid = format!("{qp}package (forall x: Ref :: x in xs ==> acc(x.f)) --* acc(z.f)\n  assert perm(z.f) == write\n}}");
+    assert_eq!(first_failure(&valid, "m"), None);
+    let wrong = format!("{qp}package (forall x: Ref :: x in xs ==> acc(x.f)) --* acc(z.f)\n  assert false\n}}");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 6)));
+}

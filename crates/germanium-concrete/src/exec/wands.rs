@@ -19,7 +19,7 @@
 //! footprint is any that makes the wand hold).
 
 use germanium_semantics::Type;
-use germanium_syntax::ast::{BinaryOp, Block, Expr, ExprKind, StmtKind};
+use germanium_syntax::ast::{BinaryOp, Block, Expr, ExprKind, QuantifierKind, StmtKind};
 use germanium_syntax::Span;
 use num_rational::BigRational;
 use num_traits::{One, Zero};
@@ -446,6 +446,12 @@ impl Machine<'_> {
             }
             ExprKind::Call(_, args) => args.iter().all(|a| !self.reads_heap(a)),
             ExprKind::Annotated(_, inner) => self.structure_fixed(inner),
+            // Quantified permissions: where and how much read the bound variables only.
+            ExprKind::Quantifier {
+                kind: QuantifierKind::Forall,
+                body,
+                ..
+            } => self.structure_fixed(body),
             _ => false,
         }
     }
