@@ -23,6 +23,7 @@ use num_traits::{One, Zero};
 use crate::eval::{conjuncts, Evaluator, Location, State, Stop};
 use crate::heap::Heap;
 use crate::value::Value;
+use inexact::Reads;
 
 /// What the semantics leaves open, decided one step at a time.
 pub trait Choices {
@@ -135,10 +136,8 @@ struct Run {
     result: Option<Value>,
     /// Statements run so far.
     statements: u64,
-    /// Set when the state stops being known exactly (see `wands`), with why and the
-    /// statement where: from then on only a failure of the next statement that reads no
-    /// heap is one of a real run.
-    approximate: Option<(String, u64)>,
+    /// Set when the state stops being known exactly (see `inexact`).
+    approximate: Option<inexact::Inexact>,
     /// While an applied wand's right-hand side is inhaled: the locations and instances its
     /// left-hand side gave, which keep their values.
     carried: BTreeSet<(crate::heap::ObjectId, String)>,
@@ -181,13 +180,6 @@ pub struct Machine<'p> {
 }
 
 impl Run {
-    /// The state is not known exactly from here on (the first reason is kept).
-    fn approximate(&mut self, why: &str) {
-        if self.approximate.is_none() {
-            self.approximate = Some((why.to_string(), self.statements));
-        }
-    }
-
     /// The pre-state is complete: `old` and the failure's pre-state name it from here on.
     fn begin(&mut self) {
         self.old = self.heap.clone();
@@ -326,8 +318,7 @@ impl<'p> Machine<'p> {
             // Past a state not known exactly, a fact found false says nothing of the real
             // runs.
             Err(End::Out(Outcome::Infeasible)) if run.approximate.is_some() => {
-                let (why, _) = run.approximate.take().unwrap_or_default();
-                Outcome::Unknown(why)
+                Outcome::Unknown(run.approximate.take().map(|i| i.why).unwrap_or_default())
             }
             Err(End::Out(o)) => o,
             Err(End::Goto(label)) => {
@@ -380,18 +371,18 @@ impl<'p> Machine<'p> {
     }
 
     fn fail<T>(&self, run: &Run, check: Check, span: Span, reason: impl Into<String>) -> X<T> {
-        self.report(run, self.failure(run, check, span, reason), false)
+        self.report(run, self.failure(run, check, span, reason), Reads::ANYTHING)
     }
 
-    /// A failure's outcome: the run's, unless the state is no longer known exactly; then
-    /// only a failure of the next statement that reads no heap is one of a real run.
-    fn report<T>(&self, run: &Run, failure: Failure, reads_no_heap: bool) -> X<T> {
-        if let Some((why, at)) = &run.approximate {
-            if !(run.statements == at + 1 && reads_no_heap) {
-                return out(Outcome::Unknown(why.clone()));
+    /// A failure's outcome: the run's, unless the state is no longer known exactly and the
+    /// failure, by what it `reads`, may not be one of a real run (see `inexact`).
+    fn report<T>(&self, run: &Run, failure: Failure, reads: Reads) -> X<T> {
+        match &run.approximate {
+            Some(inexact) if !run.failure_is_real(reads) => {
+                out(Outcome::Unknown(inexact.why.clone()))
             }
+            _ => out(Outcome::Failed(Box::new(failure))),
         }
-        out(Outcome::Failed(Box::new(failure)))
     }
 
     /// The failure of `check` at `span`, in the run's state.
@@ -517,6 +508,7 @@ impl<'p> Machine<'p> {
     fn stmt_once(&self, run: &mut Run, s: &Stmt, choices: &mut dyn Choices) -> X<()> {
         self.step(run)?;
         run.statements += 1;
+        self.keep_lower_bound(run, s);
         self.open_contents(run, s, choices)?;
         let assumed = match &s.kind {
             StmtKind::Inhale(e) | StmtKind::Assume(e) => conjuncts(e),
@@ -679,7 +671,11 @@ impl<'p> Machine<'p> {
                 None => {
                     let mut f = self.failure(run, check, part.span, "the assertion does not hold");
                     self.applications(run, part, &mut f.applications);
-                    return self.report(run, f, self.ev.reads_no_heap(part, &[]));
+                    let reads = Reads {
+                        heap: !self.ev.reads_no_heap(part, &[]),
+                        amounts: self.impure(part) || self.reads_amounts(part),
+                    };
+                    return self.report(run, f, reads);
                 }
             }
         }
@@ -723,6 +719,7 @@ mod calls;
 mod choose;
 mod domains;
 mod functions;
+mod inexact;
 mod inhale;
 mod predicates;
 mod wands;

@@ -592,6 +592,58 @@ fn a_package_with_quantified_permissions_takes_viper_s_footprint() {
     // `B` from the left-hand side: the state keeps z.f.
     let valid = format!("{qp}package (forall x: Ref :: x in xs ==> acc(x.f)) --* acc(z.f)\n  assert perm(z.f) == write\n}}");
     assert_eq!(first_failure(&valid, "m"), None);
-    let wrong = format!("{qp}package (forall x: Ref :: x in xs ==> acc(x.f)) --* acc(z.f)\n  assert false\n}}");
+    let wrong = format!(
+        "{qp}package (forall x: Ref :: x in xs ==> acc(x.f)) --* acc(z.f)\n  assert false\n}}"
+    );
     assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 6)));
+}
+
+#[test]
+fn past_a_package_viper_chooses_the_footprint_of_the_state_is_a_lower_bound() {
+    let run = |tail: &str| {
+        format!(
+            "field f: Int\nfield g: Int\nfield h: Int\nmethod m(x: Ref, y: Ref, z: Ref, w: Ref)\n  \
+             requires acc(x.f) && acc(y.g) && acc(z.g) && acc(w.h) && w.h == 1 && y != z\n{{\n  \
+             package (acc(x.f) && x.f > 0) --* (x.f > 0 ? acc(y.g) : acc(z.g))\n  {tail}\n}}"
+        )
+    };
+    // The run gave up every g: what it still holds, it holds with the real values.
+    assert_eq!(
+        first_failure(&run("assert w.h == 2"), "m"),
+        Some((Check::Assert, 8))
+    );
+    assert_eq!(
+        first_failure(&run("assert false"), "m"),
+        Some((Check::Assert, 8))
+    );
+    // z.g is still held really: its missing permission is no real failure.
+    assert_eq!(
+        first_failure(&run("assert acc(z.g)\n  assert w.h == 1"), "m"),
+        None
+    );
+    // Inhaling z.g again is infeasible really: what follows is never a real failure.
+    assert_eq!(
+        first_failure(&run("inhale acc(z.g)\n  assert false"), "m"),
+        None
+    );
+}
+
+#[test]
+fn an_applied_wand_whose_result_is_not_replayed_gives_nothing_back() {
+    let run = |tail: &str| {
+        format!(
+            "field f: Int\nfield h: Int\npredicate P(x: Ref) {{ acc(x.f) }}\n\
+             method m(x: Ref, w: Ref) requires acc(x.f) && acc(w.h) && w.h == 1\n{{\n  \
+             package true --* acc(P(x)) {{ fold acc(P(x)) }}\n  apply true --* acc(P(x))\n  {tail}\n}}"
+        )
+    };
+    assert_eq!(
+        first_failure(&run("assert w.h == 2"), "m"),
+        Some((Check::Assert, 8))
+    );
+    assert_eq!(
+        first_failure(&run("unfold acc(P(x))\n  assert x.f == old(x.f)"), "m"),
+        None
+    );
+    assert_eq!(first_failure(&run("assert acc(P(x))"), "m"), None);
 }

@@ -98,7 +98,9 @@ impl Machine<'_> {
             }
             Err(other) => return Err(other),
         };
-        let fixed = self.structure_fixed(lhs) && self.structure_fixed(rhs);
+        // A left-hand side that gives no permission leaves `B` to read the state's values
+        // only: its footprint is then unique however `B` reads the heap.
+        let fixed = !self.impure(lhs) || self.structure_fixed(lhs) && self.structure_fixed(rhs);
         let plain = self.plain(lhs) && self.plain(rhs);
         // Nothing is taken where `B` asks no permission (and no script runs), or where no
         // state at all satisfies `A` (Viper's package then runs in an inconsistent state).
@@ -126,18 +128,22 @@ impl Machine<'_> {
                     }
                 }
                 None => {
-                    run.approximate(
+                    self.give_up_bound(
+                        run,
+                        rhs,
+                        script,
                         "a package no left-hand side is compatible with (its footprint is not known)",
                     );
                     WandOrigin::Opaque
                 }
             }
         } else if vacuous || !fixed || !script.is_none_or(|b| self.script_fixed(b)) {
-            run.approximate(if vacuous {
+            let why = if vacuous {
                 "a package no left-hand side is compatible with (its footprint is not unique)"
             } else {
                 "a package whose footprint depends on its left-hand side's values"
-            });
+            };
+            self.give_up_bound(run, rhs, script, why);
             WandOrigin::Opaque
         } else {
             let footprint = run.heap.extract(&left);
@@ -361,12 +367,12 @@ impl Machine<'_> {
             WandOrigin::Packaged(footprint) if !ambiguous => {
                 self.give_back(run, rhs, &before, &taken, footprint)
             }
-            origin => {
-                if *origin != WandOrigin::Inhaled || ambiguous {
-                    run.approximate("an applied wand whose result is not replayed exactly");
-                }
-                self.give_inhaled(run, rhs, &taken, choices)
+            origin if *origin != WandOrigin::Inhaled || ambiguous => {
+                // What `B` gives is not known: nothing is given, the state a lower bound.
+                run.lower_bound("an applied wand whose result is not replayed exactly");
+                Ok(())
             }
+            _ => self.give_inhaled(run, rhs, &taken, choices),
         };
         run.labels.remove(LHS_LABEL);
         if let Some(h) = outer_lhs {
@@ -414,7 +420,7 @@ impl Machine<'_> {
         r
     }
 
-    fn impure(&self, e: &Expr) -> bool {
+    pub(super) fn impure(&self, e: &Expr) -> bool {
         matches!(self.sem.type_of(e.id), Some(Type::Impure))
     }
 
