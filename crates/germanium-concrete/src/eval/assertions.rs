@@ -2,11 +2,11 @@
 //! exhale takes them), `perm`, `forperm`, and the heap inside `unfolding`.
 
 use germanium_semantics::{CallTarget, FieldTarget};
-use germanium_syntax::ast::{BinaryOp, Expr, ExprKind};
+use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, QuantifierKind};
 use num_rational::BigRational;
 use num_traits::{One, Zero};
 
-use super::{undefined, unknown, Evaluator, Scope, R};
+use super::{undefined, unknown, Evaluator, Scope, State, R};
 use crate::heap::Heap;
 use crate::value::Value;
 
@@ -128,7 +128,7 @@ impl Evaluator<'_> {
                 })
             }
             ExprKind::Quantifier {
-                kind: germanium_syntax::ast::QuantifierKind::Forall,
+                kind: QuantifierKind::Forall,
                 body,
                 ..
             } if matches!(
@@ -169,6 +169,61 @@ impl Evaluator<'_> {
         self.with_held(scope, Some(left.clone()), |ev, scope| {
             ev.boolean(scope, heap, e)
         })
+    }
+
+    /// The locations and amounts the access predicate, predicate instance or quantified
+    /// permission `e` asks, in `state`; `None` for another shape (a quantifier's body must
+    /// be an access predicate under pure conditions).
+    pub(crate) fn asks_in(&self, state: &State, e: &Expr) -> R<Option<Vec<(Location, BigRational)>>> {
+        let mut scope = self.scope(state);
+        let mut into = Vec::new();
+        Ok(self
+            .asks(&mut scope, state.heap, e, &mut into)?
+            .then_some(into))
+    }
+
+    fn asks(
+        &self,
+        scope: &mut Scope,
+        heap: &Heap,
+        e: &Expr,
+        into: &mut Vec<(Location, BigRational)>,
+    ) -> R<bool> {
+        match &e.kind {
+            ExprKind::Acc(loc, amount) if !is_wildcard(amount.as_deref()) => {
+                let location = self.location(scope, heap, loc)?;
+                let amount = self.amount(scope, heap, amount.as_deref(), &BigRational::one())?;
+                into.push((location, amount));
+                Ok(true)
+            }
+            ExprKind::Call(..) if matches!(self.sem.call(e.id), Some(CallTarget::Predicate(_))) => {
+                into.push((self.location(scope, heap, e)?, BigRational::one()));
+                Ok(true)
+            }
+            ExprKind::Binary(BinaryOp::Implies, c, b) => {
+                if self.boolean(scope, heap, c)? {
+                    self.asks(scope, heap, b, into)
+                } else {
+                    Ok(true)
+                }
+            }
+            ExprKind::Quantifier {
+                kind: QuantifierKind::Forall,
+                body,
+                ..
+            } => {
+                for values in self.domain(scope, heap, e)? {
+                    let asked =
+                        self.with_bound(scope, e, &values, |ev, scope| ev.asks(scope, heap, body, into))?;
+                    if !asked {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            ExprKind::Annotated(_, inner) => self.asks(scope, heap, inner, into),
+            _ => Ok(false),
+        }
     }
 
     /// `perm(loc)`.
@@ -357,7 +412,7 @@ impl Evaluator<'_> {
                 })
             }
             ExprKind::Quantifier {
-                kind: germanium_syntax::ast::QuantifierKind::Forall,
+                kind: QuantifierKind::Forall,
                 body,
                 ..
             } => {

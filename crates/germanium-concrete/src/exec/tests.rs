@@ -596,6 +596,12 @@ fn a_package_with_quantified_permissions_takes_viper_s_footprint() {
         "{qp}package (forall x: Ref :: x in xs ==> acc(x.f)) --* acc(z.f)\n  assert false\n}}"
     );
     assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 6)));
+    // A quantified `B` the left-hand side gives whole: nothing is taken, z.f is still written.
+    let same = "package (forall x: Ref :: x in xs ==> acc(x.f)) --* (forall x: Ref :: x in xs ==> acc(x.f))";
+    let valid = format!("{qp}{same}\n  z.f := 1\n  assert z.f == 1\n}}");
+    assert_eq!(first_failure(&valid, "m"), None);
+    let wrong = format!("{qp}{same}\n  z.f := 1\n  assert z.f == 2\n}}");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 7)));
 }
 
 #[test]

@@ -213,42 +213,39 @@ impl Machine<'_> {
         let mut left_of_witness = witness.clone();
         let mut footprint = run.heap.values_only();
         for part in parts {
-            let (loc, amount) = match &part.kind {
-                ExprKind::Acc(loc, amount) => (loc.as_ref(), amount.as_deref()),
-                _ => (part, None),
-            };
-            let location = self.ev.location_in(&self.state(run), loc);
-            let amount = self
-                .ev
-                .amount_in(&self.state(run), amount, &BigRational::one());
-            let (Ok(location), Ok(amount)) = (location, amount) else {
+            let Ok(Some(asked)) = self.ev.asks_in(&self.state(run), part) else {
                 return Ok(None);
             };
-            let (in_witness, in_state, taken) = match &location {
-                Location::Field(Value::Ref(Some(o)), f) => (
-                    left_of_witness.perm(*o, f),
-                    run.heap.perm(*o, f) - footprint.perm(*o, f),
-                    witness.perm(*o, f) + footprint.perm(*o, f),
-                ),
-                Location::Instance(p, args) => (
-                    left_of_witness.instance(p, args),
-                    run.heap.instance(p, args) - footprint.instance(p, args),
-                    witness.instance(p, args) + footprint.instance(p, args),
-                ),
-                Location::Field(..) => return Ok(None),
-            };
-            let from_witness = amount.clone().min(in_witness.clone());
-            let rest = &amount - &from_witness;
-            adjust(&mut left_of_witness, &location, -from_witness);
-            if rest <= BigRational::zero() {
-                continue;
+            // A conjunct is taken whole (a quantified one with all its locations) before
+            // what it took is compared with the left-hand side.
+            let mut incompatible = false;
+            for (location, amount) in asked {
+                let (in_witness, in_state, taken) = match &location {
+                    Location::Field(Value::Ref(Some(o)), f) => (
+                        left_of_witness.perm(*o, f),
+                        run.heap.perm(*o, f) - footprint.perm(*o, f),
+                        witness.perm(*o, f) + footprint.perm(*o, f),
+                    ),
+                    Location::Instance(p, args) => (
+                        left_of_witness.instance(p, args),
+                        run.heap.instance(p, args) - footprint.instance(p, args),
+                        witness.instance(p, args) + footprint.instance(p, args),
+                    ),
+                    Location::Field(..) => return Ok(None),
+                };
+                let from_witness = amount.clone().min(in_witness.clone());
+                let rest = &amount - &from_witness;
+                adjust(&mut left_of_witness, &location, -from_witness);
+                if rest <= BigRational::zero() {
+                    continue;
+                }
+                if in_state < rest {
+                    return Ok(None);
+                }
+                incompatible |=
+                    matches!(location, Location::Field(..)) && taken + &rest > BigRational::one();
+                adjust(&mut footprint, &location, rest);
             }
-            if in_state < rest {
-                return Ok(None);
-            }
-            let incompatible =
-                matches!(location, Location::Field(..)) && taken + &rest > BigRational::one();
-            adjust(&mut footprint, &location, rest);
             if incompatible {
                 // No left-hand side is compatible with what is taken: the wand holds.
                 break;
@@ -277,7 +274,12 @@ impl Machine<'_> {
                 self.permission_parts(run, branch, into)
             }
             ExprKind::Annotated(_, inner) => self.permission_parts(run, inner, into),
-            ExprKind::Acc(..) | ExprKind::Call(..) => {
+            ExprKind::Acc(..)
+            | ExprKind::Call(..)
+            | ExprKind::Quantifier {
+                kind: QuantifierKind::Forall,
+                ..
+            } => {
                 into.push(e);
                 Ok(true)
             }
