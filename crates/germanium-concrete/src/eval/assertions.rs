@@ -174,7 +174,11 @@ impl Evaluator<'_> {
     /// The locations and amounts the access predicate, predicate instance or quantified
     /// permission `e` asks, in `state`; `None` for another shape (a quantifier's body must
     /// be an access predicate under pure conditions).
-    pub(crate) fn asks_in(&self, state: &State, e: &Expr) -> R<Option<Vec<(Location, BigRational)>>> {
+    pub(crate) fn asks_in(
+        &self,
+        state: &State,
+        e: &Expr,
+    ) -> R<Option<Vec<(Location, BigRational)>>> {
         let mut scope = self.scope(state);
         let mut into = Vec::new();
         Ok(self
@@ -213,8 +217,9 @@ impl Evaluator<'_> {
                 ..
             } => {
                 for values in self.domain(scope, heap, e)? {
-                    let asked =
-                        self.with_bound(scope, e, &values, |ev, scope| ev.asks(scope, heap, body, into))?;
+                    let asked = self.with_bound(scope, e, &values, |ev, scope| {
+                        ev.asks(scope, heap, body, into)
+                    })?;
                     if !asked {
                         return Ok(false);
                     }

@@ -235,11 +235,16 @@ impl Evaluator<'_> {
                     .collect(),
                 Type::Int => match self.int_candidates(scope, heap, var, &guard) {
                     Err(Stop::Unknown(why)) if why == UNBOUNDED => {
-                        complete = false;
-                        self.sample_integers()
-                            .iter()
-                            .map(|i| Value::int(*i))
-                            .collect()
+                        match self.breakpoint_integers(scope, heap, e, var, body) {
+                            Some(values) => values,
+                            None => {
+                                complete = false;
+                                self.sample_integers()
+                                    .iter()
+                                    .map(|i| Value::int(*i))
+                                    .collect()
+                            }
+                        }
                     }
                     other => other?,
                 },
@@ -260,6 +265,106 @@ impl Evaluator<'_> {
                 .collect();
         }
         Ok((combinations, complete))
+    }
+
+    /// Where every use of `var` in `body` compares it (`<`, `<=`, `>`, `>=`, `==`, `!=`)
+    /// with an expression free of the quantifier's variables, asks whether it is in such a
+    /// collection, or indexes such a sequence or map: the integers that decide the body
+    /// for all of them. The body's value changes with `var` only where one of those
+    /// comparisons or memberships does, so each value compared with, each element and
+    /// index, and their neighbours stand for every integer. `None` where the body uses
+    /// `var` otherwise.
+    fn breakpoint_integers(
+        &self,
+        scope: &mut Scope,
+        heap: &Heap,
+        quantifier: &Expr,
+        var: VarId,
+        body: &Expr,
+    ) -> Option<Vec<Value>> {
+        enum Operand {
+            Compared,
+            Container,
+            Indexed,
+        }
+        let ExprKind::Quantifier { vars, .. } = &quantifier.kind else {
+            return None;
+        };
+        let bound: Vec<VarId> = (0..vars.len())
+            .filter_map(|i| self.sem.binders.get(&(quantifier.id, i)).copied())
+            .collect();
+        let free = |e: &Expr| bound.iter().all(|b| !self.mentions_var(e, *b));
+        let (mut uses, mut allowed) = (0, 0);
+        let mut operands: Vec<(&Expr, Operand)> = Vec::new();
+        walk_expr(body, &mut |sub| {
+            if self.is_var(sub, var) {
+                uses += 1;
+            }
+            match &sub.kind {
+                ExprKind::Binary(
+                    BinaryOp::Lt
+                    | BinaryOp::Le
+                    | BinaryOp::Gt
+                    | BinaryOp::Ge
+                    | BinaryOp::Eq
+                    | BinaryOp::Ne,
+                    a,
+                    b,
+                ) => match (self.is_var(a, var), self.is_var(b, var)) {
+                    (true, true) => allowed += 2,
+                    (true, false) if free(b) => {
+                        allowed += 1;
+                        operands.push((b, Operand::Compared));
+                    }
+                    (false, true) if free(a) => {
+                        allowed += 1;
+                        operands.push((a, Operand::Compared));
+                    }
+                    _ => {}
+                },
+                ExprKind::Binary(BinaryOp::In, a, b) if self.is_var(a, var) && free(b) => {
+                    allowed += 1;
+                    operands.push((b, Operand::Container));
+                }
+                ExprKind::Index(c, i) if self.is_var(i, var) && free(c) => {
+                    allowed += 1;
+                    operands.push((c, Operand::Indexed));
+                }
+                _ => {}
+            }
+        });
+        if uses == 0 || uses != allowed {
+            return None;
+        }
+        let mut points: BTreeSet<BigInt> = BTreeSet::new();
+        for (e, operand) in operands {
+            let value = self.value(scope, heap, e).ok()?;
+            let ints: Vec<BigInt> = match (operand, value) {
+                (Operand::Compared, Value::Int(n)) => vec![n],
+                (Operand::Container, Value::Seq(items)) => ints_of(items.iter())?,
+                (Operand::Container, Value::Set(items)) => ints_of(items.iter())?,
+                (Operand::Container, Value::Multiset(items)) => ints_of(items.keys())?,
+                (Operand::Container | Operand::Indexed, Value::Map(items)) => {
+                    ints_of(items.keys())?
+                }
+                (Operand::Indexed, Value::Seq(items)) => {
+                    (0..items.len()).map(BigInt::from).collect()
+                }
+                _ => return None,
+            };
+            points.extend(ints);
+        }
+        let mut values: BTreeSet<BigInt> = BTreeSet::new();
+        for p in &points {
+            values.extend([p - 1, p.clone(), p + 1]);
+        }
+        if values.is_empty() {
+            values.insert(BigInt::from(0));
+        }
+        if values.len() > MAX_COMBINATIONS {
+            return None;
+        }
+        Some(values.into_iter().map(Value::Int).collect())
     }
 
     /// Whether `var` occurs in `e`.
@@ -296,4 +401,14 @@ impl Evaluator<'_> {
         }
         Ok(Value::Bool(kind == QuantifierKind::Forall))
     }
+}
+
+/// The integers among `items`; `None` where one is not an integer.
+fn ints_of<'v>(items: impl Iterator<Item = &'v Value>) -> Option<Vec<BigInt>> {
+    items
+        .map(|v| match v {
+            Value::Int(n) => Some(n.clone()),
+            _ => None,
+        })
+        .collect()
 }

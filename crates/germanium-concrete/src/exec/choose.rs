@@ -99,6 +99,10 @@ impl Machine<'_> {
                 v.push(value(collect(vec![Value::null()])));
                 v
             }
+            Type::Seq(t) | Type::Set(t) | Type::Multiset(t) => {
+                return self.choose_collection(run, ty, t, choices)
+            }
+            Type::Map(k, v) => return self.choose_map(run, k, v, choices),
             other => {
                 return out(Outcome::Unknown(format!(
                     "no values of {other:?} are tried yet"
@@ -129,6 +133,59 @@ impl Machine<'_> {
                 }
             }
         })
+    }
+
+    /// A collection of another element type: empty, or of one or two elements chosen in
+    /// turn.
+    fn choose_collection(
+        &self,
+        run: &mut Run,
+        ty: &Type,
+        element: &Type,
+        choices: &mut dyn Choices,
+    ) -> X<Value> {
+        let Some(n) = choices.pick(3) else {
+            return out(Outcome::Exhausted);
+        };
+        let mut items = Vec::with_capacity(n);
+        for _ in 0..n {
+            items.push(self.choose(run, element, choices)?);
+        }
+        Ok(match ty {
+            Type::Set(_) => Value::set(items),
+            Type::Multiset(_) => Value::multiset(items),
+            _ => Value::seq(items),
+        })
+    }
+
+    /// A map: empty, or of one key chosen with its value; with integer keys also the keys
+    /// `0, 1, ..` as many as the program's small literals say, each value chosen.
+    fn choose_map(
+        &self,
+        run: &mut Run,
+        key: &Type,
+        value: &Type,
+        choices: &mut dyn Choices,
+    ) -> X<Value> {
+        let mut sizes = vec![0, 1];
+        if *key == Type::Int {
+            sizes.push(2);
+            sizes.extend(self.longer_lengths());
+        }
+        let Some(i) = choices.pick(sizes.len()) else {
+            return out(Outcome::Exhausted);
+        };
+        let mut pairs = Vec::with_capacity(sizes[i]);
+        for n in 0..sizes[i] {
+            let k = if *key == Type::Int && i > 1 {
+                Value::int(n as i64)
+            } else {
+                self.choose(run, key, choices)?
+            };
+            let v = self.choose(run, value, choices)?;
+            pairs.push((k, v));
+        }
+        Ok(Value::map(pairs))
     }
 
     /// Lengths of collections beyond two: 3, 4, and the program's small literals'.

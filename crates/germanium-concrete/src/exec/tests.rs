@@ -653,3 +653,21 @@ fn an_applied_wand_whose_result_is_not_replayed_gives_nothing_back() {
     );
     assert_eq!(first_failure(&run("assert acc(P(x))"), "m"), None);
 }
+
+#[test]
+fn integer_quantifiers_that_only_compare_are_decided_on_the_values_compared_with() {
+    let domain =
+        "method m(s: Set[Int])\n  requires forall i: Int :: (0 <= i && i < 2) <==> i in s\n";
+    assert_eq!(
+        first_failure(&format!("{domain}{{ assert 1 in s }}"), "m"),
+        None
+    );
+    assert_eq!(
+        first_failure(&format!("{domain}{{ assert 2 in s }}"), "m"),
+        Some((Check::Assert, 3))
+    );
+    let wrong = "method m(k: Int) { assert forall i: Int :: i != k ==> i < k + 5 }";
+    assert_eq!(first_failure(wrong, "m"), Some((Check::Assert, 1)));
+    let valid = "method m(k: Int, s: Seq[Int]) { assert forall i: Int :: i < k || i >= k }";
+    assert_eq!(first_failure(valid, "m"), None);
+}
