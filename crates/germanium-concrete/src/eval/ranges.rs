@@ -202,6 +202,17 @@ impl Evaluator<'_> {
             (QuantifierKind::Exists, _) => conjuncts(body),
             _ => Vec::new(),
         };
+        // A guard false whatever the variables are: no value satisfies it.
+        let binders: Vec<VarId> = (0..vars.len())
+            .filter_map(|i| self.sem.binders.get(&(e.id, i)).copied())
+            .collect();
+        for c in &guard {
+            if binders.iter().all(|b| !self.mentions_var(c, *b))
+                && matches!(self.value(scope, heap, c), Ok(Value::Bool(false)))
+            {
+                return Ok((Vec::new(), true));
+            }
+        }
         let mut combinations: Vec<Vec<Value>> = vec![Vec::new()];
         let mut complete = true;
         let int_vars = self

@@ -670,4 +670,7 @@ fn integer_quantifiers_that_only_compare_are_decided_on_the_values_compared_with
     assert_eq!(first_failure(wrong, "m"), Some((Check::Assert, 1)));
     let valid = "method m(k: Int, s: Seq[Int]) { assert forall i: Int :: i < k || i >= k }";
     assert_eq!(first_failure(valid, "m"), None);
+    // A guard false whatever the variable: the quantifier holds.
+    let vacuous = "method m(k: Int) { assert forall i: Int :: k > 0 ==> i * i >= 0; assert k > 0 }";
+    assert_eq!(first_failure(vacuous, "m"), Some((Check::Assert, 1)));
 }
