@@ -41,18 +41,24 @@ const MAX_CHOICES: usize = 256;
 /// early, deterministically.
 const MAX_STEPS: u64 = 20_000_000;
 
+/// What picking option `p` weighs: its bit length, so a far option at one point (a
+/// sequence of seven objects, the integer 7) costs about as much as a few near ones.
+fn cost(p: usize) -> usize {
+    (usize::BITS - p.leading_zeros()) as usize
+}
+
 impl Enumerator {
     fn sum(&self) -> usize {
-        self.picks.iter().map(|(p, _)| p).sum()
+        self.picks.iter().map(|(p, _)| cost(*p)).sum()
     }
 
     /// The next sequence within the weight: the last point with an option left moves on.
     fn advance(&mut self) -> bool {
         self.picks.truncate(self.at);
         while let Some((p, n)) = self.picks.pop() {
-            let rest: usize = self.picks.iter().map(|(p, _)| p).sum();
+            let rest: usize = self.picks.iter().map(|(p, _)| cost(*p)).sum();
             if p + 1 < n {
-                if rest + p < self.weight {
+                if rest + cost(p + 1) <= self.weight {
                     self.picks.push((p + 1, n));
                     self.at = 0;
                     return true;
