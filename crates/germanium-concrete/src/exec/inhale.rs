@@ -209,6 +209,11 @@ impl Machine<'_> {
                 body,
                 ..
             } if self.sem.type_of(e.id) == Some(&Type::Impure) => {
+                // Values chosen inside the loop could allocate objects its domain has not
+                // got: the pending ones are chosen first.
+                if !run.pending.is_empty() {
+                    self.resolve_pending(run, choices)?;
+                }
                 let domain =
                     self.with_pending(run, choices, |m, run| m.ev.domain_in(&m.state(run), e))?;
                 for values in domain {

@@ -674,3 +674,17 @@ fn integer_quantifiers_that_only_compare_are_decided_on_the_values_compared_with
     let vacuous = "method m(k: Int) { assert forall i: Int :: k > 0 ==> i * i >= 0; assert k > 0 }";
     assert_eq!(first_failure(vacuous, "m"), Some((Check::Assert, 1)));
 }
+
+#[test]
+fn values_chosen_while_a_quantified_permission_is_inhaled_do_not_shrink_its_range() {
+    // The callee's result is chosen when the postcondition reads it: its new objects must
+    // all get their permission.
+    let src = "field f: Int\n\
+        method get() returns (s: Set[Ref]) ensures forall x: Ref :: x in s ==> acc(x.f)\n\
+        method m() { var s: Set[Ref]; s := get(); assert forall x: Ref :: x in s ==> perm(x.f) == write }";
+    assert_eq!(first_failure(src, "m"), None);
+    let wrong = "field f: Int\n\
+        method get() returns (s: Set[Ref]) ensures forall x: Ref :: x in s ==> acc(x.f)\n\
+        method m() { var s: Set[Ref]; s := get(); assert |s| < 2 }";
+    assert_eq!(first_failure(wrong, "m"), Some((Check::Assert, 3)));
+}
