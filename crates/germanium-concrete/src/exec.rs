@@ -329,9 +329,10 @@ impl<'p> Machine<'p> {
 
     fn method(&self, run: &mut Run, method: &Method, choices: &mut dyn Choices) -> X<()> {
         let info = &self.sem.methods[&method.name.name];
+        // The parameters' values are chosen where the precondition first reads them (in
+        // order), or given by its equalities (`xs[0] == x`), or chosen after it.
         for p in &info.params {
-            let v = self.choose(run, &self.sem.var(*p).ty.clone(), choices)?;
-            run.store.insert(*p, v);
+            run.pending.push(Pending::Var(*p));
         }
         let exprs: Vec<&Expr> = method.contract.requires.iter().collect();
         let assumed: Vec<&Expr> = exprs.iter().flat_map(|e| conjuncts(e)).collect();

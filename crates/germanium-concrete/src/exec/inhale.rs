@@ -58,21 +58,30 @@ impl Machine<'_> {
         Ok(())
     }
 
-    /// Evaluates with `f`; where a pending value is missing, chooses the pending values and
-    /// evaluates again.
+    /// Chooses the value of the first pending variable or location.
+    fn resolve_first_pending(&self, run: &mut Run, choices: &mut dyn Choices) -> X<()> {
+        let rest = run.pending.split_off(1.min(run.pending.len()));
+        self.resolve_pending(run, choices)?;
+        run.pending = rest;
+        Ok(())
+    }
+
+    /// Evaluates with `f`; where a pending value is missing, chooses the pending values one
+    /// at a time, in order, evaluating again after each.
     pub(super) fn with_pending<T>(
         &self,
         run: &mut Run,
         choices: &mut dyn Choices,
         f: impl Fn(&Self, &Run) -> Result<T, Stop>,
     ) -> X<T> {
-        let r = f(self, run);
-        if missing_value(&r) && !run.pending.is_empty() {
-            self.resolve_pending(run, choices)?;
+        loop {
             let r = f(self, run);
+            if missing_value(&r) && !run.pending.is_empty() {
+                self.resolve_first_pending(run, choices)?;
+                continue;
+            }
             return self.evaluated(run, r, run.inhale_checked);
         }
-        self.evaluated(run, r, run.inhale_checked)
     }
 
     /// An inhaled `a == b` whose one side is a pending variable or location and whose other
@@ -249,7 +258,8 @@ impl Machine<'_> {
             ExprKind::InhaleExhale(inhaled, _) | ExprKind::Annotated(_, inhaled) => {
                 self.inhale_times(run, inhaled, factor, choices, keep_values)
             }
-            _ => {
+            _ => loop {
+                // After each pending value chosen, the equality may give the next one.
                 if self.solve_equality(run, e) {
                     return Ok(());
                 }
@@ -257,17 +267,22 @@ impl Machine<'_> {
                 // instances inhaled before (a callee's postcondition) whose contents `e`
                 // reads get contents of their own first.
                 run.hints = self.equality_sides(run, e);
-                let r = match self.open_contents_for(run, &[e], choices) {
-                    Ok(()) => self.with_pending(run, choices, |m, run| m.ev.eval(&m.state(run), e)),
-                    Err(end) => Err(end),
-                };
+                let r = self.open_contents_for(run, &[e], choices).and_then(|()| {
+                    let r = self.ev.eval(&self.state(run), e);
+                    if missing_value(&r) && !run.pending.is_empty() {
+                        self.resolve_first_pending(run, choices)?;
+                        return Ok(None);
+                    }
+                    self.evaluated(run, r, run.inhale_checked).map(Some)
+                });
                 run.hints.clear();
-                match r? {
-                    Value::Bool(true) => Ok(()),
-                    Value::Bool(false) => out(Outcome::Infeasible),
-                    other => out(Outcome::Unknown(format!("an inhaled {}", other.kind()))),
-                }
-            }
+                return match r? {
+                    None => continue,
+                    Some(Value::Bool(true)) => Ok(()),
+                    Some(Value::Bool(false)) => out(Outcome::Infeasible),
+                    Some(other) => out(Outcome::Unknown(format!("an inhaled {}", other.kind()))),
+                };
+            },
         }
     }
 

@@ -688,3 +688,17 @@ fn values_chosen_while_a_quantified_permission_is_inhaled_do_not_shrink_its_rang
         method m() { var s: Set[Ref]; s := get(); assert |s| < 2 }";
     assert_eq!(first_failure(wrong, "m"), Some((Check::Assert, 3)));
 }
+
+#[test]
+fn parameters_take_the_values_the_precondition_s_equalities_give() {
+    let pre = "method m(xs: Seq[Ref], n: Int, x: Ref, y: Ref, k: Int)\n  \
+               requires |xs| == n && n > 6 && xs[0] == x && xs[5] == y && k == n + 7\n";
+    assert_eq!(
+        first_failure(&format!("{pre}{{ assert x == y }}"), "m"),
+        Some((Check::Assert, 3))
+    );
+    assert_eq!(
+        first_failure(&format!("{pre}{{ assert k > 13 }}"), "m"),
+        None
+    );
+}
