@@ -322,6 +322,8 @@ impl<'p> Evaluator<'p> {
             ExprKind::Old(label, inner) => {
                 let earlier = match label {
                     None => scope.old,
+                    // `old[lhs]`: the state of the wand's left-hand side.
+                    Some(l) if l.name == "lhs" => scope.labels.get(wands::LHS_LABEL).copied(),
                     Some(l) => scope.labels.get(l.name.as_str()).copied(),
                 };
                 match earlier {

@@ -213,8 +213,10 @@ impl Evaluator<'_> {
             | ExprKind::ReadPerm(_) => heap_free = false,
             _ => {}
         });
-        // `old(e)` reads a fixed state: it is a hole however it reads it.
-        bound_free && (heap_free || matches!(e.kind, ExprKind::Old(..)))
+        // `old(e)` reads a fixed state: it is a hole however it reads it (not `old[lhs]`,
+        // which reads the wand's left-hand side).
+        let fixed_old = matches!(&e.kind, ExprKind::Old(label, _) if label.as_ref().is_none_or(|l| l.name != "lhs"));
+        bound_free && (heap_free || fixed_old)
     }
 }
 

@@ -702,3 +702,19 @@ fn parameters_take_the_values_the_precondition_s_equalities_give() {
         None
     );
 }
+
+#[test]
+fn old_lhs_reads_the_wand_s_left_hand_side_state() {
+    let run = |check: &str| {
+        format!(
+            "field f: Int\nmethod m(x: Ref) requires acc(x.f) {{\n  x.f := 3\n  \
+             package acc(x.f) --* acc(x.f) && x.f == old[lhs](x.f)\n  \
+             apply acc(x.f) --* acc(x.f) && x.f == old[lhs](x.f)\n  {check}\n}}"
+        )
+    };
+    assert_eq!(first_failure(&run("assert x.f == 3"), "m"), None);
+    assert_eq!(
+        first_failure(&run("assert x.f == 0"), "m"),
+        Some((Check::Assert, 6))
+    );
+}
