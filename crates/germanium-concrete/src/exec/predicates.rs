@@ -27,7 +27,7 @@ impl<'p> Machine<'p> {
             let key = self.ev.wand_key_in(&self.state(run), resource);
             let key = self.evaluated(run, key, true)?;
             for wand in run.heap.wands.iter_mut().filter(|w| w.key == key) {
-                if matches!(wand.origin, WandOrigin::Packaged(_)) {
+                if matches!(wand.origin, WandOrigin::Packaged(_) | WandOrigin::Opaque) {
                     wand.origin = WandOrigin::Inhaled;
                 }
             }
@@ -64,6 +64,9 @@ impl<'p> Machine<'p> {
         let vars: Vec<VarId> = (0..)
             .map_while(|i| self.sem.binders.get(&(quantifier.id, i)).copied())
             .collect();
+        if let ExprKind::Binary(BinaryOp::Wand, ..) = &resource.kind {
+            return self.quasihavocall_wands(run, &vars, cond, resource);
+        }
         let (args, field): (Vec<&Expr>, Option<String>) = match &resource.kind {
             ExprKind::FieldAccess(receiver, _) => match self.sem.field_access(resource.id) {
                 Some(germanium_semantics::FieldTarget::Field(f)) => {
@@ -152,6 +155,53 @@ impl<'p> Machine<'p> {
                 (None, Some(f), Some(Value::Ref(Some(o)))) => run.forget(*o, f.clone()),
                 _ => {}
             }
+        }
+        Ok(())
+    }
+
+    /// `quasihavocall xs :: [c ==>] A --* B`: `quasihavoc` of the wand for every value of
+    /// `xs` where `c` holds. References range over `null` and every object (a wand held
+    /// names no other), booleans over both values.
+    fn quasihavocall_wands(
+        &self,
+        run: &mut Run,
+        vars: &[VarId],
+        cond: Option<&Expr>,
+        wand: &Expr,
+    ) -> X<()> {
+        let mut combinations: Vec<Vec<Value>> = vec![Vec::new()];
+        for var in vars {
+            let values: Vec<Value> = match &self.sem.var(*var).ty {
+                germanium_semantics::Type::Ref => std::iter::once(Value::null())
+                    .chain(run.heap.all_objects().map(|o| Value::Ref(Some(o))))
+                    .collect(),
+                germanium_semantics::Type::Bool => vec![Value::Bool(false), Value::Bool(true)],
+                other => {
+                    return out(Outcome::Unknown(format!(
+                        "a quasihavocall of wands over {other:?}"
+                    )))
+                }
+            };
+            combinations = combinations
+                .into_iter()
+                .flat_map(|prefix| {
+                    values.iter().map(move |v| {
+                        let mut next = prefix.clone();
+                        next.push(v.clone());
+                        next
+                    })
+                })
+                .collect();
+        }
+        for values in combinations {
+            for (var, v) in vars.iter().zip(&values) {
+                run.store.insert(*var, v.clone());
+            }
+            let r = self.quasihavoc(run, cond, wand);
+            for var in vars {
+                run.store.remove(var);
+            }
+            r?;
         }
         Ok(())
     }

@@ -540,6 +540,21 @@ fn quasihavoc_of_a_wand_makes_its_footprint_s_values_any() {
         first_failure(&run("quasihavoc true --* acc(x.f)"), "m"),
         Some((Check::Assert, 6))
     );
+    assert_eq!(
+        first_failure(
+            &run("quasihavocall z: Ref :: z == x ==> true --* acc(z.f)"),
+            "m"
+        ),
+        Some((Check::Assert, 6))
+    );
+    // Of other objects' wands only: x's keeps its values.
+    assert_eq!(
+        first_failure(
+            &run("quasihavocall z: Ref :: z != x ==> true --* acc(z.f)"),
+            "m"
+        ),
+        None
+    );
 }
 
 #[test]
