@@ -340,7 +340,9 @@ impl<'p> Machine<'p> {
             self.interpret(run, &exprs, &assumed, choices)?;
             for pre in &method.contract.requires {
                 self.open_contents_for(run, &[pre], choices)?;
-                self.inhale_times(run, pre, &BigRational::one(), choices, false)?;
+                self.well_defined(run, |run| {
+                    self.inhale_times(run, pre, &BigRational::one(), choices, false)
+                })?;
             }
             self.resolve_pending(run, choices)
         })?;

@@ -14,8 +14,14 @@ use crate::heap::{Heap, ObjectId};
 use crate::value::Value;
 
 /// An application of a function without a body: name, arguments, the values its
-/// precondition's field locations have.
-pub type Application = (String, Vec<Value>, Vec<((ObjectId, String), Value)>);
+/// precondition's field locations have, and the predicate instances it holds (not their
+/// contents: see [`Evaluator::application`]).
+pub type Application = (
+    String,
+    Vec<Value>,
+    Vec<((ObjectId, String), Value)>,
+    Vec<(String, Vec<Value>)>,
+);
 
 /// Demands for values (see [`Evaluator::interpreted`]) one run answers at most.
 const MAX_DEMANDS: usize = 32;
@@ -38,13 +44,18 @@ impl Evaluator<'_> {
         self.interpretations.borrow_mut().insert(application, value);
     }
 
-    /// The application `name(args)` in `heap`, whose precondition took `taken`.
+    /// The application `name(args)` in `heap`, whose precondition took `taken`. Where the
+    /// precondition holds predicate instances, the application is told apart by which
+    /// instances, not by their contents: only for a function without postconditions, whose
+    /// any values make a model (one that gives the same value for all contents of an
+    /// instance is one).
     pub(crate) fn application(&self, name: &str, args: &[Value], taken: &Heap) -> R<Application> {
-        if !taken.predicates.is_empty() {
+        if !taken.predicates.is_empty() && !self.unconstrained(name) {
             return unknown(format!(
                 "`{name}` has no body and its precondition holds predicate instances"
             ));
         }
+        let instances = taken.predicates.keys().cloned().collect();
         let mut reads = Vec::new();
         for (o, f) in taken.perms.keys() {
             match taken.value(*o, f) {
@@ -52,7 +63,7 @@ impl Evaluator<'_> {
                 None => return unknown(format!("{o}.{f} has no value")),
             }
         }
-        Ok((name.to_string(), args.to_vec(), reads))
+        Ok((name.to_string(), args.to_vec(), reads, instances))
     }
 
     /// The chosen value of an application of a function without a body; for a function

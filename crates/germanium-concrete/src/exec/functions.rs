@@ -48,7 +48,9 @@ impl Machine<'_> {
         self.answering_demands(run, choices, |run, choices| {
             self.interpret(run, &exprs, &assumed, choices)?;
             for pre in &function.contract.requires {
-                self.inhale_times(run, pre, &BigRational::one(), choices, false)?;
+                self.well_defined(run, |run| {
+                    self.inhale_times(run, pre, &BigRational::one(), choices, false)
+                })?;
             }
             self.resolve_pending(run, choices)
         })?;

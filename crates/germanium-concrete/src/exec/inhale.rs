@@ -31,7 +31,7 @@ impl Machine<'_> {
     /// such execution.
     pub(super) fn assume(&self, run: &mut Run, e: &Expr, choices: &mut dyn Choices) -> X<()> {
         if !matches!(self.sem.type_of(e.id), Some(Type::Impure)) {
-            return self.inhale(run, e, choices, false);
+            return self.well_defined(run, |run| self.inhale(run, e, choices, false));
         }
         let holds = self.with_pending(run, choices, |m, run| m.ev.holds(&m.state(run), e))?;
         if holds {
@@ -151,9 +151,19 @@ impl Machine<'_> {
         e: &Expr,
         choices: &mut dyn Choices,
     ) -> X<()> {
-        run.inhale_checked = true;
-        let r = self.inhale(run, e, choices, false);
-        run.inhale_checked = false;
+        self.well_defined(run, |run| self.inhale(run, e, choices, false))
+    }
+
+    /// Runs `inhale` (an inhale) where what it inhales must be well-defined: a method's
+    /// precondition, an `inhale` or `assume` statement's assertion.
+    pub(super) fn well_defined<T>(
+        &self,
+        run: &mut Run,
+        inhale: impl FnOnce(&mut Run) -> X<T>,
+    ) -> X<T> {
+        let outer = std::mem::replace(&mut run.inhale_checked, true);
+        let r = inhale(run);
+        run.inhale_checked = outer;
         r
     }
 

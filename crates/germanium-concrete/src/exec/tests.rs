@@ -733,3 +733,31 @@ fn old_lhs_reads_the_wand_s_left_hand_side_state() {
         Some((Check::Assert, 6))
     );
 }
+
+#[test]
+fn preconditions_and_assumptions_must_be_well_defined() {
+    let p = "function p(x: Int): Int\n  requires x > 0\n";
+    let wrong = format!("{p}method m(k: Int) requires p(k) > 0 {{}}");
+    assert_eq!(
+        first_failure(&wrong, "m"),
+        Some((Check::WellDefinedness, 3))
+    );
+    let valid = format!("{p}method m(k: Int) requires k > 0 && p(k) > 0 {{}}");
+    assert_eq!(first_failure(&valid, "m"), None);
+    let assume = format!("{p}method m(k: Int) {{ assume p(k) > 0 }}");
+    assert_eq!(
+        first_failure(&assume, "m"),
+        Some((Check::WellDefinedness, 3))
+    );
+}
+
+#[test]
+fn functions_without_a_body_or_postconditions_may_hold_predicate_instances() {
+    let src = "field f: Int\npredicate P(x: Ref) { acc(x.f) }\nfunction inner(x: Ref): Int\n  requires P(x)\n";
+    let wrong = format!("{src}method m(x: Ref) {{ inhale P(x); assert inner(x) > 0 }}");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 5)));
+    let valid = format!(
+        "{src}method m(x: Ref) {{ inhale P(x); var a: Int := inner(x); assert a == inner(x) }}"
+    );
+    assert_eq!(first_failure(&valid, "m"), None);
+}
