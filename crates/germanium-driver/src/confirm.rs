@@ -35,7 +35,8 @@ fn checks_for(id: &str) -> &'static [Check] {
         "invariant.not.established" => &[Check::InvariantOnEntry],
         "invariant.not.preserved" => &[Check::InvariantPreserved],
         "package.failed" => &[Check::Package],
-        "function.not.wellformed" | "inhale.failed" => &[Check::WellDefinedness],
+        // A contract not well-defined: a method's precondition is checked as it is inhaled.
+        "function.not.wellformed" | "not.wellformed" | "inhale.failed" => &[Check::WellDefinedness],
         "apply.failed" => &[Check::Apply],
         "if.failed" | "while.failed" | "application.precondition" | "call.failed" => {
             &[Check::WellDefinedness]
