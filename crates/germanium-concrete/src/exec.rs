@@ -125,6 +125,9 @@ struct Run {
     /// Predicate instances held whose contents have not been seen (inhaled, not folded
     /// here): unfolding one gives its locations values of their own.
     fresh: BTreeSet<(String, Vec<Value>)>,
+    /// Instances held folded since the pre-state: values found for their contents are the
+    /// pre-state's (and `old`'s) too.
+    unchanged_since_pre: BTreeSet<(String, Vec<Value>)>,
     pre_store: HashMap<VarId, Value>,
     pre_heap: Heap,
     steps: u64,
@@ -185,6 +188,28 @@ impl Run {
         self.old = self.heap.clone();
         self.pre_store = self.store.clone();
         self.pre_heap = self.heap.clone();
+        self.unchanged_since_pre = self.fresh.clone();
+    }
+
+    /// The contents of `instance` got the values `fields` has and `before` had not: where
+    /// the instance is the pre-state's, so are they.
+    fn contents_seen(
+        &mut self,
+        instance: &(String, Vec<Value>),
+        before: &std::collections::BTreeMap<(crate::heap::ObjectId, String), Value>,
+    ) {
+        if !self.unchanged_since_pre.contains(instance) {
+            return;
+        }
+        for (location, v) in &self.heap.fields {
+            if !before.contains_key(location) {
+                for heap in [&mut self.old, &mut self.pre_heap] {
+                    heap.fields
+                        .entry(location.clone())
+                        .or_insert_with(|| v.clone());
+                }
+            }
+        }
     }
 
     /// Forgets the value of `o.f`: it gets one of its own, chosen later (pending).
@@ -255,29 +280,6 @@ impl<'p> Machine<'p> {
             self.interpret_abstract(run, exprs, assumed, choices)?;
         }
         Ok(())
-    }
-
-    /// The contract of the method `s` calls (none where it calls none): what the call
-    /// exhales and inhales applies functions too.
-    fn callee_contract(&self, s: &Stmt) -> Vec<&'p Expr> {
-        let target = match &s.kind {
-            StmtKind::Call(..) => self.sem.call(s.id),
-            StmtKind::Assign(_, rhs) => self.sem.call(rhs.id),
-            _ => None,
-        };
-        let Some(CallTarget::Method(name)) = target else {
-            return Vec::new();
-        };
-        self.ev
-            .methods
-            .get(name.as_str())
-            .map_or_else(Vec::new, |m| {
-                m.contract
-                    .requires
-                    .iter()
-                    .chain(&m.contract.ensures)
-                    .collect()
-            })
     }
 
     /// The value `call` must have where `assumed` holds: that of `e` in a conjunct
@@ -517,9 +519,7 @@ impl<'p> Machine<'p> {
             StmtKind::Inhale(e) | StmtKind::Assume(e) => conjuncts(e),
             _ => Vec::new(),
         };
-        let mut exprs = germanium_semantics::visit::stmt_exprs(s);
-        exprs.extend(self.callee_contract(s));
-        self.interpret(run, &exprs, &assumed, choices)?;
+        self.interpret(run, &self.statement_reads(s), &assumed, choices)?;
         match &s.kind {
             StmtKind::VarDecl(decls, init) => {
                 for i in 0..decls.len() {

@@ -339,6 +339,10 @@ impl Machine<'_> {
                 }
                 let held = run.heap.instance(&p, &args);
                 let carried = run.carried_instances.contains(&(p.clone(), args.clone()));
+                if held.is_zero() {
+                    // A new instance: not the pre-state's.
+                    run.unchanged_since_pre.remove(&(p.clone(), args.clone()));
+                }
                 if held.is_zero() && !keep_values && !carried {
                     run.fresh.insert((p.clone(), args.clone()));
                 }

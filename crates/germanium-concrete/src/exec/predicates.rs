@@ -44,6 +44,7 @@ impl<'p> Machine<'p> {
             Location::Field(..) => Ok(()),
             Location::Instance(p, args) => {
                 if run.heap.instance(&p, &args) > BigRational::zero() {
+                    run.unchanged_since_pre.remove(&(p.clone(), args.clone()));
                     run.fresh.insert((p, args));
                 }
                 Ok(())
@@ -150,6 +151,7 @@ impl<'p> Machine<'p> {
             }
             match (predicate, &field, values.first()) {
                 (Some(p), _, _) => {
+                    run.unchanged_since_pre.remove(&(p.clone(), values.clone()));
                     run.fresh.insert((p, values));
                 }
                 (None, Some(f), Some(Value::Ref(Some(o)))) => run.forget(*o, f.clone()),
@@ -306,12 +308,18 @@ impl<'p> Machine<'p> {
             return self.fail(run, Check::Unfold, e.span, "the instance is not held");
         }
         run.heap.set_instance(&name, args.clone(), held - &amount);
-        let fresh = run.fresh.contains(&(name.clone(), args.clone()));
+        let instance = (name.clone(), args.clone());
+        let fresh = run.fresh.contains(&instance);
+        let before = run.heap.fields.clone();
         let saved = self.bind(run, &name, &args);
         let r = self.inhale_times(run, body, &amount, choices, !fresh);
         self.unbind(run, saved);
         r?;
-        self.resolve_pending(run, choices)
+        self.resolve_pending(run, choices)?;
+        run.contents_seen(&instance, &before);
+        // Unfolded, its contents may change.
+        run.unchanged_since_pre.remove(&instance);
+        Ok(())
     }
 
     /// Where `s` reads inside predicate instances (`unfolding`, a function's body, a
@@ -344,16 +352,18 @@ impl<'p> Machine<'p> {
         }
         // Instances to open, with the amount held of each: first those held, then those
         // inside the ones opened (folded there, so held by no one directly).
-        let mut frontier: Vec<((String, Vec<Value>), BigRational)> = run
+        // Each with the instance held it is inside (itself at first).
+        let mut frontier: Vec<((String, Vec<Value>), BigRational, (String, Vec<Value>))> = run
             .fresh
             .iter()
-            .map(|i| (i.clone(), run.heap.instance(&i.0, &i.1)))
-            .filter(|(_, amount)| *amount > BigRational::zero())
+            .map(|i| (i.clone(), run.heap.instance(&i.0, &i.1), i.clone()))
+            .filter(|(_, amount, _)| *amount > BigRational::zero())
             .collect();
         for _ in 0..CONTENT_LEVELS {
             let mut inner = Vec::new();
-            for ((name, args), amount) in std::mem::take(&mut frontier) {
+            for ((name, args), amount, root) in std::mem::take(&mut frontier) {
                 run.fresh.remove(&(name.clone(), args.clone()));
+                let before = run.heap.fields.clone();
                 let Some(body) = self.ev.predicate_body(&name) else {
                     continue;
                 };
@@ -368,11 +378,12 @@ impl<'p> Machine<'p> {
                 r?;
                 self.resolve_pending(run, choices)?;
                 for (instance, now) in &run.heap.predicates {
-                    let before = predicates.get(instance).cloned().unwrap_or_default();
-                    if *now > before && run.fresh.contains(instance) {
-                        inner.push((instance.clone(), now - before));
+                    let had = predicates.get(instance).cloned().unwrap_or_default();
+                    if *now > had && run.fresh.contains(instance) {
+                        inner.push((instance.clone(), now - had, root.clone()));
                     }
                 }
+                run.contents_seen(&root, &before);
                 run.heap.perms = perms;
                 run.heap.predicates = predicates;
                 run.heap.wands = wands;
@@ -386,7 +397,7 @@ impl<'p> Machine<'p> {
     }
 
     /// The expressions `s` evaluates: its own and, for a call, the callee's contract.
-    fn statement_reads<'s>(&self, s: &'s Stmt) -> Vec<&'s Expr>
+    pub(super) fn statement_reads<'s>(&self, s: &'s Stmt) -> Vec<&'s Expr>
     where
         'p: 's,
     {

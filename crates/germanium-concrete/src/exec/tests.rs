@@ -761,3 +761,18 @@ fn functions_without_a_body_or_postconditions_may_hold_predicate_instances() {
     );
     assert_eq!(first_failure(&valid, "m"), None);
 }
+
+#[test]
+fn contents_of_an_instance_held_since_the_pre_state_are_the_pre_state_s_too() {
+    let run = |body: &str| {
+        format!(
+            "field f: Int\npredicate P(x: Ref) {{ acc(x.f) }}\nmethod m(x: Ref)\n  requires P(x)\n  \
+             ensures P(x) && (unfolding P(x) in x.f) == old(unfolding P(x) in x.f)\n{{ {body} }}"
+        )
+    };
+    assert_eq!(
+        first_failure(&run("unfold P(x); x.f := x.f + 1; fold P(x)"), "m"),
+        Some((Check::Postcondition, 5))
+    );
+    assert_eq!(first_failure(&run("unfold P(x); fold P(x)"), "m"), None);
+}
