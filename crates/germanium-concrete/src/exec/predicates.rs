@@ -353,7 +353,7 @@ impl<'p> Machine<'p> {
         // Instances to open, with the amount held of each: first those held, then those
         // inside the ones opened (folded there, so held by no one directly).
         // Each with the instance held it is inside (itself at first).
-        let mut frontier: Vec<((String, Vec<Value>), BigRational, (String, Vec<Value>))> = run
+        let mut frontier: Vec<(Instance, BigRational, Instance)> = run
             .fresh
             .iter()
             .map(|i| (i.clone(), run.heap.instance(&i.0, &i.1), i.clone()))
@@ -433,3 +433,6 @@ impl<'p> Machine<'p> {
 
 /// How many levels of nested instances a statement's reads open at most.
 const CONTENT_LEVELS: usize = 3;
+
+/// A predicate instance: the predicate and its arguments.
+type Instance = (String, Vec<Value>);
