@@ -351,48 +351,52 @@ impl<'p> Machine<'p> {
             return Ok(());
         }
         // Instances to open, with the amount held of each: first those held, then those
-        // inside the ones opened (folded there, so held by no one directly).
-        // Each with the instance held it is inside (itself at first).
+        // inside the ones opened (folded there, so held by no one directly). Each with the
+        // instance held it is inside (itself at first).
         let mut frontier: Vec<(Instance, BigRational, Instance)> = run
             .fresh
             .iter()
             .map(|i| (i.clone(), run.heap.instance(&i.0, &i.1), i.clone()))
             .filter(|(_, amount, _)| *amount > BigRational::zero())
             .collect();
+        // The contents are all held at once, together with the state: their permissions
+        // add up (a location more than whole, an instance inside itself, is no state); the
+        // state's own come back after.
+        let (perms, predicates, wands) = (
+            run.heap.perms.clone(),
+            run.heap.predicates.clone(),
+            run.heap.wands.clone(),
+        );
         for _ in 0..CONTENT_LEVELS {
             let mut inner = Vec::new();
             for ((name, args), amount, root) in std::mem::take(&mut frontier) {
-                run.fresh.remove(&(name.clone(), args.clone()));
+                let fresh = run.fresh.remove(&(name.clone(), args.clone()));
                 let before = run.heap.fields.clone();
                 let Some(body) = self.ev.predicate_body(&name) else {
                     continue;
                 };
-                let (perms, predicates, wands) = (
-                    run.heap.perms.clone(),
-                    run.heap.predicates.clone(),
-                    run.heap.wands.clone(),
-                );
+                let had = run.heap.predicates.clone();
                 let saved = self.bind(run, &name, &args);
-                let r = self.inhale_times(run, body, &amount, choices, false);
+                let r = self.inhale_times(run, body, &amount, choices, !fresh);
                 self.unbind(run, saved);
                 r?;
                 self.resolve_pending(run, choices)?;
                 for (instance, now) in &run.heap.predicates {
-                    let had = predicates.get(instance).cloned().unwrap_or_default();
-                    if *now > had && run.fresh.contains(instance) {
+                    let had = had.get(instance).cloned().unwrap_or_default();
+                    if *now > had {
                         inner.push((instance.clone(), now - had, root.clone()));
                     }
                 }
                 run.contents_seen(&root, &before);
-                run.heap.perms = perms;
-                run.heap.predicates = predicates;
-                run.heap.wands = wands;
             }
             if inner.is_empty() {
                 break;
             }
             frontier = inner;
         }
+        run.heap.perms = perms;
+        run.heap.predicates = predicates;
+        run.heap.wands = wands;
         Ok(())
     }
 

@@ -776,3 +776,16 @@ fn contents_of_an_instance_held_since_the_pre_state_are_the_pre_state_s_too() {
     );
     assert_eq!(first_failure(&run("unfold P(x); fold P(x)"), "m"), None);
 }
+
+#[test]
+fn the_contents_of_nested_instances_are_held_together() {
+    // A list instance cannot hold itself: x.r == x would hold x.v twice.
+    let list = "field v: Int\nfield r: Ref\n\
+        predicate L(x: Ref) { acc(x.v) && acc(x.r) && (x.r != null ==> L(x.r)) }\n";
+    let valid =
+        format!("{list}method m(x: Ref) requires L(x) {{ assert unfolding L(x) in x.r != x }}");
+    assert_eq!(first_failure(&valid, "m"), None);
+    let wrong =
+        format!("{list}method m(x: Ref) requires L(x) {{ assert unfolding L(x) in x.r == null }}");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 4)));
+}
