@@ -177,6 +177,9 @@ pub struct Machine<'p> {
     sem: &'p Semantics,
     /// Whether the program has functions without a body (see `abstract_functions`).
     abstract_functions: bool,
+    /// Whether an evaluation may demand a value (see `answering_demands`): the program has
+    /// functions without a body or ADTs (a destructor of another constructor).
+    demands_possible: bool,
     /// The domain function instances statements' expressions apply through the functions
     /// and predicates they use, by the expressions' ids (see `domains`): walked once.
     reachable_domain_calls: std::cell::RefCell<HashMap<Vec<NodeId>, Vec<FunctionInstance>>>,
@@ -236,6 +239,8 @@ impl<'p> Machine<'p> {
             ev,
             sem: ev.sem,
             abstract_functions: ev.functions.values().any(|f| f.body.is_none()),
+            demands_possible: ev.functions.values().any(|f| f.body.is_none())
+                || !ev.sem.adts.is_empty(),
             reachable_domain_calls: Default::default(),
         }
     }

@@ -89,6 +89,23 @@ impl Evaluator<'_> {
         }
     }
 
+    /// A value the semantics leaves unspecified (`name` says which, such as a destructor of
+    /// another constructor) for `of`: chosen as a function's application is, and kept.
+    pub(crate) fn unspecified(
+        &self,
+        name: String,
+        of: Value,
+        ty: germanium_semantics::Type,
+    ) -> R<Value> {
+        self.unspecified.borrow_mut().insert(name.clone(), ty);
+        self.interpreted((name, vec![of], Vec::new(), Vec::new()), Heap::default())
+    }
+
+    /// The type of the unspecified values named `name`, if they are such.
+    pub(crate) fn unspecified_type(&self, name: &str) -> Option<germanium_semantics::Type> {
+        self.unspecified.borrow().get(name).cloned()
+    }
+
     /// Counts one more demand answered in this run; `false` once there were enough.
     pub(crate) fn answer_demand(&self) -> bool {
         let answered = self.demands_answered.get();

@@ -107,6 +107,9 @@ pub struct Evaluator<'p> {
     /// The last application of a function without a body an evaluation needed a value
     /// for, and the heap its precondition took (see `exec::abstract_functions`).
     demand: std::cell::RefCell<Option<(abstract_functions::Application, Heap)>>,
+    /// The types of the values the semantics leaves unspecified, by their applications'
+    /// names (a destructor of another constructor).
+    unspecified: std::cell::RefCell<HashMap<String, germanium_semantics::Type>>,
     demands_answered: Cell<usize>,
     /// The values a run chose for the program's domains.
     model: std::cell::RefCell<DomainModel>,
@@ -160,6 +163,7 @@ impl<'p> Evaluator<'p> {
             interpretations: Default::default(),
             abstract_defaults: Default::default(),
             demand: Default::default(),
+            unspecified: Default::default(),
             demands_answered: Cell::new(0),
             model: Default::default(),
             axiom: Default::default(),
@@ -307,7 +311,7 @@ impl<'p> Evaluator<'p> {
                         constructor,
                         destructor,
                         ..
-                    }) => self.destruct(&v, &constructor, &destructor),
+                    }) => self.destruct(&v, &constructor, &destructor, self.sem.type_of(e.id)),
                     Some(FieldTarget::AdtDiscriminator { constructor, .. }) => match v {
                         Value::Adt { constructor: c, .. } => Ok(Value::Bool(c == constructor)),
                         other => unknown(format!("`.is{constructor}` of a {}", other.kind())),
@@ -459,7 +463,13 @@ impl<'p> Evaluator<'p> {
         }
     }
 
-    fn destruct(&self, v: &Value, constructor: &str, destructor: &str) -> R<Value> {
+    fn destruct(
+        &self,
+        v: &Value,
+        constructor: &str,
+        destructor: &str,
+        ty: Option<&germanium_semantics::Type>,
+    ) -> R<Value> {
         match v {
             Value::Adt {
                 constructor: c,
@@ -476,10 +486,14 @@ impl<'p> Evaluator<'p> {
                     _ => unknown(format!("no destructor `{destructor}` of `{constructor}`")),
                 }
             }
-            // Viper leaves a destructor of another constructor unspecified.
-            Value::Adt { constructor: c, .. } => {
-                unknown(format!("`{destructor}` of a `{c}` value is unspecified"))
-            }
+            // Viper leaves a destructor of another constructor unspecified: some value of
+            // its type, the same for the same ADT value.
+            Value::Adt { constructor: c, .. } => match ty {
+                Some(ty) if ty.is_ground() => {
+                    self.unspecified(format!("`{destructor}` of `{c}`"), v.clone(), ty.clone())
+                }
+                _ => unknown(format!("`{destructor}` of a `{c}` value is unspecified")),
+            },
             other => unknown(format!("`{destructor}` of a {}", other.kind())),
         }
     }

@@ -85,7 +85,13 @@ impl Machine<'_> {
         choices: &mut dyn Choices,
     ) -> X<()> {
         let Some(info) = self.sem.functions.get(&app.0) else {
-            return out(Outcome::Unknown(format!("no function `{}`", app.0)));
+            // A value the semantics leaves unspecified: any of its type.
+            let Some(ty) = self.ev.unspecified_type(&app.0) else {
+                return out(Outcome::Unknown(format!("no function `{}`", app.0)));
+            };
+            let v = self.choose(run, &ty, choices)?;
+            self.ev.interpret(app, v);
+            return Ok(());
         };
         let v = match equated {
             Some(v) => v,
@@ -131,7 +137,7 @@ impl Machine<'_> {
         choices: &mut dyn Choices,
         step: impl Fn(&mut Run, &mut dyn Choices) -> X<()>,
     ) -> X<()> {
-        if !self.abstract_functions {
+        if !self.demands_possible {
             return step(run, choices);
         }
         let before = run.clone();

@@ -789,3 +789,12 @@ fn the_contents_of_nested_instances_are_held_together() {
         format!("{list}method m(x: Ref) requires L(x) {{ assert unfolding L(x) in x.r == null }}");
     assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 4)));
 }
+
+#[test]
+fn a_destructor_of_another_constructor_is_some_value_kept_for_the_run() {
+    let adt = "adt L {\n  Nil()\n  Cons(value: Int, tail: L)\n}\n";
+    let wrong = format!("{adt}method m() {{ assert Nil().value == 1 }}");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 5)));
+    let valid = format!("{adt}method m() {{ var a: Int := Nil().value; assert a == Nil().value }}");
+    assert_eq!(first_failure(&valid, "m"), None);
+}
