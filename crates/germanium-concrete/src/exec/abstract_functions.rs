@@ -97,16 +97,17 @@ impl Machine<'_> {
             Some(v) => v,
             None => self.choose(run, &info.result.clone(), choices)?,
         };
+        // Kept at once, so that postconditions applying it again (functions whose
+        // postconditions refer to each other in a cycle) read it; where they do not hold,
+        // the run ends.
+        self.ev.interpret(app.clone(), v.clone());
         loop {
             self.ev.take_demand();
             let meets = self
                 .ev
                 .meets_postconditions(heap.unwrap_or(&run.heap), &app.0, &app.1, &v);
             match meets {
-                Ok(true) => {
-                    self.ev.interpret(app, v);
-                    return Ok(());
-                }
+                Ok(true) => return Ok(()),
                 Ok(false) => return out(Outcome::Infeasible),
                 Err(_) => {
                     // The postcondition applies another function without a body: that

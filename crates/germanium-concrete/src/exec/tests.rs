@@ -798,3 +798,16 @@ fn a_destructor_of_another_constructor_is_some_value_kept_for_the_run() {
     let valid = format!("{adt}method m() {{ var a: Int := Nil().value; assert a == Nil().value }}");
     assert_eq!(first_failure(&valid, "m"), None);
 }
+
+#[test]
+fn functions_whose_postconditions_refer_to_each_other_get_values_together() {
+    let cycle = "function a(): Bool\n  ensures result == b()\nfunction b(): Bool\n  ensures result == a()\n";
+    assert_eq!(
+        first_failure(&format!("{cycle}method m() {{ assert a() }}"), "m"),
+        Some((Check::Assert, 5))
+    );
+    assert_eq!(
+        first_failure(&format!("{cycle}method m() {{ assert a() == b() }}"), "m"),
+        None
+    );
+}
