@@ -11,7 +11,7 @@ pub(crate) use abstract_functions::Application;
 pub(crate) use assertions::{is_wildcard, Location};
 pub(crate) use domains::instance_name;
 pub use domains::{DomainModel, Table};
-pub(crate) use ranges::conjuncts;
+pub(crate) use ranges::{conjuncts, extend_combinations};
 pub(crate) use wands::LHS_LABEL;
 
 use std::cell::Cell;

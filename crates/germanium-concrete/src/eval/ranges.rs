@@ -264,16 +264,7 @@ impl Evaluator<'_> {
             if combinations.len().saturating_mul(candidates.len()) > MAX_COMBINATIONS {
                 return unknown("a quantifier over too many values");
             }
-            combinations = combinations
-                .into_iter()
-                .flat_map(|prefix| {
-                    candidates.iter().map(move |c| {
-                        let mut next = prefix.clone();
-                        next.push(c.clone());
-                        next
-                    })
-                })
-                .collect();
+            combinations = extend_combinations(combinations, &candidates);
         }
         Ok((combinations, complete))
     }
@@ -420,6 +411,23 @@ fn ints_of<'v>(items: impl Iterator<Item = &'v Value>) -> Option<Vec<BigInt>> {
         .map(|v| match v {
             Value::Int(n) => Some(n.clone()),
             _ => None,
+        })
+        .collect()
+}
+
+/// Every combination of `combinations` followed by one of `values`.
+pub(crate) fn extend_combinations(
+    combinations: Vec<Vec<Value>>,
+    values: &[Value],
+) -> Vec<Vec<Value>> {
+    combinations
+        .into_iter()
+        .flat_map(|prefix| {
+            values.iter().map(move |v| {
+                let mut next = prefix.clone();
+                next.push(v.clone());
+                next
+            })
         })
         .collect()
 }

@@ -184,16 +184,7 @@ impl<'p> Machine<'p> {
                     )))
                 }
             };
-            combinations = combinations
-                .into_iter()
-                .flat_map(|prefix| {
-                    values.iter().map(move |v| {
-                        let mut next = prefix.clone();
-                        next.push(v.clone());
-                        next
-                    })
-                })
-                .collect();
+            combinations = crate::eval::extend_combinations(combinations, &values);
         }
         for values in combinations {
             for (var, v) in vars.iter().zip(&values) {
