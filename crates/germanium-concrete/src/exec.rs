@@ -112,6 +112,12 @@ const ROUNDS: usize = 3;
 /// A domain function instance: its name and type arguments.
 type FunctionInstance = (String, Vec<Type>);
 
+/// A predicate instance: the predicate and its arguments.
+type Instance = (String, Vec<Value>);
+
+/// The values of a heap's field locations.
+type FieldValues = std::collections::BTreeMap<(crate::heap::ObjectId, String), Value>;
+
 /// Runs stop after this many statements and inhaled parts.
 const MAX_STEPS: u64 = 100_000;
 
@@ -127,7 +133,7 @@ struct Run {
     fresh: BTreeSet<(String, Vec<Value>)>,
     /// Instances held folded since the pre-state: values found for their contents are the
     /// pre-state's (and `old`'s) too.
-    unchanged_since_pre: BTreeSet<(String, Vec<Value>)>,
+    unchanged_since_pre: BTreeSet<Instance>,
     pre_store: HashMap<VarId, Value>,
     pre_heap: Heap,
     steps: u64,
@@ -177,12 +183,11 @@ pub struct Machine<'p> {
     sem: &'p Semantics,
     /// Whether the program has functions without a body (see `abstract_functions`).
     abstract_functions: bool,
-    /// Whether an evaluation may demand a value (see `answering_demands`): the program has
-    /// functions without a body or ADTs (a destructor of another constructor).
-    demands_possible: bool,
     /// The domain function instances statements' expressions apply through the functions
     /// and predicates they use, by the expressions' ids (see `domains`): walked once.
     reachable_domain_calls: std::cell::RefCell<HashMap<Vec<NodeId>, Vec<FunctionInstance>>>,
+    /// Whether each statement run may demand a value (see `reach`): found once.
+    may_demand: std::cell::RefCell<HashMap<NodeId, bool>>,
 }
 
 impl Run {
@@ -194,16 +199,20 @@ impl Run {
         self.unchanged_since_pre = self.fresh.clone();
     }
 
-    /// The contents of `instance` got the values `fields` has and `before` had not: where
-    /// the instance is the pre-state's, so are they.
-    fn contents_seen(
-        &mut self,
-        instance: &(String, Vec<Value>),
-        before: &std::collections::BTreeMap<(crate::heap::ObjectId, String), Value>,
-    ) {
-        if !self.unchanged_since_pre.contains(instance) {
+    /// The field values before the contents of `instance` are seen, where they are needed:
+    /// the instance is the pre-state's (see `contents_seen`).
+    fn before_contents(&self, instance: &Instance) -> Option<FieldValues> {
+        self.unchanged_since_pre
+            .contains(instance)
+            .then(|| self.heap.fields.clone())
+    }
+
+    /// The contents of an instance of the pre-state got the values the heap has and
+    /// `before` (see `before_contents`) had not: so did the pre-state's.
+    fn contents_seen(&mut self, before: Option<FieldValues>) {
+        let Some(before) = before else {
             return;
-        }
+        };
         for (location, v) in &self.heap.fields {
             if !before.contains_key(location) {
                 for heap in [&mut self.old, &mut self.pre_heap] {
@@ -239,9 +248,8 @@ impl<'p> Machine<'p> {
             ev,
             sem: ev.sem,
             abstract_functions: ev.functions.values().any(|f| f.body.is_none()),
-            demands_possible: ev.functions.values().any(|f| f.body.is_none())
-                || !ev.sem.adts.is_empty(),
             reachable_domain_calls: Default::default(),
+            may_demand: Default::default(),
         }
     }
 
@@ -508,8 +516,9 @@ impl<'p> Machine<'p> {
 
     fn stmt(&self, run: &mut Run, s: &Stmt, choices: &mut dyn Choices) -> X<()> {
         // A wand's package or apply decides what its choices make (the one left-hand side
-        // made without any), so it is run once.
-        if matches!(s.kind, StmtKind::Package(..) | StmtKind::Apply(_)) {
+        // made without any), so it is run once; so is a statement that reaches nothing that
+        // could demand a value (no snapshot of the run is needed).
+        if matches!(s.kind, StmtKind::Package(..) | StmtKind::Apply(_)) || !self.may_demand(s) {
             return self.stmt_once(run, s, choices);
         }
         self.answering_demands(run, choices, |run, choices| self.stmt_once(run, s, choices))
@@ -730,6 +739,7 @@ mod functions;
 mod inexact;
 mod inhale;
 mod predicates;
+mod reach;
 mod wands;
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ impl Evaluator<'_> {
     pub fn clear_interpretations(&self) {
         self.interpretations.borrow_mut().clear();
         self.abstract_defaults.borrow_mut().clear();
-        self.demand.borrow_mut().take();
+        self.forget_demand();
         self.demands_answered.set(0);
         *self.model.borrow_mut() = Default::default();
     }
@@ -106,16 +106,22 @@ impl Evaluator<'_> {
         self.unspecified.borrow().get(name).cloned()
     }
 
-    /// Counts one more demand answered in this run; `false` once there were enough.
-    pub(crate) fn answer_demand(&self) -> bool {
-        let answered = self.demands_answered.get();
-        self.demands_answered.set(answered + 1);
-        answered < MAX_DEMANDS
+    /// Forgets the demand an earlier evaluation left.
+    pub(crate) fn forget_demand(&self) {
+        self.demand.borrow_mut().take();
     }
 
-    /// The application an evaluation needed a value for since the last call, if any.
-    pub(crate) fn take_demand(&self) -> Option<(Application, Heap)> {
-        self.demand.borrow_mut().take()
+    /// The application an evaluation needed a value for since the demand was last taken or
+    /// forgotten, where the run may still answer it (it has no value yet, and the run has
+    /// answered fewer than `MAX_DEMANDS`); it counts as answered.
+    pub(crate) fn answerable_demand(&self) -> Option<(Application, Heap)> {
+        let (app, taken) = self.demand.borrow_mut().take()?;
+        let answered = self.demands_answered.get();
+        if self.is_interpreted(&app) || answered >= MAX_DEMANDS {
+            return None;
+        }
+        self.demands_answered.set(answered + 1);
+        Some((app, taken))
     }
 
     /// Whether `application` has a value chosen for it (or read through the default).

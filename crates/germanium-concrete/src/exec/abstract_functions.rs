@@ -102,7 +102,7 @@ impl Machine<'_> {
         // the run ends.
         self.ev.interpret(app.clone(), v.clone());
         loop {
-            self.ev.take_demand();
+            self.ev.forget_demand();
             let meets = self
                 .ev
                 .meets_postconditions(heap.unwrap_or(&run.heap), &app.0, &app.1, &v);
@@ -112,11 +112,9 @@ impl Machine<'_> {
                 Err(_) => {
                     // The postcondition applies another function without a body: that
                     // application gets its value first.
-                    if let Some((other, taken)) = self.ev.take_demand() {
-                        if !self.ev.is_interpreted(&other) && self.ev.answer_demand() {
-                            self.choose_application(run, other, Some(&taken), None, choices)?;
-                            continue;
-                        }
+                    if let Some((other, taken)) = self.ev.answerable_demand() {
+                        self.choose_application(run, other, Some(&taken), None, choices)?;
+                        continue;
                     }
                     return out(Outcome::Unknown(format!(
                         "the postcondition of `{}` on a chosen value",
@@ -138,9 +136,6 @@ impl Machine<'_> {
         choices: &mut dyn Choices,
         step: impl Fn(&mut Run, &mut dyn Choices) -> X<()>,
     ) -> X<()> {
-        if !self.demands_possible {
-            return step(run, choices);
-        }
         let before = run.clone();
         let mut replaying = Replaying {
             inner: choices,
@@ -148,18 +143,15 @@ impl Machine<'_> {
             at: 0,
         };
         loop {
-            self.ev.take_demand();
+            self.ev.forget_demand();
             replaying.at = 0;
             let outcome = step(run, &mut replaying);
             if !matches!(outcome, Err(End::Out(Outcome::Unknown(_)))) {
                 return outcome;
             }
-            let Some((app, taken)) = self.ev.take_demand() else {
+            let Some((app, taken)) = self.ev.answerable_demand() else {
                 return outcome;
             };
-            if self.ev.is_interpreted(&app) || !self.ev.answer_demand() {
-                return outcome;
-            }
             *run = before.clone();
             self.choose_application(run, app, Some(&taken), None, replaying.inner)?;
         }

@@ -6,8 +6,6 @@
 //! failure the model is completed with what the axioms that constrain it need, and those
 //! axioms are checked: the failure counts only where they hold.
 
-use std::collections::BTreeSet;
-
 use germanium_semantics::visit::walk_expr;
 use germanium_semantics::{CallTarget, Type};
 use germanium_syntax::ast::{Expr, ExprKind};
@@ -111,11 +109,20 @@ impl Machine<'_> {
         if let Some(known) = self.reachable_domain_calls.borrow().get(&ids) {
             return (direct, known.clone());
         }
-        let mut reachable = Vec::new();
-        let mut visited = BTreeSet::new();
-        for e in exprs {
-            self.reachable_calls(e, &mut visited, &mut reachable);
-        }
+        let mut reachable: Vec<FunctionInstance> = Vec::new();
+        self.walk_reachable(exprs, &mut |sub| {
+            if let Some(CallTarget::DomainFunction {
+                function,
+                type_args,
+                ..
+            }) = self.sem.call(sub.id)
+            {
+                let instance = (function.clone(), type_args.clone());
+                if !reachable.contains(&instance) {
+                    reachable.push(instance);
+                }
+            }
+        });
         self.reachable_domain_calls
             .borrow_mut()
             .insert(ids, reachable.clone());
@@ -135,43 +142,6 @@ impl Machine<'_> {
             });
         }
         types
-    }
-
-    /// Adds the domain function instances `e` applies, itself or through the functions and
-    /// predicates it uses (each visited once), to `into`.
-    fn reachable_calls(
-        &self,
-        e: &Expr,
-        visited: &mut BTreeSet<String>,
-        into: &mut Vec<FunctionInstance>,
-    ) {
-        let mut used: Vec<&Expr> = Vec::new();
-        walk_expr(e, &mut |sub| match self.sem.call(sub.id) {
-            Some(CallTarget::DomainFunction {
-                function,
-                type_args,
-                ..
-            }) => {
-                let instance = (function.clone(), type_args.clone());
-                if !into.contains(&instance) {
-                    into.push(instance);
-                }
-            }
-            Some(CallTarget::Function(name)) if visited.insert(name.clone()) => {
-                if let Some(f) = self.ev.functions.get(name.as_str()) {
-                    used.extend(f.contract.requires.iter());
-                    used.extend(f.contract.ensures.iter());
-                    used.extend(f.body.iter());
-                }
-            }
-            Some(CallTarget::Predicate(name)) if visited.insert(name.clone()) => {
-                used.extend(self.ev.predicate_body(name));
-            }
-            _ => {}
-        });
-        for u in used {
-            self.reachable_calls(u, visited, into);
-        }
     }
 
     /// The result type of the domain function instance.

@@ -24,7 +24,6 @@ use germanium_semantics::{CallTarget, FieldTarget};
 use germanium_syntax::ast::{BinaryOp, Block, Expr, ExprKind, Stmt, StmtKind};
 
 use super::{Machine, Run};
-use crate::eval::reads_permissions;
 
 /// Where a run stopped knowing its state exactly.
 #[derive(Clone, Debug)]
@@ -122,33 +121,17 @@ impl Machine<'_> {
     /// Whether `e` reads permission amounts, itself or through the functions and predicates
     /// it uses.
     pub(super) fn reads_amounts(&self, e: &Expr) -> bool {
-        let mut visited = BTreeSet::new();
-        self.reads_amounts_in(e, &mut visited)
-    }
-
-    fn reads_amounts_in(&self, e: &Expr, visited: &mut BTreeSet<String>) -> bool {
-        if reads_permissions(e) {
-            return true;
-        }
         let mut reads = false;
-        let mut used: Vec<&Expr> = Vec::new();
-        walk_expr(e, &mut |sub| match &sub.kind {
-            ExprKind::Applying(..) | ExprKind::InhaleExhale(..) => reads = true,
-            ExprKind::Call(..) => match self.sem.call(sub.id) {
-                Some(CallTarget::Function(name)) if visited.insert(name.clone()) => {
-                    if let Some(f) = self.ev.functions.get(name.as_str()) {
-                        used.extend(f.contract.requires.iter());
-                        used.extend(f.body.iter());
-                    }
-                }
-                Some(CallTarget::Predicate(name)) if visited.insert(name.clone()) => {
-                    used.extend(self.ev.predicate_body(name));
-                }
-                _ => {}
-            },
-            _ => {}
+        self.walk_reachable(&[e], &mut |sub| {
+            reads |= matches!(
+                sub.kind,
+                ExprKind::Perm(_)
+                    | ExprKind::Forperm { .. }
+                    | ExprKind::Applying(..)
+                    | ExprKind::InhaleExhale(..)
+            );
         });
-        reads || used.into_iter().any(|u| self.reads_amounts_in(u, visited))
+        reads
     }
 
     /// A package whose footprint is not known exactly: the state gives up everything `rhs`

@@ -31,7 +31,7 @@ impl Machine<'_> {
     /// such execution.
     pub(super) fn assume(&self, run: &mut Run, e: &Expr, choices: &mut dyn Choices) -> X<()> {
         if !matches!(self.sem.type_of(e.id), Some(Type::Impure)) {
-            return self.well_defined(run, |run| self.inhale(run, e, choices, false));
+            return self.inhale_well_defined(run, e, choices);
         }
         let holds = self.with_pending(run, choices, |m, run| m.ev.holds(&m.state(run), e))?;
         if holds {
@@ -43,26 +43,27 @@ impl Machine<'_> {
 
     /// Chooses the values still pending.
     pub(super) fn resolve_pending(&self, run: &mut Run, choices: &mut dyn Choices) -> X<()> {
-        for p in std::mem::take(&mut run.pending) {
-            match p {
-                Pending::Field(o, f) => {
-                    let v = self.choose(run, &self.field_type(&f), choices)?;
-                    run.heap.fields.insert((o, f), v);
-                }
-                Pending::Var(var) => {
-                    let v = self.choose(run, &self.sem.var(var).ty.clone(), choices)?;
-                    run.store.insert(var, v);
-                }
-            }
+        while !run.pending.is_empty() {
+            self.resolve_first_pending(run, choices)?;
         }
         Ok(())
     }
 
     /// Chooses the value of the first pending variable or location.
     fn resolve_first_pending(&self, run: &mut Run, choices: &mut dyn Choices) -> X<()> {
-        let rest = run.pending.split_off(1.min(run.pending.len()));
-        self.resolve_pending(run, choices)?;
-        run.pending = rest;
+        if run.pending.is_empty() {
+            return Ok(());
+        }
+        match run.pending.remove(0) {
+            Pending::Field(o, f) => {
+                let v = self.choose(run, &self.field_type(&f), choices)?;
+                run.heap.fields.insert((o, f), v);
+            }
+            Pending::Var(var) => {
+                let v = self.choose(run, &self.sem.var(var).ty.clone(), choices)?;
+                run.store.insert(var, v);
+            }
+        }
         Ok(())
     }
 

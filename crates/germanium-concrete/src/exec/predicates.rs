@@ -6,7 +6,7 @@ use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, Stmt, StmtKind};
 use num_rational::BigRational;
 use num_traits::{One, Zero};
 
-use super::{out, Check, Choices, Machine, Outcome, Run, X};
+use super::{out, Check, Choices, Instance, Machine, Outcome, Run, X};
 use crate::eval::Location;
 use crate::heap::WandOrigin;
 use crate::value::Value;
@@ -301,13 +301,13 @@ impl<'p> Machine<'p> {
         run.heap.set_instance(&name, args.clone(), held - &amount);
         let instance = (name.clone(), args.clone());
         let fresh = run.fresh.contains(&instance);
-        let before = run.heap.fields.clone();
+        let before = run.before_contents(&instance);
         let saved = self.bind(run, &name, &args);
         let r = self.inhale_times(run, body, &amount, choices, !fresh);
         self.unbind(run, saved);
         r?;
         self.resolve_pending(run, choices)?;
-        run.contents_seen(&instance, &before);
+        run.contents_seen(before);
         // Unfolded, its contents may change.
         run.unchanged_since_pre.remove(&instance);
         Ok(())
@@ -362,7 +362,7 @@ impl<'p> Machine<'p> {
             let mut inner = Vec::new();
             for ((name, args), amount, root) in std::mem::take(&mut frontier) {
                 let fresh = run.fresh.remove(&(name.clone(), args.clone()));
-                let before = run.heap.fields.clone();
+                let before = run.before_contents(&root);
                 let Some(body) = self.ev.predicate_body(&name) else {
                     continue;
                 };
@@ -378,7 +378,7 @@ impl<'p> Machine<'p> {
                         inner.push((instance.clone(), now - had, root.clone()));
                     }
                 }
-                run.contents_seen(&root, &before);
+                run.contents_seen(before);
             }
             if inner.is_empty() {
                 break;
@@ -411,7 +411,7 @@ impl<'p> Machine<'p> {
         exprs
     }
 
-    fn reads_inside_instances(&self, exprs: &[&Expr]) -> bool {
+    pub(super) fn reads_inside_instances(&self, exprs: &[&Expr]) -> bool {
         let mut reads = false;
         for e in exprs {
             germanium_semantics::visit::walk_expr(e, &mut |sub| match &sub.kind {
@@ -428,6 +428,3 @@ impl<'p> Machine<'p> {
 
 /// How many levels of nested instances a statement's reads open at most.
 const CONTENT_LEVELS: usize = 3;
-
-/// A predicate instance: the predicate and its arguments.
-type Instance = (String, Vec<Value>);

@@ -25,7 +25,7 @@ use num_rational::BigRational;
 use num_traits::{One, Zero};
 
 use super::{out, Check, Choices, End, Machine, Outcome, Run, X};
-use crate::eval::{reads_permissions, Location, LHS_LABEL};
+use crate::eval::{Location, LHS_LABEL};
 use crate::heap::{Heap, WandInstance, WandOrigin};
 use crate::value::Value;
 
@@ -66,7 +66,7 @@ impl Machine<'_> {
         let Some((lhs, rhs)) = sides(wand) else {
             return out(Outcome::Unknown("a package of no magic wand".into()));
         };
-        if reads_permissions(rhs) || script.is_some_and(|b| self.script_reads_amounts(b)) {
+        if self.reads_amounts(rhs) || script.is_some_and(|b| self.script_reads_amounts(b)) {
             return out(Outcome::Unknown(
                 "a package whose right-hand side reads permission amounts".into(),
             ));
@@ -500,7 +500,7 @@ impl Machine<'_> {
         let mut reads = false;
         germanium_semantics::visit::walk_stmts(b, &mut |s| {
             for e in germanium_semantics::visit::stmt_exprs(s) {
-                reads |= reads_permissions(e);
+                reads |= self.reads_amounts(e);
             }
         });
         reads
