@@ -220,12 +220,10 @@ impl Evaluator<'_> {
             .iter()
             .filter(|t| **t == Type::Int)
             .count();
-        for i in 0..vars.len() {
-            let Some(var) = self.sem.binders.get(&(e.id, i)).copied() else {
-                return Err(Stop::Unknown(
-                    "a bound variable without its declaration".into(),
-                ));
-            };
+        if binders.len() != vars.len() {
+            return unknown("a bound variable without its declaration");
+        }
+        for &var in &binders {
             let ty = self.concrete_type(&self.sem.var(var).ty);
             let symmetric = match ty {
                 Type::Int => self.symmetric_integers(scope, var, body, int_vars),
@@ -246,7 +244,7 @@ impl Evaluator<'_> {
                     .collect(),
                 Type::Int => match self.int_candidates(scope, heap, var, &guard) {
                     Err(Stop::Unknown(why)) if why == UNBOUNDED => {
-                        match self.breakpoint_integers(scope, heap, e, var, body) {
+                        match self.breakpoint_integers(scope, heap, &binders, var, body) {
                             Some(values) => values,
                             None => {
                                 complete = false;
@@ -280,7 +278,7 @@ impl Evaluator<'_> {
         &self,
         scope: &mut Scope,
         heap: &Heap,
-        quantifier: &Expr,
+        bound: &[VarId],
         var: VarId,
         body: &Expr,
     ) -> Option<Vec<Value>> {
@@ -289,12 +287,6 @@ impl Evaluator<'_> {
             Container,
             Indexed,
         }
-        let ExprKind::Quantifier { vars, .. } = &quantifier.kind else {
-            return None;
-        };
-        let bound: Vec<VarId> = (0..vars.len())
-            .filter_map(|i| self.sem.binders.get(&(quantifier.id, i)).copied())
-            .collect();
         let free = |e: &Expr| bound.iter().all(|b| !self.mentions_var(e, *b));
         let (mut uses, mut allowed) = (0, 0);
         let mut operands: Vec<(&Expr, Operand)> = Vec::new();

@@ -86,12 +86,13 @@ impl Machine<'_> {
     /// Before statement `s` (counted already): where it would not keep a lower-bound state
     /// one, the state is no longer known at all.
     pub(super) fn keep_lower_bound(&self, run: &mut Run, s: &Stmt) {
-        let keeps = self.keeps_lower_bound(s);
-        if let Some(i) = run.approximate.as_mut() {
-            if i.lower_bound && !keeps {
+        let statements = run.statements;
+        match run.approximate.as_mut() {
+            Some(i) if i.lower_bound && !self.keeps_lower_bound(s) => {
                 i.lower_bound = false;
-                i.at = run.statements - 1;
+                i.at = statements - 1;
             }
+            _ => {}
         }
     }
 
