@@ -298,15 +298,8 @@ impl<'p> Machine<'p> {
     /// The value `call` must have where `assumed` holds: that of `e` in a conjunct
     /// `call == e` or `e == call`, where `e` has one before the statement.
     fn equated(&self, run: &Run, call: &Expr, assumed: &[&Expr]) -> Option<Value> {
-        assumed.iter().find_map(|c| match &c.kind {
-            ExprKind::Binary(BinaryOp::Eq, a, b) if a.id == call.id => {
-                self.ev.eval(&self.state(run), b).ok()
-            }
-            ExprKind::Binary(BinaryOp::Eq, a, b) if b.id == call.id => {
-                self.ev.eval(&self.state(run), a).ok()
-            }
-            _ => None,
-        })
+        let side = equation_side(call, assumed)?;
+        self.ev.eval(&self.state(run), side).ok()
     }
 
     /// A run from nothing (no values, no interpretations chosen) and how it ended; a
@@ -701,6 +694,15 @@ impl<'p> Machine<'p> {
         }
         Ok(())
     }
+}
+
+/// The other side of the first of `assumed` that equates `call` with something.
+fn equation_side<'e>(call: &Expr, assumed: &[&'e Expr]) -> Option<&'e Expr> {
+    assumed.iter().find_map(|c| match &c.kind {
+        ExprKind::Binary(BinaryOp::Eq, a, b) if a.id == call.id => Some(&**b),
+        ExprKind::Binary(BinaryOp::Eq, a, b) if b.id == call.id => Some(&**a),
+        _ => None,
+    })
 }
 
 /// Whether the label `block.stmts[at]` heads a loop: a `goto` to it follows, in code not

@@ -29,6 +29,8 @@ pub struct DomainModel {
     pub sizes: BTreeMap<String, u32>,
     /// Each domain function instance's table, by its name (`Option_None[Perm]`).
     pub tables: BTreeMap<String, Table>,
+    /// The functions an axiom defines that the run applies (they have no table).
+    pub defined: BTreeSet<String>,
 }
 
 /// A domain function instance's values: those of the applications made, and one for all
@@ -109,6 +111,7 @@ impl Evaluator<'_> {
     /// model; outside an axiom check an application read through the default keeps it.
     pub(crate) fn domain_application(
         &self,
+        heap: &Heap,
         function: &str,
         type_args: &[Type],
         args: Vec<Value>,
@@ -120,6 +123,9 @@ impl Evaluator<'_> {
             .is_some_and(|f| f.interpretation.is_some())
         {
             return unknown(format!("the backend function `{function}` is not modelled"));
+        }
+        if self.defined(function) {
+            return self.defined_application(heap, function, args);
         }
         let type_args: Vec<Type> = type_args.iter().map(|t| self.concrete_type(t)).collect();
         let key = instance_name(function, &type_args);
@@ -221,6 +227,7 @@ impl Evaluator<'_> {
                 let relevant: Vec<&Axiom> = domain
                     .axioms
                     .iter()
+                    .filter(|a| !self.is_definition(a.body.id))
                     .filter(|a| self.constrains_model(&self.axiom_needs(domain, &type_args, a)))
                     .collect();
                 *self.axiom.borrow_mut() = Some(context);
@@ -299,17 +306,15 @@ impl Evaluator<'_> {
     }
 
     /// Whether an axiom with these needs constrains the model: it applies a function
-    /// instance the model has, or quantifies over a domain instance it has.
+    /// instance the model has (or a defined function the run applies), or quantifies over a domain instance it has.
     pub(crate) fn constrains_model(&self, needs: &AxiomNeeds) -> bool {
         let model = self.model.borrow();
-        needs
-            .functions
-            .iter()
-            .any(|(f, args)| model.tables.contains_key(&instance_name(f, args)))
-            || needs.quantified.iter().any(|t| match t {
-                Type::Domain(n, args) => model.sizes.contains_key(&instance_name(n, args)),
-                _ => false,
-            })
+        needs.functions.iter().any(|(f, args)| {
+            model.tables.contains_key(&instance_name(f, args)) || model.defined.contains(f)
+        }) || needs.quantified.iter().any(|t| match t {
+            Type::Domain(n, args) => model.sizes.contains_key(&instance_name(n, args)),
+            _ => false,
+        })
     }
 
     /// The type arguments the axioms of `domain` are checked for: none for a domain without

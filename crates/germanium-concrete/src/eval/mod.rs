@@ -2,6 +2,7 @@
 
 mod abstract_functions;
 mod assertions;
+mod definitions;
 mod domains;
 mod operators;
 mod ranges;
@@ -96,6 +97,8 @@ pub struct Evaluator<'p> {
     pub(crate) predicates: HashMap<&'p str, &'p Predicate>,
     pub(crate) methods: HashMap<&'p str, &'p Method>,
     pub(crate) domains: HashMap<&'p str, &'p Domain>,
+    /// Domain functions an axiom defines.
+    definitions: HashMap<String, definitions::Definition<'p>>,
     depth: Cell<u32>,
     steps: Cell<u64>,
     /// Every step since the evaluator was made (a search's budget).
@@ -151,12 +154,15 @@ impl<'p> Evaluator<'p> {
                 _ => {}
             }
         }
+        let domains = program.domains_by_name();
+        let definitions = definitions::definitions(sem, &domains, &functions);
         Evaluator {
             sem,
             functions,
             predicates,
             methods,
-            domains: program.domains_by_name(),
+            domains,
+            definitions,
             depth: Cell::new(0),
             steps: Cell::new(0),
             total: Cell::new(0),
@@ -527,7 +533,7 @@ impl<'p> Evaluator<'p> {
                 function,
                 type_args,
                 ..
-            }) => self.domain_application(&function, &type_args, values),
+            }) => self.domain_application(heap, &function, &type_args, values),
             Some(CallTarget::Method(_)) | None => unknown(format!("`{name}` is no function")),
         }
     }

@@ -10,7 +10,7 @@ use germanium_semantics::visit::walk_expr;
 use germanium_semantics::{CallTarget, Type};
 use germanium_syntax::ast::{Expr, ExprKind};
 
-use super::{out, Choices, FunctionInstance, Machine, Outcome, Run, ROUNDS, X};
+use super::{equation_side, out, Choices, FunctionInstance, Machine, Outcome, Run, ROUNDS, X};
 use crate::eval::{instance_name, Stop, Table};
 use crate::value::Value;
 
@@ -39,43 +39,28 @@ impl Machine<'_> {
         for ty in self.quantified_domains(exprs) {
             self.ensure_domain_size(&ty, choices)?;
         }
-        for _ in 0..ROUNDS {
+        // An application equated with what reads applications still to be chosen waits for
+        // them (reading one would fix it to the table's default); where only such are left,
+        // the first is chosen freely.
+        for _ in 0..ROUNDS * direct.len().max(1) {
             let mut chosen = false;
+            let mut waiting = None;
             // Inner applications first: an outer one's arguments read their values.
             for call in direct.iter().rev() {
-                let (
-                    ExprKind::Call(_, args),
-                    Some(CallTarget::DomainFunction {
-                        function,
-                        type_args,
-                        ..
-                    }),
-                ) = (&call.kind, self.sem.call(call.id))
-                else {
+                let Some((key, values)) = self.unchosen_application(run, call) else {
                     continue;
                 };
-                let state = self.state(run);
-                let Ok(values) = args
-                    .iter()
-                    .map(|a| self.ev.eval(&state, a))
-                    .collect::<Result<Vec<Value>, Stop>>()
-                else {
-                    continue;
+                let v = match equation_side(call, assumed) {
+                    Some(side) if self.reads_unchosen(run, side) => {
+                        waiting.get_or_insert((*call, key, values));
+                        continue;
+                    }
+                    Some(side) => self.ev.eval(&self.state(run), side).ok(),
+                    None => None,
                 };
-                let key = instance_name(function, type_args);
-                let known = self
-                    .ev
-                    .with_model(|m| m.tables.get(&key).map(|t| t.entries.contains_key(&values)));
-                if known != Some(false) {
-                    continue;
-                }
-                let v = match self.equated(run, call, assumed) {
+                let v = match v {
                     Some(v) => v,
-                    None => self.choose_model_value(
-                        run,
-                        &self.result_type(function, type_args),
-                        choices,
-                    )?,
+                    None => self.choose_model_value(run, &self.call_result_type(call), choices)?,
                 };
                 self.ev.with_model(|m| {
                     if let Some(t) = m.tables.get_mut(&key) {
@@ -85,10 +70,89 @@ impl Machine<'_> {
                 chosen = true;
             }
             if !chosen {
-                break;
+                let Some((call, key, values)) = waiting else {
+                    break;
+                };
+                let v = self.choose_model_value(run, &self.call_result_type(call), choices)?;
+                self.ev.with_model(|m| {
+                    if let Some(t) = m.tables.get_mut(&key) {
+                        t.entries.insert(values, v);
+                    }
+                });
             }
         }
         Ok(())
+    }
+
+    /// Whether `e` applies a domain function itself.
+    pub(super) fn applies_domain_function(&self, e: &Expr) -> bool {
+        if !self.models_domains() {
+            return false;
+        }
+        let mut applies = false;
+        walk_expr(e, &mut |sub| {
+            applies |= matches!(
+                self.sem.call(sub.id),
+                Some(CallTarget::DomainFunction { .. })
+            );
+        });
+        applies
+    }
+
+    /// The table and arguments of the domain function application `call`, if its
+    /// arguments have values and its table has none for them.
+    fn unchosen_application(&self, run: &Run, call: &Expr) -> Option<(String, Vec<Value>)> {
+        let (
+            ExprKind::Call(_, args),
+            Some(CallTarget::DomainFunction {
+                function,
+                type_args,
+                ..
+            }),
+        ) = (&call.kind, self.sem.call(call.id))
+        else {
+            return None;
+        };
+        let state = self.state(run);
+        let values = args
+            .iter()
+            .map(|a| self.ev.eval(&state, a))
+            .collect::<Result<Vec<Value>, Stop>>()
+            .ok()?;
+        let key = instance_name(function, type_args);
+        let known = self
+            .ev
+            .with_model(|m| m.tables.get(&key).map(|t| t.entries.contains_key(&values)));
+        (known == Some(false)).then_some((key, values))
+    }
+
+    /// Whether `e` applies a domain function whose value for its arguments is not chosen.
+    fn reads_unchosen(&self, run: &Run, e: &Expr) -> bool {
+        let mut calls = Vec::new();
+        walk_expr(e, &mut |sub| {
+            if matches!(
+                self.sem.call(sub.id),
+                Some(CallTarget::DomainFunction { .. })
+            ) {
+                calls.push(sub);
+            }
+        });
+        // Inner applications first: reading an outer one's arguments would fix them.
+        calls
+            .iter()
+            .rev()
+            .any(|call| self.unchosen_application(run, call).is_some())
+    }
+
+    fn call_result_type(&self, call: &Expr) -> Type {
+        match self.sem.call(call.id) {
+            Some(CallTarget::DomainFunction {
+                function,
+                type_args,
+                ..
+            }) => self.result_type(function, type_args),
+            _ => Type::Error,
+        }
     }
 
     /// The domain function applications in `exprs` (preorder) and the domain function
@@ -183,6 +247,19 @@ impl Machine<'_> {
         {
             return Ok(());
         }
+        if let Some(body) = self.ev.definition_body(function) {
+            // No table: what the definition applies gets one.
+            if self
+                .ev
+                .with_model(|m| m.defined.insert(function.to_string()))
+            {
+                let (_, reachable) = self.domain_calls(&[body]);
+                for (f, type_args) in &reachable {
+                    self.ensure_table(run, f, type_args, choices)?;
+                }
+            }
+            return Ok(());
+        }
         let default =
             self.choose_model_value(run, &self.result_type(function, type_args), choices)?;
         self.ev.with_model(|m| {
@@ -274,7 +351,11 @@ impl Machine<'_> {
         for name in names {
             let domain = self.ev.domains[*name];
             for type_args in self.ev.instances_of(domain) {
-                for axiom in &domain.axioms {
+                for axiom in domain
+                    .axioms
+                    .iter()
+                    .filter(|a| !self.ev.is_definition(a.body.id))
+                {
                     let needs = self.ev.axiom_needs(domain, &type_args, axiom);
                     if !self.ev.constrains_model(&needs) {
                         continue;

@@ -343,6 +343,42 @@ fn domain_functions_take_values_only_where_the_axioms_allow_them() {
 }
 
 #[test]
+fn functions_an_axiom_defines_are_evaluated_by_their_definition() {
+    // Every model of the axiom has twice(i) = i + i: no table, and the axiom is not sampled.
+    let twice = "domain D {\n  function twice(i: Int): Int\n  \
+                 axiom { forall i: Int :: twice(i) == i + i }\n}\n";
+    let valid = format!(
+        "{twice}method m(k: Int) {{ assert twice(k) == 2 * k && twice(k + 7) > twice(k) }}"
+    );
+    assert_eq!(first_failure(&valid, "m"), None);
+    let wrong = format!("{twice}method m(k: Int) {{ assert twice(k) != 6 }}");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 5)));
+    // Another axiom on a defined function is checked: `twice(1) == 3` has no model.
+    let contradicting = "domain E {\n  function twice(i: Int): Int\n  \
+                         axiom { forall i: Int :: i + i == twice(i) }\n  axiom { twice(1) == 3 }\n}\n\
+                         method m(k: Int) { assert twice(k) != 6 }";
+    assert_eq!(first_failure(contradicting, "m"), None);
+    // Definitions through each other are not definitions: they get tables, and the axioms
+    // are checked on them.
+    let cyclic = "domain C {\n  function f(i: Int): Int\n  function g(i: Int): Int\n  \
+                  axiom { forall i: Int :: f(i) == g(i) }\n  axiom { forall i: Int :: g(i) == f(i) }\n}\n";
+    let valid = format!("{cyclic}method m(k: Int) {{ assert f(k) == g(k) }}");
+    assert_eq!(first_failure(&valid, "m"), None);
+}
+
+#[test]
+fn an_application_equated_with_others_waits_for_their_values() {
+    // Were foo(a) and foo(b) read at their defaults to give foo(c) its value, foo(c) could
+    // only be twice one value.
+    let src = "domain D {\n  function foo(i: Int): Int\n}\n\
+               method m(a: Int, b: Int, c: Int)\n  requires foo(a) + foo(b) == foo(c) && a != b\n\
+               {\n  assert foo(c) != 1\n}";
+    assert_eq!(first_failure(src, "m"), Some((Check::Assert, 7)));
+    let valid = src.replace("foo(c) != 1", "foo(c) - foo(b) == foo(a)");
+    assert_eq!(first_failure(&valid, "m"), None);
+}
+
+#[test]
 fn domain_values_unique_functions_and_generic_instances() {
     let values = "domain D {\n  function g(d: D): Int\n  axiom { forall d: D :: g(d) == 1 }\n}\n";
     let valid = format!("{values}method m(x: D, y: D) {{ assert g(x) == g(y) }}");
