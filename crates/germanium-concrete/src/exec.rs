@@ -164,6 +164,9 @@ struct Run {
     /// While an inhaled equality is evaluated: the values its sides have, which a value
     /// chosen for it tries first (only the order of the choices changes).
     hints: Vec<Value>,
+    /// While a package runs Viper's way: the states it takes what it lacks from, the
+    /// nearest last (see `supply`).
+    supply: Vec<supply::Supplier>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -673,6 +676,9 @@ impl<'p> Machine<'p> {
         let before = run.heap.clone();
         let mut left = before.clone();
         for part in parts {
+            if self.supplied(run) {
+                self.supply_assertion(run, Some(&mut left), part, &BigRational::one())?;
+            }
             let r = self
                 .ev
                 .take(&self.state(run), &left, part, &BigRational::one());
@@ -742,6 +748,7 @@ mod inexact;
 mod inhale;
 mod predicates;
 mod reach;
+mod supply;
 mod wands;
 
 #[cfg(test)]

@@ -271,6 +271,12 @@ impl<'p> Machine<'p> {
     pub(super) fn fold(&self, run: &mut Run, e: &Expr) -> X<()> {
         let (name, args, amount, body) = self.instance(run, e)?;
         let saved = self.bind(run, &name, &args);
+        if self.supplied(run) {
+            if let Err(end) = self.supply_assertion(run, None, body, &amount) {
+                self.unbind(run, saved);
+                return Err(end);
+            }
+        }
         let state = self.state(run);
         let r = self.ev.take(&state, &run.heap, body, &amount);
         let taken = self.evaluated(run, r, true);
@@ -294,6 +300,13 @@ impl<'p> Machine<'p> {
 
     pub(super) fn unfold(&self, run: &mut Run, e: &Expr, choices: &mut dyn Choices) -> X<()> {
         let (name, args, amount, body) = self.instance(run, e)?;
+        if self.supplied(run) {
+            let asked = [(
+                Location::Instance(name.clone(), args.clone()),
+                amount.clone(),
+            )];
+            self.supply(run, &mut [], &asked)?;
+        }
         let held = run.heap.instance(&name, &args);
         if held < amount || amount <= BigRational::zero() {
             return self.fail(run, Check::Unfold, e.span, "the instance is not held");

@@ -686,6 +686,26 @@ fn past_a_package_viper_chooses_the_footprint_of_the_state_is_a_lower_bound() {
 }
 
 #[test]
+fn a_script_no_left_hand_side_fits_with_runs_in_the_left_hand_side_moving_in_what_it_lacks() {
+    // The left-hand side's x.f has a value of its own: the assertion in the script fails.
+    let own_values = "field f: Int\n\
+        method m(x: Ref) requires acc(x.f)\n\
+        { x.f := 0\n  package acc(x.f) --* true {\n    assert acc(x.f) && x.f == 0\n  }\n}";
+    assert_eq!(first_failure(own_values, "m"), Some((Check::Assert, 5)));
+    // P(x) is folded from the left-hand side's half, Q(x) from half moved in from the
+    // state: the footprint is that half, the other half is still held.
+    let folds = "field f: Int\npredicate P(x: Ref) { acc(x.f, 1/2) }\npredicate Q(x: Ref) { acc(x.f, 1/2) }\n\
+        method m(x: Ref) requires acc(x.f)\n\
+        { package acc(x.f, 1/2) --* P(x) && Q(x) {\n    fold P(x)\n    fold Q(x)\n  }\n  TAIL\n}";
+    let valid = folds.replace("TAIL", "assert perm(x.f) == 1/2");
+    assert_eq!(first_failure(&valid, "m"), None);
+    let wrong = folds.replace("TAIL", "exhale acc(x.f, 1/2)\n  assert false");
+    assert_eq!(first_failure(&wrong, "m"), Some((Check::Assert, 10)));
+    let too_much = folds.replace("TAIL", "exhale acc(x.f, 1/2)\n  exhale acc(x.f, 1/2)");
+    assert_eq!(first_failure(&too_much, "m"), Some((Check::Exhale, 10)));
+}
+
+#[test]
 fn an_applied_wand_whose_result_is_not_replayed_gives_nothing_back() {
     let run = |tail: &str| {
         format!(

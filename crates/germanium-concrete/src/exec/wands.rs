@@ -24,6 +24,7 @@ use germanium_syntax::Span;
 use num_rational::BigRational;
 use num_traits::{One, Zero};
 
+use super::supply::adjust;
 use super::{out, Check, Choices, End, Machine, Outcome, Run, X};
 use crate::eval::{Location, LHS_LABEL};
 use crate::heap::{Heap, WandInstance, WandOrigin};
@@ -72,6 +73,22 @@ impl Machine<'_> {
             ));
         }
         let key = self.wand_key(run, wand)?;
+        if self.supplied(run) {
+            // Inside a package run Viper's way: this one too.
+            if self
+                .package_supplied(run, lhs, rhs, script, choices)?
+                .is_none()
+            {
+                return out(Outcome::Unknown(
+                    "a package inside a package whose footprint is not known".into(),
+                ));
+            }
+            run.heap.wands.push(WandInstance {
+                key,
+                origin: WandOrigin::Opaque,
+            });
+            return Ok(());
+        }
         let outer = run.heap.clone();
         let outer_fresh = run.fresh.clone();
         let outer_store = run.store.clone();
@@ -137,6 +154,20 @@ impl Machine<'_> {
                     WandOrigin::Opaque
                 }
             }
+        } else if vacuous && fixed && script.is_some_and(|b| self.script_fixed(b)) {
+            // Where the script moves what it lacks is followed step by step.
+            if self
+                .package_supplied(run, lhs, rhs, script, &mut counting)?
+                .is_none()
+            {
+                self.give_up_bound(
+                    run,
+                    rhs,
+                    script,
+                    "a package no left-hand side is compatible with (its footprint is not unique)",
+                );
+            }
+            WandOrigin::Opaque
         } else if vacuous || !fixed || !script.is_none_or(|b| self.script_fixed(b)) {
             let why = if vacuous {
                 "a package no left-hand side is compatible with (its footprint is not unique)"
@@ -235,7 +266,7 @@ impl Machine<'_> {
                 };
                 let from_witness = amount.clone().min(in_witness.clone());
                 let rest = &amount - &from_witness;
-                adjust(&mut left_of_witness, &location, -from_witness);
+                adjust(&mut left_of_witness, &location, -from_witness, None);
                 if rest <= BigRational::zero() {
                     continue;
                 }
@@ -244,7 +275,7 @@ impl Machine<'_> {
                 }
                 incompatible |=
                     matches!(location, Location::Field(..)) && taken + &rest > BigRational::one();
-                adjust(&mut footprint, &location, rest);
+                adjust(&mut footprint, &location, rest, None);
             }
             if incompatible {
                 // No left-hand side is compatible with what is taken: the wand holds.
@@ -352,6 +383,9 @@ impl Machine<'_> {
             return out(Outcome::Unknown("an apply of no magic wand".into()));
         };
         let key = self.wand_key(run, wand)?;
+        if self.supplied(run) {
+            self.supply_wand(run, &key);
+        }
         let Some(instance) = run.heap.take_wand(&key) else {
             return self.fail(run, Check::Apply, span, "the magic wand is not held");
         };
@@ -468,6 +502,10 @@ impl Machine<'_> {
         b.stmts.iter().all(|s| match &s.kind {
             StmtKind::Fold(e) | StmtKind::Unfold(e) => self.structure_fixed(e),
             StmtKind::Assert(_) => true,
+            StmtKind::Apply(w) => self.structure_fixed(w),
+            StmtKind::Package(w, inner) => {
+                self.structure_fixed(w) && inner.as_ref().is_none_or(|b| self.script_fixed(b))
+            }
             StmtKind::If {
                 cond,
                 then,
@@ -511,19 +549,4 @@ fn only_asserts(b: &Block) -> bool {
     b.stmts
         .iter()
         .all(|s| matches!(s.kind, StmtKind::Assert(_)))
-}
-
-/// Adds `amount` (which may be negative) of `location` to `heap`.
-fn adjust(heap: &mut Heap, location: &Location, amount: BigRational) {
-    match location {
-        Location::Field(Value::Ref(Some(o)), f) => {
-            let p = heap.perm(*o, f) + amount;
-            heap.set_perm(*o, f, p);
-        }
-        Location::Instance(p, args) => {
-            let a = heap.instance(p, args) + amount;
-            heap.set_instance(p, args.clone(), a);
-        }
-        Location::Field(..) => {}
-    }
 }
