@@ -274,14 +274,14 @@ impl Machine<'_> {
                 if self.solve_equality(run, e) {
                     return Ok(());
                 }
-                // Values missing in one side of an equality are first tried as the other;
-                // instances inhaled before (a callee's postcondition) whose contents `e`
-                // reads get contents of their own first.
                 // Domain applications whose arguments got values since the statement's
                 // were chosen get theirs now (reading one would fix it to the default).
                 if self.applies_domain_function(e) {
                     self.interpret_domains(run, &[e], &[e], choices)?;
                 }
+                // Values missing in one side of an equality are first tried as the other;
+                // instances inhaled before (a callee's postcondition) whose contents `e`
+                // reads get contents of their own first.
                 run.hints = self.equality_sides(run, e);
                 let r = self.open_contents_for(run, &[e], choices).and_then(|()| {
                     let r = self.ev.eval(&self.state(run), e);

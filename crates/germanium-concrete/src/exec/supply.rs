@@ -12,6 +12,7 @@
 use num_rational::BigRational;
 use num_traits::{One, Zero};
 
+use super::wands::in_package;
 use super::{out, Check, Choices, End, Machine, Outcome, Run, X};
 use crate::eval::{conjuncts, Location, LHS_LABEL};
 use crate::heap::Heap;
@@ -50,46 +51,41 @@ impl Machine<'_> {
         script: Option<&Block>,
         choices: &mut dyn Choices,
     ) -> X<Option<Heap>> {
-        let before = run.heap.clone();
-        let values = run.heap.values_only();
-        let outer = std::mem::replace(&mut run.heap, values);
-        let outer_fresh = run.fresh.clone();
-        let outer_store = run.store.clone();
-        let outer_lhs = run.labels.remove(LHS_LABEL);
-        run.supply.push(Supplier {
-            taken: outer.values_only(),
-            heap: outer,
+        let supplier = Supplier {
+            taken: run.heap.values_only(),
+            heap: run.heap.clone(),
             inconsistent: false,
             two_values: false,
+        };
+        let ((result, level), _) = in_package(run, run.heap.values_only(), |run| {
+            run.supply.push(supplier);
+            let result = self
+                .inhale_times(run, lhs, &BigRational::one(), choices, false)
+                .and_then(|()| self.resolve_pending(run, choices))
+                .and_then(|()| {
+                    run.labels.insert(LHS_LABEL.to_string(), run.heap.clone());
+                    if let Some(b) = script {
+                        self.block(run, b, choices)?;
+                    }
+                    self.exhale(run, rhs, Check::Package, true)
+                });
+            (result, run.supply.pop())
         });
-        let result = self
-            .inhale_times(run, lhs, &BigRational::one(), choices, false)
-            .and_then(|()| self.resolve_pending(run, choices))
-            .and_then(|()| {
-                run.labels.insert(LHS_LABEL.to_string(), run.heap.clone());
-                if let Some(b) = script {
-                    self.block(run, b, choices)?;
-                }
-                self.exhale(run, rhs, Check::Package, true)
-            });
-        let Some(level) = run.supply.pop() else {
+        let Some(level) = level else {
             return out(Outcome::Unknown("a package's supplier was lost".into()));
         };
-        run.heap = level.heap;
-        run.fresh = outer_fresh;
-        run.store = outer_store;
-        run.labels.remove(LHS_LABEL);
-        if let Some(h) = outer_lhs {
-            run.labels.insert(LHS_LABEL.to_string(), h);
-        }
         match result {
-            Err(End::Out(Outcome::Infeasible)) if level.two_values => {
-                run.heap = before;
-                Ok(None)
+            // The state stays as it was.
+            Err(End::Out(Outcome::Infeasible)) if level.two_values => Ok(None),
+            Ok(()) => {
+                run.heap = level.heap;
+                Ok(Some(level.taken))
             }
-            Ok(()) => Ok(Some(level.taken)),
             // The rest of the package ran in no state.
-            Err(End::Out(Outcome::Infeasible)) if level.inconsistent => Ok(Some(level.taken)),
+            Err(End::Out(Outcome::Infeasible)) if level.inconsistent => {
+                run.heap = level.heap;
+                Ok(Some(level.taken))
+            }
             Err(e) => Err(e),
         }
     }

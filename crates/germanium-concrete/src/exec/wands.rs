@@ -89,22 +89,13 @@ impl Machine<'_> {
             });
             return Ok(());
         }
-        let outer = run.heap.clone();
-        let outer_fresh = run.fresh.clone();
-        let outer_store = run.store.clone();
-        let outer_lhs = run.labels.remove(LHS_LABEL);
         let mut counting = Counting {
             inner: choices,
             picks: 0,
         };
-        let result = self.package_on_witness(run, lhs, rhs, script, &mut counting);
-        let left = std::mem::replace(&mut run.heap, outer);
-        run.fresh = outer_fresh;
-        run.store = outer_store;
-        run.labels.remove(LHS_LABEL);
-        if let Some(h) = outer_lhs {
-            run.labels.insert(LHS_LABEL.to_string(), h);
-        }
+        let (result, left) = in_package(run, run.heap.clone(), |run| {
+            self.package_on_witness(run, lhs, rhs, script, &mut counting)
+        });
         let vacuous = match result {
             Ok(()) => false,
             // No left-hand side compatible with the state: the wand holds of any footprint.
@@ -330,17 +321,9 @@ impl Machine<'_> {
         rhs: &Expr,
         choices: &mut dyn Choices,
     ) -> X<()> {
-        let outer = std::mem::replace(&mut run.heap, footprint.clone());
-        let (fresh, store) = (run.fresh.clone(), run.store.clone());
-        let outer_lhs = run.labels.remove(LHS_LABEL);
-        let result = self.package_on_witness(run, lhs, rhs, None, choices);
-        run.heap = outer;
-        run.fresh = fresh;
-        run.store = store;
-        run.labels.remove(LHS_LABEL);
-        if let Some(h) = outer_lhs {
-            run.labels.insert(LHS_LABEL.to_string(), h);
-        }
+        let (result, _) = in_package(run, footprint.clone(), |run| {
+            self.package_on_witness(run, lhs, rhs, None, choices)
+        });
         match result {
             // No left-hand side compatible with the footprint either: the wand holds.
             Ok(()) | Err(End::Out(Outcome::Infeasible)) => Ok(()),
@@ -543,6 +526,24 @@ impl Machine<'_> {
         });
         reads
     }
+}
+
+/// Runs `f` with `heap` as the run's heap, the run's unseen instances, store and
+/// left-hand-side state kept aside and put back after (a package's own state ends with it):
+/// `f`'s result and the heap it left.
+pub(super) fn in_package<T>(run: &mut Run, heap: Heap, f: impl FnOnce(&mut Run) -> T) -> (T, Heap) {
+    let outer = std::mem::replace(&mut run.heap, heap);
+    let (fresh, store) = (run.fresh.clone(), run.store.clone());
+    let outer_lhs = run.labels.remove(LHS_LABEL);
+    let result = f(run);
+    let inner = std::mem::replace(&mut run.heap, outer);
+    run.fresh = fresh;
+    run.store = store;
+    run.labels.remove(LHS_LABEL);
+    if let Some(h) = outer_lhs {
+        run.labels.insert(LHS_LABEL.to_string(), h);
+    }
+    (result, inner)
 }
 
 fn only_asserts(b: &Block) -> bool {
