@@ -748,6 +748,7 @@ mod inexact;
 mod inhale;
 mod predicates;
 mod reach;
+mod replay;
 mod supply;
 mod wands;
 

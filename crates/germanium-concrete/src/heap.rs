@@ -7,6 +7,9 @@ use std::fmt;
 use num_rational::BigRational;
 use num_traits::{One, Zero};
 
+use germanium_semantics::VarId;
+use germanium_syntax::ast::{Block, Expr};
+
 use crate::value::Value;
 
 /// An object, named `o1`, `o2`, ... in order of allocation.
@@ -49,10 +52,27 @@ pub enum WandOrigin {
     /// with the values it had then); applying it gives back exactly what the right-hand side
     /// takes from the left-hand side's state and the footprint.
     Packaged(Box<Heap>),
-    /// Packaged in this run, but applying it is not replayed exactly (proof scripts,
-    /// predicates or wands inside it).
+    /// Packaged in this run from a known footprint, but what applying it gives is computed
+    /// by running the package again (a proof script, predicates or wands inside it): see
+    /// `exec::replay`.
+    Replayed(Box<Replay>),
+    /// Packaged in this run, but applying it is not replayed exactly (its footprint is not
+    /// known).
     Opaque,
 }
+
+/// What running a package again needs: its footprint (with the values it had then), the
+/// wand and proof script as packaged, and the variables' values there.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Replay {
+    pub footprint: Heap,
+    pub wand: Expr,
+    pub script: Option<Block>,
+    pub store: BTreeMap<VarId, Value>,
+}
+
+// Syntax trees compare structurally (they hold no floating-point values).
+impl Eq for Replay {}
 
 impl Heap {
     /// A new object, with no field values and no permissions.

@@ -27,7 +27,10 @@ impl<'p> Machine<'p> {
             let key = self.ev.wand_key_in(&self.state(run), resource);
             let key = self.evaluated(run, key, true)?;
             for wand in run.heap.wands.iter_mut().filter(|w| w.key == key) {
-                if matches!(wand.origin, WandOrigin::Packaged(_) | WandOrigin::Opaque) {
+                if matches!(
+                    wand.origin,
+                    WandOrigin::Packaged(_) | WandOrigin::Replayed(_) | WandOrigin::Opaque
+                ) {
                     wand.origin = WandOrigin::Inhaled;
                 }
             }

@@ -31,6 +31,14 @@ pub(super) struct Supplier {
     two_values: bool,
 }
 
+/// How a package run Viper's way ended, its footprint given up by the state.
+pub(super) enum Supplied {
+    /// It holds on its own left-hand side: the footprint, with its values.
+    Consistent(Heap),
+    /// A move left no state: it holds of any left-hand side.
+    Vacuous,
+}
+
 impl Machine<'_> {
     /// Whether a package is running Viper's own way (see the module's comment).
     pub(super) fn supplied(&self, run: &Run) -> bool {
@@ -50,7 +58,7 @@ impl Machine<'_> {
         rhs: &Expr,
         script: Option<&Block>,
         choices: &mut dyn Choices,
-    ) -> X<Option<Heap>> {
+    ) -> X<Option<Supplied>> {
         let supplier = Supplier {
             taken: run.heap.values_only(),
             heap: run.heap.clone(),
@@ -79,12 +87,12 @@ impl Machine<'_> {
             Err(End::Out(Outcome::Infeasible)) if level.two_values => Ok(None),
             Ok(()) => {
                 run.heap = level.heap;
-                Ok(Some(level.taken))
+                Ok(Some(Supplied::Consistent(level.taken)))
             }
             // The rest of the package ran in no state.
             Err(End::Out(Outcome::Infeasible)) if level.inconsistent => {
                 run.heap = level.heap;
-                Ok(Some(level.taken))
+                Ok(Some(Supplied::Vacuous))
             }
             Err(e) => Err(e),
         }

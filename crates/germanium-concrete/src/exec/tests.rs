@@ -706,7 +706,7 @@ fn a_script_no_left_hand_side_fits_with_runs_in_the_left_hand_side_moving_in_wha
 }
 
 #[test]
-fn an_applied_wand_whose_result_is_not_replayed_gives_nothing_back() {
+fn an_applied_wand_with_a_proof_script_gives_what_its_package_run_again_gives() {
     let run = |tail: &str| {
         format!(
             "field f: Int\nfield h: Int\npredicate P(x: Ref) {{ acc(x.f) }}\n\
@@ -723,6 +723,40 @@ fn an_applied_wand_whose_result_is_not_replayed_gives_nothing_back() {
         None
     );
     assert_eq!(first_failure(&run("assert acc(P(x))"), "m"), None);
+    assert_eq!(
+        first_failure(&run("unfold acc(P(x))\n  assert x.f == old(x.f) + 1"), "m"),
+        Some((Check::Assert, 9))
+    );
+    // The script runs on the left-hand side the apply gives up: its values are the apply's.
+    let lhs_values = |check: &str| {
+        format!(
+            "field f: Int\npredicate P(x: Ref) {{ acc(x.f) }}\n\
+             method m(x: Ref) requires acc(x.f)\n{{\n  \
+             package acc(x.f) --* acc(P(x)) {{ fold acc(P(x)) }}\n  x.f := 7\n  \
+             apply acc(x.f) --* acc(P(x))\n  unfold acc(P(x))\n  {check}\n}}"
+        )
+    };
+    assert_eq!(first_failure(&lhs_values("assert x.f == 7"), "m"), None);
+    assert_eq!(
+        first_failure(&lhs_values("assert x.f == 8"), "m"),
+        Some((Check::Assert, 9))
+    );
+    // Wands given back by a wand (currying) keep what their own packages give.
+    let curried = |check: &str| {
+        format!(
+            "field f: Int\nmethod m(x: Ref, y: Ref) requires acc(x.f) && acc(y.f)\n{{\n  \
+             x.f := 3\n  \
+             package acc(x.f) --* (acc(y.f) --* acc(x.f) && acc(y.f)) {{\n    \
+             package acc(y.f) --* acc(x.f) && acc(y.f)\n  }}\n  \
+             apply acc(x.f) --* (acc(y.f) --* acc(x.f) && acc(y.f))\n  \
+             apply acc(y.f) --* acc(x.f) && acc(y.f)\n  {check}\n}}"
+        )
+    };
+    assert_eq!(first_failure(&curried("assert x.f == 3"), "m"), None);
+    assert_eq!(
+        first_failure(&curried("assert x.f == 4"), "m"),
+        Some((Check::Assert, 10))
+    );
 }
 
 #[test]

@@ -14,7 +14,9 @@
 //! is not known exactly and the run says so ([`Run::approximate`]).
 //!
 //! Applying a wand packaged in the run gives back what `B` takes from the left-hand side's
-//! state and the footprint, with their values; applying one inhaled gives `B` with the
+//! state and the footprint, with their values (where a proof script computes them, or `B`
+//! holds instances or wands, by running the package again: `replay`); applying one
+//! inhaled gives `B` with the
 //! values the left-hand side had where it held them and values of their own elsewhere (the
 //! footprint is any that makes the wand hold).
 
@@ -24,10 +26,10 @@ use germanium_syntax::Span;
 use num_rational::BigRational;
 use num_traits::{One, Zero};
 
-use super::supply::adjust;
+use super::supply::{adjust, Supplied};
 use super::{out, Check, Choices, End, Machine, Outcome, Run, X};
 use crate::eval::{Location, LHS_LABEL};
-use crate::heap::{Heap, WandInstance, WandOrigin};
+use crate::heap::{Heap, Replay, WandInstance, WandOrigin};
 use crate::value::Value;
 
 /// Choices passed on, counted (a left-hand side made without any is the only one).
@@ -75,18 +77,18 @@ impl Machine<'_> {
         let key = self.wand_key(run, wand)?;
         if self.supplied(run) {
             // Inside a package run Viper's way: this one too.
-            if self
-                .package_supplied(run, lhs, rhs, script, choices)?
-                .is_none()
-            {
-                return out(Outcome::Unknown(
-                    "a package inside a package whose footprint is not known".into(),
-                ));
-            }
-            run.heap.wands.push(WandInstance {
-                key,
-                origin: WandOrigin::Opaque,
-            });
+            let origin = match self.package_supplied(run, lhs, rhs, script, choices)? {
+                Some(Supplied::Consistent(footprint)) => {
+                    self.replayed(run, wand, script, footprint)
+                }
+                Some(Supplied::Vacuous) => WandOrigin::Opaque,
+                None => {
+                    return out(Outcome::Unknown(
+                        "a package inside a package whose footprint is not known".into(),
+                    ))
+                }
+            };
+            run.heap.wands.push(WandInstance { key, origin });
             return Ok(());
         }
         let mut counting = Counting {
@@ -132,7 +134,7 @@ impl Machine<'_> {
                     if plain {
                         WandOrigin::Packaged(Box::new(footprint))
                     } else {
-                        WandOrigin::Opaque
+                        self.replayed(run, wand, None, footprint)
                     }
                 }
                 None => {
@@ -147,18 +149,21 @@ impl Machine<'_> {
             }
         } else if vacuous && fixed && script.is_some_and(|b| self.script_fixed(b)) {
             // Where the script moves what it lacks is followed step by step.
-            if self
-                .package_supplied(run, lhs, rhs, script, &mut counting)?
-                .is_none()
-            {
-                self.give_up_bound(
-                    run,
-                    rhs,
-                    script,
-                    "a package no left-hand side is compatible with (its footprint is not unique)",
-                );
+            match self.package_supplied(run, lhs, rhs, script, &mut counting)? {
+                Some(Supplied::Consistent(footprint)) => {
+                    self.replayed(run, wand, script, footprint)
+                }
+                Some(Supplied::Vacuous) => WandOrigin::Opaque,
+                None => {
+                    self.give_up_bound(
+                        run,
+                        rhs,
+                        script,
+                        "a package no left-hand side is compatible with (its footprint is not unique)",
+                    );
+                    WandOrigin::Opaque
+                }
             }
-            WandOrigin::Opaque
         } else if vacuous || !fixed || !script.is_none_or(|b| self.script_fixed(b)) {
             let why = if vacuous {
                 "a package no left-hand side is compatible with (its footprint is not unique)"
@@ -172,11 +177,27 @@ impl Machine<'_> {
             if plain && script.is_none_or(only_asserts) {
                 WandOrigin::Packaged(Box::new(footprint))
             } else {
-                WandOrigin::Opaque
+                self.replayed(run, wand, script, footprint)
             }
         };
         run.heap.wands.push(WandInstance { key, origin });
         Ok(())
+    }
+
+    /// A wand packaged from `footprint` whose application runs the package again.
+    fn replayed(
+        &self,
+        run: &Run,
+        wand: &Expr,
+        script: Option<&Block>,
+        footprint: Heap,
+    ) -> WandOrigin {
+        WandOrigin::Replayed(Box::new(Replay {
+            footprint,
+            wand: wand.clone(),
+            script: script.cloned(),
+            store: run.store.iter().map(|(v, x)| (*v, x.clone())).collect(),
+        }))
     }
 
     /// Whether no state satisfies `e`: inhaling it into an empty heap is infeasible before
@@ -385,6 +406,9 @@ impl Machine<'_> {
         let result = match &instance.origin {
             WandOrigin::Packaged(footprint) if !ambiguous => {
                 self.give_back(run, rhs, &before, &taken, footprint)
+            }
+            WandOrigin::Replayed(replay) if !ambiguous => {
+                self.replay_package(run, &taken, replay, choices)
             }
             origin if *origin != WandOrigin::Inhaled || ambiguous => {
                 // What `B` gives is not known: nothing is given, the state a lower bound.
