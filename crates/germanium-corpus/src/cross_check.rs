@@ -29,14 +29,16 @@ impl Disagreement {
     }
 }
 
-/// The disagreements between the symbolic engine's results and the VCG's, file by file
-/// (both in the same order of files).
+/// The disagreements between the symbolic engine's results and the VCG's, over the files
+/// both ran.
 pub fn disagreements(symbex: &[FileResult], vcg: &[FileResult]) -> Vec<Disagreement> {
+    let by_name: BTreeMap<&str, &FileResult> =
+        vcg.iter().map(|r| (r.file.name.as_str(), r)).collect();
     let mut out = Vec::new();
-    for (a, b) in symbex.iter().zip(vcg) {
-        if a.file.name != b.file.name {
+    for a in symbex {
+        let Some(b) = by_name.get(a.file.name.as_str()) else {
             continue;
-        }
+        };
         let main = canonical(&a.file.path);
         let judged_by_both =
             |file: &Path, line: u32| a.verdicts.judged(file, line) && b.verdicts.judged(file, line);
@@ -103,11 +105,19 @@ impl Outcome {
 /// each new disagreement (`NEW DISAGREEMENT`) and each listed one no longer found
 /// (`RESOLVED`). With `GERMANIUM_UPDATE_CROSS_CHECK=1` the new ones are appended to the list,
 /// their cause to be written, and none counts as new.
-pub fn against_list(found: &[Disagreement], path: &Path) -> Outcome {
+pub fn against_list(found: &[Disagreement], path: &Path, compared: &BTreeSet<String>) -> Outcome {
     let listed = read_list(path);
     let keys: BTreeSet<String> = found.iter().map(|d| d.key()).collect();
     let new: Vec<&String> = keys.iter().filter(|k| !listed.contains_key(*k)).collect();
-    for key in listed.keys().filter(|k| !keys.contains(*k)) {
+    // Entries of files not compared this time are neither found nor resolved.
+    let in_compared = |k: &String| {
+        k.split_once(':')
+            .is_none_or(|(file, _)| compared.contains(file))
+    };
+    for key in listed
+        .keys()
+        .filter(|k| !keys.contains(*k) && in_compared(k))
+    {
         println!("RESOLVED {key} (no longer a disagreement: remove it from the list)");
     }
     let mut causes: BTreeMap<&str, usize> = BTreeMap::new();

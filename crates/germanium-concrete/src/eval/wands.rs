@@ -80,7 +80,12 @@ impl Evaluator<'_> {
             if self.reads_no_heap(body, &[]) {
                 return self.value(scope, heap, body);
             }
-            return unknown("what applying a wand not packaged here gives is not known");
+            return match instance.origin {
+                WandOrigin::Replayed(_) => {
+                    unknown("`applying` a wand whose package must run again to give its result")
+                }
+                _ => unknown("what applying a wand not packaged here gives is not known"),
+            };
         };
         let taken = before.taken_by(&after);
         let given = {
