@@ -133,7 +133,7 @@ fn cross_check() {
 
 /// `vcg` and `cross_check` over the files the VCG takes longest on.
 #[test]
-#[ignore = "the VCG's slowest files: about seven minutes on two cores"]
+#[ignore = "the VCG's slowest files: about nine minutes on two cores"]
 fn vcg_slow() {
     let lists = lists_dir();
     let (vcg, _) = run_mode(CompareMode::Verify, Backend::Vcg, Files::Slow);

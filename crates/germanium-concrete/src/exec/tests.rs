@@ -706,6 +706,31 @@ fn a_script_no_left_hand_side_fits_with_runs_in_the_left_hand_side_moving_in_wha
 }
 
 #[test]
+fn a_script_reading_permission_amounts_reads_the_package_s_own_state() {
+    // Viper's package state holds the left-hand side and what was moved in so far: not
+    // the half of x.a the method holds.
+    let src = |check: &str| {
+        format!(
+            "field a: Int\nfield b: Int\nmethod m(x: Ref) requires acc(x.a, 1/2)\n{{\n  \
+             package acc(x.b, 1/2) --* true {{\n    {check}\n  }}\n  assert acc(x.a, 1/2)\n}}"
+        )
+    };
+    assert_eq!(
+        first_failure(&src("assert perm(x.a) == perm(x.b)"), "m"),
+        Some((Check::Assert, 6))
+    );
+    assert_eq!(
+        first_failure(&src("assert perm(x.a) == none && perm(x.b) == 1/2"), "m"),
+        None
+    );
+    // What a step moved in is held from then on.
+    let moved = "field a: Int\nmethod m(x: Ref) requires acc(x.a)\n{\n  \
+        package true --* acc(x.a, 1/2) {\n    assert acc(x.a, 1/2)\n    assert perm(x.a) == 1/2\n  }\n  \
+        assert perm(x.a) == 1/2\n}";
+    assert_eq!(first_failure(moved, "m"), None);
+}
+
+#[test]
 fn an_applied_wand_with_a_proof_script_gives_what_its_package_run_again_gives() {
     let run = |tail: &str| {
         format!(

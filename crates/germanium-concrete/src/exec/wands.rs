@@ -69,12 +69,43 @@ impl Machine<'_> {
         let Some((lhs, rhs)) = sides(wand) else {
             return out(Outcome::Unknown("a package of no magic wand".into()));
         };
-        if self.reads_amounts(rhs) || script.is_some_and(|b| self.script_reads_amounts(b)) {
+        if self.reads_amounts(rhs) {
             return out(Outcome::Unknown(
                 "a package whose right-hand side reads permission amounts".into(),
             ));
         }
+        // A proof script reading permission amounts reads the package's own state, which
+        // holds the left-hand side and what Viper's package moved in so far: only a package
+        // run Viper's way has that state.
+        let amounts = script.is_some_and(|b| self.script_reads_amounts(b));
+        let followed = self.structure_fixed(lhs)
+            && self.structure_fixed(rhs)
+            && script.is_none_or(|b| self.script_fixed(b));
+        if amounts && !followed {
+            return out(Outcome::Unknown(
+                "a package whose proof script reads permission amounts".into(),
+            ));
+        }
         let key = self.wand_key(run, wand)?;
+        if amounts && !self.supplied(run) {
+            let origin = match self.package_supplied(run, lhs, rhs, script, choices)? {
+                Some(Supplied::Consistent(footprint)) => {
+                    self.replayed(run, wand, script, footprint)
+                }
+                Some(Supplied::Vacuous) => WandOrigin::Opaque,
+                None => {
+                    self.give_up_bound(
+                        run,
+                        rhs,
+                        script,
+                        "a package whose proof script reads permission amounts (its footprint is not unique)",
+                    );
+                    WandOrigin::Opaque
+                }
+            };
+            run.heap.wands.push(WandInstance { key, origin });
+            return Ok(());
+        }
         if self.supplied(run) {
             // Inside a package run Viper's way: this one too.
             let origin = match self.package_supplied(run, lhs, rhs, script, choices)? {
