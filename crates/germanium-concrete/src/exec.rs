@@ -167,6 +167,8 @@ struct Run {
     /// While a package runs Viper's way: the states it takes what it lacks from, the
     /// nearest last (see `supply`).
     supply: Vec<supply::Supplier>,
+    /// See [`State::scale`].
+    scale: Option<BigRational>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -381,6 +383,7 @@ impl<'p> Machine<'p> {
             labels: run.labels.iter().map(|(k, v)| (k.clone(), v)).collect(),
             result: run.result.clone(),
             amounts_unknown: run.label_loop,
+            scale: run.scale.clone(),
         }
     }
 

@@ -235,6 +235,7 @@ impl Evaluator<'_> {
             result: None,
             held: None,
             amounts_unknown: false,
+            scale: None,
         }
     }
 }

@@ -338,7 +338,8 @@ impl Evaluator<'_> {
         let amount = if is_wildcard(amount) {
             &held / BigRational::from_integer(2.into())
         } else {
-            self.amount(scope, heap, amount, &BigRational::one())?
+            let scale = scope.scale.clone().unwrap_or_else(BigRational::one);
+            self.amount(scope, heap, amount, &scale)?
         };
         if held < amount || amount <= BigRational::zero() {
             return undefined(
@@ -368,6 +369,7 @@ impl Evaluator<'_> {
             result: None,
             held: None,
             amounts_unknown: scope.amounts_unknown,
+            scale: None,
         };
         self.produce(&mut body_scope, &mut inside, body, &amount)?;
         Ok(inside)

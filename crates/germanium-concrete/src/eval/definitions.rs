@@ -200,6 +200,7 @@ impl Evaluator<'_> {
             result: None,
             held: None,
             amounts_unknown: false,
+            scale: None,
         };
         self.depth.set(depth + 1);
         let v = self.value(&mut scope, heap, definition.body);

@@ -256,6 +256,7 @@ impl Evaluator<'_> {
                 result: None,
                 held: None,
                 amounts_unknown: false,
+                scale: None,
             };
             self.steps.set(0);
             if !self.boolean(&mut scope, heap, &axiom.body)? {

@@ -70,6 +70,10 @@ pub struct State<'h> {
     /// loop of labels, whose body a run enters with the loop's frame): `perm` and `forperm`
     /// are then unknown.
     pub amounts_unknown: bool,
+    /// While the pure parts of an assertion inhaled times a fraction are evaluated (a
+    /// predicate's body unfolded at a fraction): the fraction, by which an `unfolding` there
+    /// scales the amount it needs, as Viper's permission scaling does. `None`: one.
+    pub scale: Option<BigRational>,
 }
 
 impl<'h> State<'h> {
@@ -81,6 +85,7 @@ impl<'h> State<'h> {
             labels: HashMap::new(),
             result: None,
             amounts_unknown: false,
+            scale: None,
         }
     }
 }
@@ -133,6 +138,8 @@ pub(crate) struct Scope<'s> {
     pub held: Option<Heap>,
     /// See [`State::amounts_unknown`].
     pub amounts_unknown: bool,
+    /// See [`State::scale`].
+    pub scale: Option<BigRational>,
 }
 
 impl<'p> Evaluator<'p> {
@@ -186,6 +193,7 @@ impl<'p> Evaluator<'p> {
             result: state.result.clone(),
             held: None,
             amounts_unknown: state.amounts_unknown,
+            scale: state.scale.clone(),
         }
     }
 

@@ -40,6 +40,7 @@ impl Evaluator<'_> {
             labels,
             result: None,
             amounts_unknown: state.amounts_unknown,
+            scale: None,
         };
         let Some(left) = self.take(&inner, &joint, rhs, &BigRational::one())? else {
             return unknown("a packaged wand's right-hand side does not hold where it is applied");
@@ -96,6 +97,7 @@ impl Evaluator<'_> {
                 labels: scope.labels.clone(),
                 result: scope.result.clone(),
                 amounts_unknown: scope.amounts_unknown,
+                scale: None,
             };
             self.given_back(&state, heap, &taken, footprint, rhs)?
         };

@@ -284,7 +284,12 @@ impl Machine<'_> {
                 // reads get contents of their own first.
                 run.hints = self.equality_sides(run, e);
                 let r = self.open_contents_for(run, &[e], choices).and_then(|()| {
+                    let outer = std::mem::replace(
+                        &mut run.scale,
+                        (!factor.is_one()).then(|| factor.clone()),
+                    );
                     let r = self.ev.eval(&self.state(run), e);
+                    run.scale = outer;
                     if missing_value(&r) && !run.pending.is_empty() {
                         self.resolve_first_pending(run, choices)?;
                         return Ok(None);

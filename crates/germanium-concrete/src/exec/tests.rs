@@ -706,6 +706,22 @@ fn a_script_no_left_hand_side_fits_with_runs_in_the_left_hand_side_moving_in_wha
 }
 
 #[test]
+fn an_unfolding_in_a_body_unfolded_at_a_fraction_needs_that_fraction() {
+    let src = |tail: &str| {
+        format!(
+            "field f: Ref\npredicate Q(r: Ref) {{ true }}\n\
+             predicate P(r: Ref) {{ acc(r.f) && Q(r.f) && unfolding Q(r.f) in true }}\n\
+             method m(r: Ref)\n{{\n  inhale acc(P(r))\n  unfold acc(P(r), 1/2)\n  {tail}\n}}"
+        )
+    };
+    assert_eq!(
+        first_failure(&src("assert false"), "m"),
+        Some((Check::Assert, 8))
+    );
+    assert_eq!(first_failure(&src("assert perm(r.f) == 1/2"), "m"), None);
+}
+
+#[test]
 fn a_script_reading_permission_amounts_reads_the_package_s_own_state() {
     // Viper's package state holds the left-hand side and what was moved in so far: not
     // the half of x.a the method holds.
