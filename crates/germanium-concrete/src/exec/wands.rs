@@ -87,12 +87,15 @@ impl Machine<'_> {
             ));
         }
         let key = self.wand_key(run, wand)?;
-        if amounts && !self.supplied(run) {
-            let origin = match self.package_supplied(run, lhs, rhs, script, choices)? {
-                Some(Supplied::Consistent(footprint)) => {
-                    self.replayed(run, wand, script, footprint)
+        if amounts || self.supplied(run) {
+            let origin = match self.supplied_origin(run, wand, script, choices)? {
+                Some(origin) => origin,
+                // Inside a package run Viper's way, this one too runs so.
+                None if self.supplied(run) => {
+                    return out(Outcome::Unknown(
+                        "a package inside a package whose footprint is not known".into(),
+                    ))
                 }
-                Some(Supplied::Vacuous) => WandOrigin::Opaque,
                 None => {
                     self.give_up_bound(
                         run,
@@ -101,22 +104,6 @@ impl Machine<'_> {
                         "a package whose proof script reads permission amounts (its footprint is not unique)",
                     );
                     WandOrigin::Opaque
-                }
-            };
-            run.heap.wands.push(WandInstance { key, origin });
-            return Ok(());
-        }
-        if self.supplied(run) {
-            // Inside a package run Viper's way: this one too.
-            let origin = match self.package_supplied(run, lhs, rhs, script, choices)? {
-                Some(Supplied::Consistent(footprint)) => {
-                    self.replayed(run, wand, script, footprint)
-                }
-                Some(Supplied::Vacuous) => WandOrigin::Opaque,
-                None => {
-                    return out(Outcome::Unknown(
-                        "a package inside a package whose footprint is not known".into(),
-                    ))
                 }
             };
             run.heap.wands.push(WandInstance { key, origin });
@@ -180,11 +167,8 @@ impl Machine<'_> {
             }
         } else if vacuous && fixed && script.is_some_and(|b| self.script_fixed(b)) {
             // Where the script moves what it lacks is followed step by step.
-            match self.package_supplied(run, lhs, rhs, script, &mut counting)? {
-                Some(Supplied::Consistent(footprint)) => {
-                    self.replayed(run, wand, script, footprint)
-                }
-                Some(Supplied::Vacuous) => WandOrigin::Opaque,
+            match self.supplied_origin(run, wand, script, &mut counting)? {
+                Some(origin) => origin,
                 None => {
                     self.give_up_bound(
                         run,
@@ -213,6 +197,29 @@ impl Machine<'_> {
         };
         run.heap.wands.push(WandInstance { key, origin });
         Ok(())
+    }
+
+    /// The package `wand` run Viper's way (see `supply`): where the wand held comes from,
+    /// `None` where its footprint is not known.
+    fn supplied_origin(
+        &self,
+        run: &mut Run,
+        wand: &Expr,
+        script: Option<&Block>,
+        choices: &mut dyn Choices,
+    ) -> X<Option<WandOrigin>> {
+        let Some((lhs, rhs)) = sides(wand) else {
+            return out(Outcome::Unknown("a package of no magic wand".into()));
+        };
+        Ok(
+            match self.package_supplied(run, lhs, rhs, script, choices)? {
+                Some(Supplied::Consistent(footprint)) => {
+                    Some(self.replayed(run, wand, script, footprint))
+                }
+                Some(Supplied::Vacuous) => Some(WandOrigin::Opaque),
+                None => None,
+            },
+        )
     }
 
     /// A wand packaged from `footprint` whose application runs the package again.
