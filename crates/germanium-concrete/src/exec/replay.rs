@@ -81,10 +81,16 @@ impl Machine<'_> {
             }
             Err(other) => return Err(other),
         };
-        if give(run, &rerun).is_none() {
-            run.lower_bound(
+        // Given whole or not at all: a part given with values that clash says nothing.
+        let (mut heap, mut fresh) = (run.heap.clone(), run.fresh.clone());
+        match give(&mut heap, &mut fresh, &rerun) {
+            Some(()) => {
+                run.heap = heap;
+                run.fresh = fresh;
+            }
+            None => run.lower_bound(
                 "an applied wand that gives a location more than whole or another value",
-            );
+            ),
         }
         Ok(())
     }
@@ -124,31 +130,31 @@ fn joint_state(run: &Run, taken: &Heap, footprint: &Heap) -> Option<Heap> {
 /// Adds to the state what the right-hand side took in the package's second run, with the
 /// values found there; `None` where that would hold a location more than whole or with
 /// two values.
-fn give(run: &mut Run, rerun: &Rerun) -> Option<()> {
+fn give(heap: &mut Heap, fresh: &mut BTreeSet<Instance>, rerun: &Rerun) -> Option<()> {
     let mut given = rerun.before_rhs.taken_by(&rerun.after);
     given.fields = rerun.after.fields.clone();
     // Values the second run found (contents it opened, values it chose) are the state's
     // too, where the state does not hold the location with another.
     for ((o, f), v) in &rerun.after.fields {
-        match run.heap.value(*o, f) {
+        match heap.value(*o, f) {
             Some(w) if w == v => {}
-            _ if run.heap.perm(*o, f) > BigRational::zero() => return None,
+            _ if heap.perm(*o, f) > BigRational::zero() => return None,
             _ => {
-                run.heap.fields.insert((*o, f.clone()), v.clone());
+                heap.fields.insert((*o, f.clone()), v.clone());
             }
         }
     }
-    run.heap.add_fields(&given)?;
+    heap.add_fields(&given)?;
     for ((name, args), p) in &given.predicates {
-        let total = run.heap.instance(name, args) + p;
-        run.heap.set_instance(name, args.clone(), total);
+        let total = heap.instance(name, args) + p;
+        heap.set_instance(name, args.clone(), total);
     }
     // Contents seen in the second run are seen; instances given with unseen contents keep
     // them unseen.
-    run.fresh.retain(|i| rerun.fresh.contains(i));
+    fresh.retain(|i| rerun.fresh.contains(i));
     for i in given.predicates.keys() {
         if rerun.fresh.contains(i) {
-            run.fresh.insert(i.clone());
+            fresh.insert(i.clone());
         }
     }
     // The wands the right-hand side took.
@@ -158,7 +164,7 @@ fn give(run: &mut Run, rerun: &Rerun) -> Option<()> {
             Some(i) => {
                 left.remove(i);
             }
-            None => run.heap.wands.push(w.clone()),
+            None => heap.wands.push(w.clone()),
         }
     }
     Some(())
