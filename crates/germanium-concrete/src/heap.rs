@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use num_rational::BigRational;
 use num_traits::{One, Zero};
@@ -54,8 +55,8 @@ pub enum WandOrigin {
     Packaged(Box<Heap>),
     /// Packaged in this run from a known footprint, but what applying it gives is computed
     /// by running the package again (a proof script, predicates or wands inside it): see
-    /// `exec::replay`.
-    Replayed(Box<Replay>),
+    /// `exec::replay`. Shared: heaps are cloned often, the syntax it keeps need not be.
+    Replayed(Arc<Replay>),
     /// Packaged in this run, but applying it is not replayed exactly (its footprint is not
     /// known).
     Opaque,

@@ -16,7 +16,7 @@ use num_rational::BigRational;
 use num_traits::{One, Zero};
 
 use super::wands::in_package;
-use super::{Check, Choices, End, Instance, Machine, Outcome, Run, X};
+use super::{out, Check, Choices, End, Instance, Machine, Outcome, Run, X};
 use crate::eval::LHS_LABEL;
 use crate::heap::{Heap, Replay, WandInstance};
 use germanium_syntax::ast::{BinaryOp, ExprKind};
@@ -40,9 +40,7 @@ impl Machine<'_> {
         choices: &mut dyn Choices,
     ) -> X<()> {
         let ExprKind::Binary(BinaryOp::Wand, _, rhs) = &replay.wand.kind else {
-            return Err(End::Out(Outcome::Unknown(
-                "a replay of no magic wand".into(),
-            )));
+            return out(Outcome::Unknown("a replay of no magic wand".into()));
         };
         let Some(joint) = joint_state(run, taken, &replay.footprint) else {
             run.lower_bound("an applied wand whose footprint and left-hand side disagree");

@@ -25,6 +25,7 @@ use germanium_syntax::ast::{BinaryOp, Block, Expr, ExprKind, QuantifierKind, Stm
 use germanium_syntax::Span;
 use num_rational::BigRational;
 use num_traits::{One, Zero};
+use std::sync::Arc;
 
 use super::supply::{adjust, Supplied};
 use super::{out, Check, Choices, End, Machine, Outcome, Run, X};
@@ -230,7 +231,7 @@ impl Machine<'_> {
         script: Option<&Block>,
         footprint: Heap,
     ) -> WandOrigin {
-        WandOrigin::Replayed(Box::new(Replay {
+        WandOrigin::Replayed(Arc::new(Replay {
             footprint,
             wand: wand.clone(),
             script: script.cloned(),
