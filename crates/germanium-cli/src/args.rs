@@ -347,7 +347,8 @@ pub struct RunArgs {
 
     /// Verify only the members (methods, functions, predicates) whose name matches
     /// PATTERN, a glob (`*`, `?`, `[...]`); repeatable. The others are not verified and
-    /// are assumed correct (a function left out has its postcondition as an axiom).
+    /// are assumed correct, but for functions: those left out are verified quietly first,
+    /// and only a postcondition that holds is an axiom (their errors are not reported).
     #[arg(long = "member", value_name = "PATTERN", value_parser = parse_glob)]
     pub members: Vec<globset::Glob>,
 

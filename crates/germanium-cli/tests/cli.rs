@@ -566,7 +566,8 @@ fn member_patterns_choose_what_is_verified() {
             "failed".into()
         )
     );
-    // Only `good_one`: `get` is assumed correct (its postcondition an axiom), so it verifies.
+    // Only `good_one`: `get`'s postcondition fails, so it is no axiom, but its definition
+    // proves the assertion.
     assert_eq!(
         stream(&["good_*"]),
         (Some(0), vec!["good_one".into()], "verified".into())

@@ -30,6 +30,69 @@ pub(crate) fn verify_members(
     run(engine.backend, program, semantics, sources, options, engine)
 }
 
+/// The functions with a body that `options.members` leaves out and that fail, found by
+/// verifying them quietly (their errors are not the selection's to report). Their
+/// postconditions are then no axioms for the members selected, whose verdicts are those of
+/// a run of the whole program: a function whose postcondition fails could otherwise give a
+/// caller `false` (the postcondition beside the definition it contradicts).
+pub(crate) fn failing_functions_left_out(
+    program: &Program,
+    semantics: &Semantics,
+    sources: &SourceMap,
+    options: &VerifyOptions,
+    engine: &Engine,
+) -> std::collections::HashSet<String> {
+    let Some(selected) = &options.members else {
+        return Default::default();
+    };
+    let left_out: std::collections::HashSet<String> = program
+        .items
+        .iter()
+        .filter_map(|item| match &item.kind {
+            germanium_syntax::ast::ItemKind::Function(f)
+                if f.body.is_some()
+                    && !(selected.0)(&f.name.name)
+                    && !options.failed_functions.contains(&f.name.name) =>
+            {
+                Some(f.name.name.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    if left_out.is_empty() {
+        return left_out;
+    }
+    let names = left_out.clone();
+    let quiet = VerifyOptions {
+        members: Some(germanium_verifier::MemberFilter(std::sync::Arc::new(
+            move |name: &str| names.contains(name),
+        ))),
+        events: None,
+        counterexamples: false,
+        smt_log: None,
+        stats: false,
+        ..options.clone()
+    };
+    let engine = Engine {
+        trace: None,
+        ..engine.clone()
+    };
+    let result = verify_members(program, semantics, sources, &quiet, &engine);
+    let mut failed = result.failed_functions;
+    for m in &result.members {
+        if m.kind == "function" && m.errors.iter().any(|d| d.is_error()) {
+            failed.insert(m.name.clone());
+        }
+    }
+    // A function that could not be verified at all (no solver, a general error) is not
+    // known to verify.
+    if result.general.iter().any(|d| d.is_error()) {
+        failed.extend(left_out);
+    }
+    failed.retain(|name| !options.failed_functions.contains(name));
+    failed
+}
+
 /// One back end's run.
 fn run(
     backend: Backend,

@@ -79,9 +79,12 @@ pub struct Options {
     pub cancel: Option<Cancel>,
     /// Count solver resource units per member for the members' statistics (`--stats`).
     pub stats: bool,
-    /// Functions whose postconditions are not to be trusted (a remote action's slice, where
-    /// they have no body).
-    pub failed_functions: std::collections::BTreeSet<String>,
+    /// The functions known to fail among those `members` leaves out, all of them
+    /// (`Some`: a remote action's slice, where functions left without a body stand for
+    /// ones not yet verified). `None`: not known, so a selection by `members` first
+    /// verifies the functions with a body it leaves out, quietly, to learn which fail: a
+    /// postcondition that does not hold is never assumed.
+    pub failed_functions: Option<std::collections::BTreeSet<String>>,
     /// Verify on a Remote Execution API cluster (`--remote-executor`, `--remote-cache`).
     pub remote: Option<RemoteOptions>,
 }
@@ -111,7 +114,7 @@ impl Options {
             cache: None,
             cancel: None,
             stats: false,
-            failed_functions: Default::default(),
+            failed_functions: None,
             remote: None,
         }
     }

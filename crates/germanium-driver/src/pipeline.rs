@@ -162,7 +162,7 @@ fn front_end_and_verify(
             stage: Stage::Verify,
         };
     }
-    let verify_options = germanium_verifier::VerifyOptions {
+    let mut verify_options = germanium_verifier::VerifyOptions {
         z3: options.z3.clone(),
         timeout: options.timeout,
         smt_log: options.smt_log.clone(),
@@ -172,7 +172,7 @@ fn front_end_and_verify(
         counterexamples: options.counterexamples,
         events: options.events.clone(),
         members: options.members.clone(),
-        failed_functions: options.failed_functions.iter().cloned().collect(),
+        failed_functions: options.failed_functions.iter().flatten().cloned().collect(),
         cancel: options.cancel.clone(),
         answers: None,
         stats: options.stats,
@@ -182,6 +182,16 @@ fn front_end_and_verify(
         cross_check: options.cross_check,
         trace: options.trace.clone(),
     };
+    if options.members.is_some() && options.failed_functions.is_none() {
+        let left_out = crate::backends::failing_functions_left_out(
+            &program,
+            &semantics,
+            sources,
+            &verify_options,
+            &engine,
+        );
+        verify_options.failed_functions.extend(left_out);
+    }
     // The execution log needs a run; the cache has none. Counterexamples are made where
     // the member runs: a remote run has none, so they keep the run here.
     let cache = options.cache.as_ref().filter(|_| options.trace.is_none());

@@ -34,7 +34,7 @@ fn verify(
 ) -> (Outcome, Vec<(String, u32)>) {
     let mut options = Options::new(Mode::Verify);
     options.backend = backend;
-    options.failed_functions = untrusted.iter().map(|s| s.to_string()).collect();
+    options.failed_functions = Some(untrusted.iter().map(|s| s.to_string()).collect());
     options.members = Some(MemberFilter(Arc::new(move |name: &str| name == member)));
     let report = run_text(Path::new("untrusted.vpr"), PROGRAM.to_string(), &options);
     let found = report

@@ -46,6 +46,14 @@ pub struct FunctionShape<'a> {
     /// With quantified permissions: `fun%f%frame`, of the arguments, the other footprint
     /// values and the fingerprints, which the limited twin equals.
     pub framed: Option<FunDecl>,
+    /// With predicate instances in the footprint: `fun%f%held`, of the arguments and the
+    /// footprint's values, true where a state satisfying the precondition has them. The
+    /// function's verification read the instances' bodies, so its postcondition holds of
+    /// such values only, not of every frame: a frame defined on one path (a fold's) is
+    /// no instance's on another. An application asserts it on its own path where the
+    /// precondition holds; a verified function's body asserts it of the applications it
+    /// makes (see [`Lower::function_axioms`]).
+    pub held: Option<FunDecl>,
 }
 
 impl FunctionShape<'_> {
@@ -165,6 +173,18 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
             args.clone(),
             result.clone(),
         );
+        let reads_instances = footprint.iter().any(|(_, item)| match item {
+            Footprint::Predicate(..) => true,
+            Footprint::Quantified(map, _) => t.predicates.contains_key(map),
+            Footprint::Field(..) => false,
+        });
+        let held = reads_instances.then(|| {
+            FunDecl::new(
+                Symbol::user(&format!("fun%{name}%held")),
+                args.clone(),
+                Sort::Bool,
+            )
+        });
         let limited = FunDecl::new(Symbol::user(&format!("fun%{name}%limited")), args, result);
         let recursive = reaches(&t.function_call_graph, name, name);
         let trusted = recursive
@@ -182,6 +202,7 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
                 opaque,
                 quantified,
                 framed,
+                held,
             },
         );
     }
@@ -386,6 +407,22 @@ impl Lower<'_, '_> {
         } else {
             &shape.full
         };
+        if let Some(held) = &shape.held {
+            let fact = Term::app(held, values.clone());
+            match self.held_applications.as_mut() {
+                // In a function's axioms: where the body's guard holds (see there).
+                Some(found) => found.push(Term::implies(guard.clone(), fact)),
+                // On this path, where the precondition holds (a path that fails it ends).
+                // Inside a package it is true of every witness holding the instance and ties
+                // none of the values it names to a witness (it only makes `held` true).
+                None if self.snapshot.is_none() => {
+                    let applies =
+                        Term::and([st.reach.clone(), guard.clone(), precondition.clone()]);
+                    self.vc.fact_outside(Term::implies(applies, fact));
+                }
+                None => {}
+            }
+        }
         let app = Term::app(decl, values);
         // While functions are verified no postcondition axiom exists: each application gets
         // its function's postcondition where it is applied, the precondition having been
@@ -394,6 +431,7 @@ impl Lower<'_, '_> {
         if self.snapshot.is_none()
             && self.verifying_function.is_some()
             && !self.modes.assuming_postcondition
+            && !self.t.failed_functions.contains(name)
         {
             let outer = self.result.replace(app.clone());
             let (checks, facts) = (self.vc.checks.len(), self.defined_facts.len());
@@ -756,7 +794,6 @@ impl Lower<'_, '_> {
         let mut held = Vec::new();
         // The `unfolded%P` marks of the footprint's instances, with their frame's position.
         let mut frame_vars = Vec::new();
-        let params = shape.params.len();
         // The frame function's arguments (see `FunctionShape::framed`); the axioms of
         // quantified footprints are the program's (see `body_footprints`).
         let mut framed = args.clone();
@@ -855,6 +892,9 @@ impl Lower<'_, '_> {
                 pre_terms.push(self.expr(&st, &Term::tt(), p, &ctx)?);
             }
             let pre = Term::and(pre_terms);
+            // Of values a state satisfying the precondition has, where the function reads
+            // instances (see `FunctionShape::held`).
+            let held_here = shape.held.as_ref().map(|h| Term::app(h, args.clone()));
             if which == Axioms::Postcondition {
                 // Of every application, limited ones too (an application is equal to its
                 // limited twin): the values a definition unrolls to are known to satisfy
@@ -882,11 +922,33 @@ impl Lower<'_, '_> {
                 if posts.is_empty() || body.as_bool().is_some() {
                     return Ok(Vec::new());
                 }
-                return Ok(vec![Term::forall(
+                let mut axioms = Vec::new();
+                let guarded = match &held_here {
+                    Some(held) => {
+                        // The applications a verified body makes are of such values too
+                        // (its well-formedness was proved for every one), so unrolled
+                        // applications get their postconditions.
+                        if let Some(body) = &shape.function.body {
+                            let found = self.held_in_body(name, &st, body, &ctx)?;
+                            if !found.is_empty() {
+                                let premise = Term::and([pre.clone(), held.clone()]);
+                                axioms.push(Term::forall(
+                                    vars.clone(),
+                                    Term::implies(premise, Term::and(found)),
+                                    definition_triggers(&shape, &args, &frame_vars),
+                                ));
+                            }
+                        }
+                        Term::and([pre, held.clone()])
+                    }
+                    None => pre,
+                };
+                axioms.push(Term::forall(
                     vars.clone(),
-                    Term::implies(pre, Term::and(posts)),
+                    Term::implies(guarded, Term::and(posts)),
                     vec![vec![about]],
-                )]);
+                ));
+                return Ok(axioms);
             }
             let mut axioms = vec![Term::forall(
                 vars.clone(),
@@ -909,18 +971,7 @@ impl Lower<'_, '_> {
                 let body = body?;
                 // Applied, or its limited twin where the program unfolded an instance of the
                 // footprint (seed 002's second trigger set).
-                let limited = Term::app(&shape.limited, args.clone());
-                let mut triggers = vec![vec![app.clone()]];
-                // Not for an opaque function: its limited applications are the hidden ones.
-                let unrolled = if shape.opaque {
-                    &[][..]
-                } else {
-                    &frame_vars[..]
-                };
-                for (unfolded, i) in unrolled {
-                    let frame = args[params + i].clone();
-                    triggers.push(vec![limited.clone(), Term::app(unfolded, vec![frame])]);
-                }
+                let triggers = definition_triggers(&shape, &args, &frame_vars);
                 let mut defined = Term::implies(pre.clone(), Term::eq(app.clone(), body));
                 if let Some(trusted) = &shape.trusted {
                     defined = Term::implies(Term::constant(trusted), defined);
@@ -934,6 +985,46 @@ impl Lower<'_, '_> {
         self.snapshot = None;
         built.ok()
     }
+}
+
+impl Lower<'_, '_> {
+    /// The `held` facts of the applications `body` (of function `name`, read in `st`)
+    /// makes, each under its guard.
+    fn held_in_body(
+        &mut self,
+        name: &str,
+        st: &State,
+        body: &Expr,
+        ctx: &ErrorContext,
+    ) -> R<Vec<Term>> {
+        self.limited = Some(name.to_string());
+        let outer = self.held_applications.replace(Vec::new());
+        let lowered = self.expr(st, &Term::tt(), body, ctx);
+        let found = std::mem::replace(&mut self.held_applications, outer);
+        self.limited = None;
+        lowered?;
+        Ok(found.unwrap_or_default())
+    }
+}
+
+/// The triggers of a function's definition: its application, or its limited twin where
+/// the program unfolded an instance of the footprint (seed 002's second trigger set; not
+/// for an opaque function, whose limited applications are the hidden ones).
+fn definition_triggers(
+    shape: &FunctionShape<'_>,
+    args: &[Term],
+    frame_vars: &[(FunDecl, usize)],
+) -> Vec<Vec<Term>> {
+    let app = Term::app(&shape.full, args.to_vec());
+    let limited = Term::app(&shape.limited, args.to_vec());
+    let mut triggers = vec![vec![app]];
+    if !shape.opaque {
+        for (unfolded, i) in frame_vars {
+            let frame = args[shape.params.len() + i].clone();
+            triggers.push(vec![limited.clone(), Term::app(unfolded, vec![frame])]);
+        }
+    }
+    triggers
 }
 
 /// Which axioms of a function: its definition (every function's, from the start: a body

@@ -57,6 +57,9 @@ pub struct Tables<'a> {
     /// recursion clusters in termination checks).
     pub call_graph: std::collections::HashMap<String, std::collections::HashSet<String>>,
     pub function_call_graph: std::collections::HashMap<String, std::collections::HashSet<String>>,
+    /// Functions known to fail (`VerifyOptions::failed_functions`): no application assumes
+    /// their postconditions, which may contradict their definitions.
+    pub failed_functions: std::collections::HashSet<String>,
 }
 
 impl Tables<'_> {
@@ -192,6 +195,9 @@ pub struct Lower<'t, 'a> {
     /// What `rd` is here: the method's own, or a call's or loop's (see
     /// `read_permissions`).
     pub read_amount: Option<Term>,
+    /// While a function's axioms are made: the `held` facts of the applications its body
+    /// makes, each under its guard (see `FunctionShape::held`).
+    pub held_applications: Option<Vec<Term>>,
 }
 
 impl<'t, 'a> Lower<'t, 'a> {
@@ -204,6 +210,7 @@ impl<'t, 'a> Lower<'t, 'a> {
             snapshot: None,
             limited: None,
             verifying_function: None,
+            held_applications: None,
             modes: Modes::default(),
             pending_jumps: Default::default(),
             labels_passed: Default::default(),

@@ -53,7 +53,10 @@ pub fn verify_members(
         }
     };
     let tables = match tables(program, sem, sources, &theories, options.combinable_wands) {
-        Ok(t) => t,
+        Ok(mut t) => {
+            t.failed_functions = options.failed_functions.clone();
+            t
+        }
         Err(message) => {
             out.general
                 .push(Diagnostic::new(ids::UNSUPPORTED, Span::default(), message));
@@ -198,6 +201,7 @@ fn tables<'a>(
         combinable_wands,
         call_graph: germanium_semantics::calls::call_graph(program, sem),
         function_call_graph: germanium_semantics::calls::function_call_graph(program, sem),
+        failed_functions: Default::default(),
     };
     tables.predicates = crate::frames::shapes(&tables, &tables.frames);
     tables.body_footprints = crate::body_footprints::shapes(&tables);
@@ -260,6 +264,9 @@ fn start(tables: &Tables<'_>, options: &VerifyOptions) -> Result<Solver, String>
             if let Some(trusted) = &shape.trusted {
                 solver.declare_fun(trusted)?;
             }
+            if let Some(held) = &shape.held {
+                solver.declare_fun(held)?;
+            }
         }
         send(&mut solver, tables.theories.axioms())?;
         Ok(())
@@ -286,12 +293,10 @@ fn function_axioms(
                 .find(|m| m.kind == "function" && m.name == **name);
             match result {
                 Some(m) => m.errors.is_empty(),
-                // Not verified now (left out by `--member`): trusted only when it has no
-                // body to check and is not known to have failed, as by the symbolic engine.
-                None => {
-                    tables.functions[*name].function.body.is_none()
-                        && !done.failed_functions.contains(*name)
-                }
+                // Not verified now (left out by `members`): trusted unless known to fail
+                // (`failed_functions` names every such function that fails), as by the
+                // symbolic engine.
+                None => !done.failed_functions.contains(*name),
             }
         })
         .map(|s| s.as_str())

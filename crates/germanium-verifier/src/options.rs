@@ -55,12 +55,13 @@ pub struct VerifyOptions {
     pub counterexamples: bool,
     /// Told when each member starts and ends (`None`: nobody).
     pub events: Option<MemberEvents>,
-    /// Which members to verify, by name (`None`: all). The others are not verified and
-    /// are assumed correct: a function left out has its postcondition as an axiom, unless
-    /// it is among `failed_functions`.
+    /// Which members to verify, by name (`None`: all). The others are not verified: a
+    /// function left out has its postcondition as an axiom unless it is among
+    /// `failed_functions`, which must name every one that fails (the driver verifies them
+    /// first where nobody knows).
     pub members: Option<MemberFilter>,
-    /// Functions known not to verify (from the result cache): their postconditions are
-    /// never axioms.
+    /// Functions known not to verify (from the result cache, or verified before a
+    /// selection): their postconditions are never axioms, nor assumed at applications.
     pub failed_functions: HashSet<String>,
     /// Stops the run when set: no member starts afterwards and a solver waiting for an
     /// answer gives up; the result then has an `internal` error saying so.

@@ -63,11 +63,12 @@ fn run_job(i: usize, job: &Job, options: &Options, threads: usize) -> Vec<JobRes
     opts.members = Some(MemberFilter(Arc::new(move |name: &str| {
         keep.contains(name)
     })));
-    opts.failed_functions = job
-        .failed_functions
-        .iter()
-        .cloned()
-        .collect::<BTreeSet<_>>();
+    opts.failed_functions = Some(
+        job.failed_functions
+            .iter()
+            .cloned()
+            .collect::<BTreeSet<_>>(),
+    );
     opts.cache = None;
     opts.remote = None;
     opts.counterexamples = false;

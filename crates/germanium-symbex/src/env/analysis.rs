@@ -19,6 +19,25 @@ pub fn has_inhale_exhale(e: &Expr) -> bool {
     }
 }
 
+/// Whether the assertion `e` holds a predicate instance or a wand (not only fields): a
+/// function with such a precondition reads instances' snapshots, whose bodies' facts its
+/// verification used.
+pub fn holds_instances(sem: &Semantics, e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Acc(inner, _) => holds_instances(sem, inner),
+        ExprKind::Binary(BinaryOp::Wand, ..) => true,
+        ExprKind::Call(..) => matches!(sem.call(e.id), Some(CallTarget::Predicate(_))),
+        ExprKind::Binary(BinaryOp::And | BinaryOp::Implies, l, r) => {
+            holds_instances(sem, l) || holds_instances(sem, r)
+        }
+        ExprKind::Cond(_, a, b) => holds_instances(sem, a) || holds_instances(sem, b),
+        ExprKind::Let(_, _, body) | ExprKind::Annotated(_, body) => holds_instances(sem, body),
+        ExprKind::Quantifier { body, .. } => holds_instances(sem, body),
+        ExprKind::InhaleExhale(a, b) => holds_instances(sem, a) || holds_instances(sem, b),
+        _ => false,
+    }
+}
+
 /// Whether `e` holds a permission (accessibility predicate, predicate instance, wand).
 pub fn is_impure(sem: &Semantics, e: &Expr) -> bool {
     match &e.kind {

@@ -38,6 +38,9 @@ pub struct Env<'a> {
     pub predicates: HashMap<String, &'a germanium_syntax::ast::Predicate>,
     /// Functions annotated `@opaque()`: their bodies are not revealed to callers.
     pub opaque: HashSet<String>,
+    /// Functions whose preconditions hold predicate instances or wands (see
+    /// `rules::functions::held_decl`).
+    pub reads_instances: HashSet<String>,
     /// How often one member's paths may split (see [`MAX_BRANCHES_PER_MEMBER`]).
     pub max_branches: usize,
     /// Which methods each method calls.
@@ -114,6 +117,7 @@ impl<'a> Env<'a> {
         let mut functions = HashMap::new();
         let mut predicates = HashMap::new();
         let mut opaque = HashSet::new();
+        let mut reads_instances = HashSet::new();
         for item in &program.items {
             match &item.kind {
                 ItemKind::Method(m) => {
@@ -123,6 +127,13 @@ impl<'a> Env<'a> {
                     functions.insert(f.name.name.clone(), f);
                     if item.annotations.iter().any(|a| a.name.name == "opaque") {
                         opaque.insert(f.name.name.clone());
+                    }
+                    if f.contract
+                        .requires
+                        .iter()
+                        .any(|pre| analysis::holds_instances(sem, pre))
+                    {
+                        reads_instances.insert(f.name.name.clone());
                     }
                 }
                 ItemKind::Predicate(p) => {
@@ -143,6 +154,7 @@ impl<'a> Env<'a> {
             functions,
             predicates,
             opaque,
+            reads_instances,
             max_branches: MAX_BRANCHES_PER_MEMBER,
             call_graph: germanium_semantics::calls::call_graph(program, sem),
             function_call_graph: germanium_semantics::calls::function_call_graph(program, sem),

@@ -37,6 +37,9 @@ pub struct MemberState<'a> {
     /// The instances unfolded while a function definition is translated (`in_axiom`):
     /// predicate name, snapshot, arguments.
     pub axiom_unfoldings: Vec<(String, Term, Vec<Term>)>,
+    /// The `held` facts of the applications made there, each under its guard (see
+    /// `Verifier::held_decl`).
+    pub axiom_held: Vec<Term>,
     /// The unfoldings (by their access's id) recorded there (see `unrolling_triggers`).
     pub axiom_trigger_unfoldings: HashSet<germanium_syntax::ast::NodeId>,
     /// The function application under `@reveal()` being evaluated.
@@ -102,6 +105,10 @@ pub struct Verifier<'e, 'a> {
     pub trace: Box<dyn Sink>,
     /// Instances being folded and unfolded, for the nesting facts (see `nesting`).
     pub nesting: crate::rules::nesting::Nesting,
+    /// Functions whose postconditions an application does not assume: they are known to
+    /// fail, and a failed postcondition beside the definition it contradicts would let a
+    /// caller prove `false`.
+    pub untrusted_posts: HashSet<String>,
 }
 
 impl<'e, 'a> Verifier<'e, 'a> {
@@ -118,6 +125,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             member: MemberState::default(),
             trace: Box::new(NoTrace),
             nesting: Default::default(),
+            untrusted_posts: HashSet::new(),
         }
     }
 

@@ -427,6 +427,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         self.pop(s.span)?;
         match result {
             Ok(()) if !failed_checks => Ok(()),
+            // A package's dry run checks nothing and may lack what the real step extracts:
+            // only the real step says whether the assertion was refuted.
+            Ok(()) | Err(Abort::Failed) if self.modes.extracting => Ok(()),
             Ok(()) | Err(Abort::Failed) => {
                 self.member.refuted.insert(s.id);
                 Ok(())
@@ -443,9 +446,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     let ctx = ErrorContext::at("refute.failed", s.span, "Refute might fail.");
                     self.report(&ctx, Reason::RefutationTrue, a);
                 }
-                StmtKind::Block(b) | StmtKind::While { body: b, .. } => {
-                    self.report_refutations(&b.stmts)
-                }
+                StmtKind::Block(b)
+                | StmtKind::While { body: b, .. }
+                | StmtKind::Package(_, Some(b)) => self.report_refutations(&b.stmts),
                 StmtKind::If {
                     then, otherwise, ..
                 } => {

@@ -36,6 +36,8 @@ struct Translation {
     /// That limited application.
     result: Term,
     unfoldings: Vec<(String, Term, Vec<Term>)>,
+    /// The `held` facts of the applications the contract and body make, under their guards.
+    held: Vec<Term>,
 }
 
 /// Whether `t` mentions a fresh constant other than those in `allowed`.
@@ -164,18 +166,49 @@ impl<'e, 'a> Verifier<'e, 'a> {
                 .filter(|t| mentions(t, &tr.result))
                 .cloned()
                 .collect();
+            // Of snapshots of states that satisfy the precondition, where it holds instances.
+            let held = self.held_decl(&f.name.name, span)?;
+            let held_here = held.as_ref().map(|h| Term::app(h, var_terms.clone()));
+            let trusted_pre = match &held_here {
+                Some(h) => Term::and([pre.clone(), h.clone()]),
+                None => pre.clone(),
+            };
             if !about_result.is_empty() && posts.contains(&f.name.name) {
                 let post = triggers::substitute(&Term::and(about_result), &map);
                 self.assume(
                     Term::forall(
                         vars.clone(),
-                        Term::implies(pre.clone(), post),
+                        Term::implies(trusted_pre.clone(), post),
                         vec![vec![lapp.clone()]],
                     ),
                     span,
                 )?;
             }
-            let Some(body) = tr.body else { continue };
+            // A verified function's contract and body are well-defined for such snapshots:
+            // the applications they make are of such snapshots too (unrolled applications
+            // get their postconditions).
+            let passed_on: Vec<Term> = tr
+                .held
+                .iter()
+                .map(|h| triggers::substitute(h, &map))
+                .collect();
+            let passes_on = held_here.is_some()
+                && posts.contains(&f.name.name)
+                && !passed_on.is_empty()
+                && vars.len() > 1;
+            let Some(body) = tr.body else {
+                if passes_on {
+                    self.assume(
+                        Term::forall(
+                            vars.clone(),
+                            Term::implies(trusted_pre, Term::and(passed_on)),
+                            vec![vec![app.clone()], vec![lapp.clone()]],
+                        ),
+                        span,
+                    )?;
+                }
+                continue;
+            };
             let body = triggers::substitute(&body, &map);
             let mut trigger_sets = vec![vec![app.clone()]];
             // An opaque function's definition is only for its `@reveal()`ed applications
@@ -198,6 +231,16 @@ impl<'e, 'a> Verifier<'e, 'a> {
                     }
                 }
             }
+            if passes_on {
+                self.assume(
+                    Term::forall(
+                        vars.clone(),
+                        Term::implies(trusted_pre, Term::and(passed_on)),
+                        trigger_sets.clone(),
+                    ),
+                    span,
+                )?;
+            }
             self.assume(
                 Term::forall(vars, Term::implies(pre, Term::eq(app, body)), trigger_sets),
                 span,
@@ -213,6 +256,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let span = f.name.span;
         self.push(span).ok()?;
         let outer_unfoldings = std::mem::take(&mut self.member.axiom_unfoldings);
+        let outer_held = std::mem::take(&mut self.member.axiom_held);
         self.member.axiom_trigger_unfoldings =
             crate::rules::unrolling_triggers::recursive_unfoldings(
                 f,
@@ -230,6 +274,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             |v| v.translate_in_scope(f, lapp_shape, span),
         );
         self.member.axiom_trigger_unfoldings.clear();
+        let held = std::mem::replace(&mut self.member.axiom_held, outer_held);
         let unfoldings = std::mem::replace(&mut self.member.axiom_unfoldings, outer_unfoldings);
         self.member.bound.clear();
         self.member.guards.clear();
@@ -251,6 +296,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             .into_iter()
             .filter(|(_, s, args)| !fresh(s) && !args.iter().any(fresh))
             .collect();
+        tr.held = held.into_iter().filter(|h| !fresh(h)).collect();
         Some(tr)
     }
 
@@ -334,6 +380,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             post,
             result: lapp,
             unfoldings: Vec::new(),
+            held: Vec::new(),
         }))
     }
 }

@@ -40,6 +40,28 @@ impl<'e, 'a> Verifier<'e, 'a> {
         Ok((decl, limited))
     }
 
+    /// `sx.held.f(s, xs)` for a function whose precondition holds predicate instances or
+    /// wands: `s` and `xs` are the snapshot and arguments of a state that satisfies the
+    /// precondition. The function's verification read the instances' bodies, so its
+    /// postcondition axiom holds of such snapshots only, not of every one: a snapshot that
+    /// a package's script defined where one branch folds an instance is no instance's
+    /// where the branch is not taken. An application assumes it on its path where its
+    /// precondition was checked (or is trusted); a verified function's axioms give it to
+    /// the applications its contract and body make.
+    pub fn held_decl(&mut self, name: &str, span: germanium_syntax::Span) -> R<Option<FunDecl>> {
+        if !self.env.reads_instances.contains(name) {
+            return Ok(None);
+        }
+        let (decl, _) = self.function_decls(name, span)?;
+        let held = FunDecl::new(
+            Symbol::user(&format!("sx.held.{name}")),
+            decl.args().to_vec(),
+            germanium_smt::Sort::Bool,
+        );
+        self.ensure_declared(&held, span)?;
+        Ok(Some(held))
+    }
+
     /// Whether an application of `callee` in the axioms being translated uses the limited
     /// version: only a call back into the translated function's own recursive group does
     /// (Silicon's heights), a call to a function below it unrolls that function's definition
@@ -177,6 +199,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             e.span,
             format!("Precondition of function {name} might not hold."),
         );
+        let reported_before = self.errors.len();
         if self.modes.checking {
             let mut scratch = State {
                 store: st.store.clone(),
@@ -203,10 +226,28 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let snapshot = self.precondition_snapshot(st, heap, function)?;
         let mut full = vec![snapshot];
         full.extend(args.iter().cloned());
-        let app = Term::app(decl, full);
+        let app = Term::app(decl, full.clone());
+        if let Some(held) = self.held_decl(name, e.span)? {
+            let fact = Term::app(&held, full);
+            if self.modes.in_axiom {
+                let guarded = Term::implies(self.guard(), fact);
+                self.member.axiom_held.push(guarded);
+            } else if (self.modes.checking || self.modes.trusted)
+                && !self.modes.in_function_post
+                && self.errors.len() == reported_before
+            {
+                if self.member.quantifier_depth > 0 {
+                    self.member
+                        .deferred
+                        .push(Term::implies(self.guard(), fact.clone()));
+                }
+                self.assume_guarded(fact, e.span)?;
+            }
+        }
         if (self.modes.checking || self.modes.trusted)
             && !self.modes.in_function_post
             && !function.contract.ensures.is_empty()
+            && !self.untrusted_posts.contains(name)
         {
             self.with_modes(
                 |m| {

@@ -91,8 +91,14 @@ pub fn verify_members(
             .filter(|(name, f)| f.body.is_none() && !options.failed_functions.contains(*name))
             .map(|(name, _)| name.clone())
             .collect();
+        let trust = FunctionTrust {
+            axioms: trusted,
+            // Applications inside functions assume their callees' postconditions (Viper's
+            // modular reading), except those of functions known to fail.
+            untrusted: options.failed_functions.clone(),
+        };
         let found = run_members(
-            &env, &todo, &sizes, &functions, options, trace, &trusted, phase,
+            &env, &todo, &sizes, &functions, options, trace, &trust, phase,
         );
         for (i, ds) in &found {
             if let (false, Some(Member::Function(f))) = (ds.is_empty(), todo.get(*i)) {
@@ -113,8 +119,12 @@ pub fn verify_members(
             .filter(|name| !failed.contains(*name))
             .cloned()
             .collect();
+        let trust = FunctionTrust {
+            axioms: verified,
+            untrusted: failed.clone(),
+        };
         results.extend(run_members(
-            &env, &todo, &sizes, &others, options, trace, &verified, None,
+            &env, &todo, &sizes, &others, options, trace, &trust, None,
         ));
     }
     if options.cancel.as_ref().is_some_and(Cancel::is_cancelled) {
@@ -145,8 +155,18 @@ pub fn verify_members(
     out
 }
 
+/// Which functions' postconditions a phase may assume.
+pub(crate) struct FunctionTrust {
+    /// The functions whose postconditions are axioms.
+    pub axioms: HashSet<String>,
+    /// The functions whose postconditions an application must not assume either: those
+    /// known to fail (`VerifyOptions::failed_functions` names every one that is not
+    /// verified in this run, and the first phase adds those it finds).
+    pub untrusted: HashSet<String>,
+}
+
 /// Verifies the members `which` of `todo` on worker threads, session by session (see
-/// [`sessions`]); `posts`: the functions whose postconditions are axioms. Returns (member
+/// [`sessions`]), trusting the functions' postconditions as `trust` says. Returns (member
 /// index, errors); index `usize::MAX` for a worker that could not start.
 #[allow(clippy::too_many_arguments)]
 fn run_members<'a>(
@@ -156,7 +176,7 @@ fn run_members<'a>(
     which: &[usize],
     options: &VerifyOptions,
     trace: Option<&TraceSinks>,
-    posts: &HashSet<String>,
+    trust: &FunctionTrust,
     phase: Option<&str>,
 ) -> Vec<(usize, Vec<Diagnostic>)> {
     let sessions = sessions(which, sizes);
@@ -189,7 +209,7 @@ fn run_members<'a>(
                     events: options.events.clone(),
                     config,
                     budget: Budget::from_timeout(options.timeout.unwrap_or(DEFAULT_QUERY_TIMEOUT)),
-                    posts,
+                    trust,
                     verifier: None,
                     cannot_start: false,
                 };
@@ -225,7 +245,7 @@ struct Worker<'e, 'a> {
     budget: Budget,
     trace: Option<TraceSinks>,
     events: Option<MemberEvents>,
-    posts: &'e HashSet<String>,
+    trust: &'e FunctionTrust,
     verifier: Option<Verifier<'e, 'a>>,
     /// The solver could not be started: said once, and not tried again.
     cannot_start: bool,
@@ -251,7 +271,7 @@ impl<'e, 'a> Worker<'e, 'a> {
                 break;
             }
             if self.verifier.is_none() {
-                match start_worker(self.env, self.config.clone(), self.budget, self.posts) {
+                match start_worker(self.env, self.config.clone(), self.budget, self.trust) {
                     Ok(mut v) => {
                         if let Some(sinks) = &self.trace {
                             v.trace = (sinks.0)();
@@ -338,7 +358,7 @@ pub(crate) fn start_worker<'e, 'a>(
     env: &'e Env<'a>,
     config: SolverConfig,
     budget: Budget,
-    posts: &HashSet<String>,
+    trust: &FunctionTrust,
 ) -> Result<Verifier<'e, 'a>, String> {
     let solver = Solver::new(config).map_err(|e| format!("could not start the SMT solver: {e}"))?;
     let mut v = Verifier::new(env, solver, budget);
@@ -353,7 +373,8 @@ pub(crate) fn start_worker<'e, 'a>(
             "could not declare the snapshots of quantified permissions: {why}"
         ));
     }
-    if v.function_axioms(posts).is_err() {
+    v.untrusted_posts = trust.untrusted.clone();
+    if v.function_axioms(&trust.axioms).is_err() {
         let errors = std::mem::take(&mut v.errors);
         let why = errors
             .first()

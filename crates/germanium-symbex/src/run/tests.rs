@@ -25,8 +25,12 @@ fn with_verifier(
     sources.add("test.vpr".into(), PROGRAM.to_string());
     let env = Env::new(&program, &sem, &sources);
     let budget = Budget::from_timeout(std::time::Duration::from_secs(5));
-    let mut v = start_worker(&env, SolverConfig::default(), budget, &HashSet::new())
-        .expect("a solver starts");
+    let trust = super::FunctionTrust {
+        axioms: HashSet::new(),
+        untrusted: HashSet::new(),
+    };
+    let mut v =
+        start_worker(&env, SolverConfig::default(), budget, &trust).expect("a solver starts");
     let at = program
         .items
         .iter()
