@@ -173,18 +173,7 @@ pub fn shapes<'a>(t: &Tables<'a>) -> HashMap<String, FunctionShape<'a>> {
             args.clone(),
             result.clone(),
         );
-        let reads_instances = footprint.iter().any(|(_, item)| match item {
-            Footprint::Predicate(..) => true,
-            Footprint::Quantified(map, _) => t.predicates.contains_key(map),
-            Footprint::Field(..) => false,
-        });
-        let held = reads_instances.then(|| {
-            FunDecl::new(
-                Symbol::user(&format!("fun%{name}%held")),
-                args.clone(),
-                Sort::Bool,
-            )
-        });
+        let held = crate::function_held::held_decl(name, &footprint, &args, t);
         let limited = FunDecl::new(Symbol::user(&format!("fun%{name}%limited")), args, result);
         let recursive = reaches(&t.function_call_graph, name, name);
         let trusted = recursive
@@ -407,22 +396,7 @@ impl Lower<'_, '_> {
         } else {
             &shape.full
         };
-        if let Some(held) = &shape.held {
-            let fact = Term::app(held, values.clone());
-            match self.held_applications.as_mut() {
-                // In a function's axioms: where the body's guard holds (see there).
-                Some(found) => found.push(Term::implies(guard.clone(), fact)),
-                // On this path, where the precondition holds (a path that fails it ends).
-                // Inside a package it is true of every witness holding the instance and ties
-                // none of the values it names to a witness (it only makes `held` true).
-                None if self.snapshot.is_none() => {
-                    let applies =
-                        Term::and([st.reach.clone(), guard.clone(), precondition.clone()]);
-                    self.vc.fact_outside(Term::implies(applies, fact));
-                }
-                None => {}
-            }
-        }
+        self.application_held(&shape, st, guard, &precondition, &values);
         let app = Term::app(decl, values);
         // While functions are verified no postcondition axiom exists: each application gets
         // its function's postcondition where it is applied, the precondition having been
@@ -892,9 +866,6 @@ impl Lower<'_, '_> {
                 pre_terms.push(self.expr(&st, &Term::tt(), p, &ctx)?);
             }
             let pre = Term::and(pre_terms);
-            // Of values a state satisfying the precondition has, where the function reads
-            // instances (see `FunctionShape::held`).
-            let held_here = shape.held.as_ref().map(|h| Term::app(h, args.clone()));
             if which == Axioms::Postcondition {
                 // Of every application, limited ones too (an application is equal to its
                 // limited twin): the values a definition unrolls to are known to satisfy
@@ -923,23 +894,21 @@ impl Lower<'_, '_> {
                     return Ok(Vec::new());
                 }
                 let mut axioms = Vec::new();
-                let guarded = match &held_here {
+                let guarded = match &shape.held {
                     Some(held) => {
+                        let premise = Term::and([pre, Term::app(held, args.clone())]);
                         // The applications a verified body makes are of such values too
                         // (its well-formedness was proved for every one), so unrolled
                         // applications get their postconditions.
-                        if let Some(body) = &shape.function.body {
-                            let found = self.held_in_body(name, &st, body, &ctx)?;
-                            if !found.is_empty() {
-                                let premise = Term::and([pre.clone(), held.clone()]);
-                                axioms.push(Term::forall(
-                                    vars.clone(),
-                                    Term::implies(premise, Term::and(found)),
-                                    definition_triggers(&shape, &args, &frame_vars),
-                                ));
-                            }
+                        let found = self.held_in_body(&shape, &st, &ctx)?;
+                        if !found.is_empty() {
+                            axioms.push(Term::forall(
+                                vars.clone(),
+                                Term::implies(premise.clone(), Term::and(found)),
+                                definition_triggers(&shape, &args, &frame_vars),
+                            ));
                         }
-                        Term::and([pre, held.clone()])
+                        premise
                     }
                     None => pre,
                 };
@@ -987,30 +956,10 @@ impl Lower<'_, '_> {
     }
 }
 
-impl Lower<'_, '_> {
-    /// The `held` facts of the applications `body` (of function `name`, read in `st`)
-    /// makes, each under its guard.
-    fn held_in_body(
-        &mut self,
-        name: &str,
-        st: &State,
-        body: &Expr,
-        ctx: &ErrorContext,
-    ) -> R<Vec<Term>> {
-        self.limited = Some(name.to_string());
-        let outer = self.held_applications.replace(Vec::new());
-        let lowered = self.expr(st, &Term::tt(), body, ctx);
-        let found = std::mem::replace(&mut self.held_applications, outer);
-        self.limited = None;
-        lowered?;
-        Ok(found.unwrap_or_default())
-    }
-}
-
 /// The triggers of a function's definition: its application, or its limited twin where
 /// the program unfolded an instance of the footprint (seed 002's second trigger set; not
 /// for an opaque function, whose limited applications are the hidden ones).
-fn definition_triggers(
+pub(crate) fn definition_triggers(
     shape: &FunctionShape<'_>,
     args: &[Term],
     frame_vars: &[(FunDecl, usize)],

@@ -13,6 +13,7 @@ mod body_footprints;
 mod collections;
 mod expr;
 mod frames;
+mod function_held;
 mod functions;
 mod lower;
 mod package;

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 
 use germanium_syntax::ast::{Expr, ExprKind};
 use num_rational::BigRational;
-use num_traits::One;
 
 use super::{unknown, Evaluator, Scope, State, R};
 use crate::heap::{Heap, ObjectId};
@@ -176,7 +175,9 @@ impl Evaluator<'_> {
     }
 
     /// What is left of `heap` once the precondition of `name(args)` is taken; `None` where
-    /// it does not hold.
+    /// it does not hold. As in Viper (Silicon's default, and both back ends), an application
+    /// needs *some* permission to each location its precondition names, not the amount
+    /// written: the amounts are taken scaled by a tiny factor.
     pub(crate) fn precondition_left(
         &self,
         heap: &Heap,
@@ -188,12 +189,58 @@ impl Evaluator<'_> {
         };
         let mut inner = self.function_scope(name, args);
         let mut left = heap.clone();
+        let some = BigRational::new(1.into(), (1u128 << 100).into());
         for pre in &function.contract.requires {
-            if !self.consume(&mut inner, heap, &mut left, pre, &BigRational::one())? {
+            if !self.consume(&mut inner, heap, &mut left, pre, &some)? {
                 return Ok(None);
             }
         }
         Ok(Some(left))
+    }
+
+    /// Where the precondition of `name(args)` has inhale-exhale parts `[a, b]`, an
+    /// application checks `b` only, while the body defines the value only where `a` holds
+    /// (the function was verified assuming it): elsewhere the value is not known.
+    pub(crate) fn inhaled_precondition_holds(
+        &self,
+        heap: &Heap,
+        name: &str,
+        args: &[Value],
+    ) -> R<bool> {
+        let Some(function) = self.functions.get(name).copied() else {
+            return unknown(format!("no function `{name}`"));
+        };
+        let mut inner = self.function_scope(name, args);
+        for pre in &function.contract.requires {
+            if !self.inhaled_part_holds(&mut inner, heap, pre)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn inhaled_part_holds(&self, scope: &mut Scope, heap: &Heap, e: &Expr) -> R<bool> {
+        let mut nested = false;
+        germanium_semantics::visit::walk_expr(e, &mut |x| {
+            nested |= matches!(x.kind, ExprKind::InhaleExhale(..));
+        });
+        if !nested {
+            return Ok(true);
+        }
+        match &e.kind {
+            ExprKind::Binary(germanium_syntax::ast::BinaryOp::And, a, b) => Ok(self
+                .inhaled_part_holds(scope, heap, a)?
+                && self.inhaled_part_holds(scope, heap, b)?),
+            ExprKind::InhaleExhale(inhaled, _)
+                if !matches!(
+                    self.sem.type_of(inhaled.id),
+                    Some(germanium_semantics::Type::Impure)
+                ) =>
+            {
+                self.boolean(scope, heap, inhaled)
+            }
+            _ => unknown("an inhale-exhale precondition the concrete runs cannot read"),
+        }
     }
 
     /// Whether `value` as the result of `name(args)` in `heap` meets the function's

@@ -6,7 +6,7 @@ use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, QuantifierKind};
 use num_rational::BigRational;
 use num_traits::{One, Zero};
 
-use super::{undefined, unknown, Evaluator, Scope, State, R};
+use super::{undefined, unknown, Evaluator, Scope, State, Stop, R};
 use crate::heap::Heap;
 use crate::value::Value;
 
@@ -434,8 +434,18 @@ impl Evaluator<'_> {
             ExprKind::Annotated(_, inner) | ExprKind::InhaleExhale(inner, _) => {
                 self.produce(scope, heap, inner, factor)
             }
-            // Pure parts hold where the instance was folded; they add nothing.
-            _ => Ok(()),
+            // Pure parts hold where the instance was folded; an instance a run was given (a
+            // precondition's) may not meet them, and then the run is none of the program's.
+            _ => {
+                let now = heap.clone();
+                match self.boolean(scope, &now, e) {
+                    Ok(true) => Ok(()),
+                    Ok(false) | Err(Stop::Undefined { .. }) => {
+                        unknown("an instance whose body does not hold")
+                    }
+                    Err(stop) => Err(stop),
+                }
+            }
         }
     }
 }

@@ -563,6 +563,11 @@ impl<'p> Evaluator<'p> {
                 return undefined(span, format!("the precondition of `{name}` does not hold"));
             };
             match &function.body {
+                Some(_) if !self.inhaled_precondition_holds(heap, name, &args)? => {
+                    unknown(format!(
+                        "`{name}` applied where the inhaled part of its precondition does not hold"
+                    ))
+                }
                 Some(body) => self.value(&mut self.function_scope(name, &args), heap, body),
                 None => {
                     let taken = heap.taken_by(&left);

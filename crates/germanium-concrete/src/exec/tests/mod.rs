@@ -638,4 +638,5 @@ fn functions_whose_postconditions_refer_to_each_other_get_values_together() {
     );
 }
 
+mod viper_semantics;
 mod wands;

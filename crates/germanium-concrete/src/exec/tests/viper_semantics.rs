@@ -1,0 +1,38 @@
+//! Where Viper's semantics is laxer than a naive run, found by the adversary (issue 54):
+//! a run that fails only under the naive reading would call a correct verdict unsound.
+
+use super::{first_failure, first_function_failure};
+use crate::exec::Check;
+
+#[test]
+fn an_application_needs_some_permission_not_the_amount_written() {
+    // Silicon's default: function preconditions' amounts are not enforced at applications.
+    let src = "field f: Int\n\
+        function get(x: Ref): Int requires acc(x.f) { x.f }\n\
+        method half(x: Ref) requires acc(x.f, 1/2) { assert get(x) == x.f }\n\
+        method gone(x: Ref) requires acc(x.f, 1/2) { exhale acc(x.f, 1/2); assert get(x) == 0 }";
+    assert_eq!(first_failure(src, "half"), None);
+    assert_eq!(
+        first_failure(src, "gone").map(|(c, _)| c),
+        Some(Check::WellDefinedness)
+    );
+}
+
+#[test]
+fn an_application_outside_its_inhaled_precondition_has_no_known_value() {
+    // `[i < |xs|, true]`: a caller checks `true` only; the body is defined where `i < |xs|`.
+    let src = "function at(xs: Seq[Int], i: Int): Int\n\
+        requires 0 <= i && [i < |xs|, true]\n{ xs[i] }\n\
+        method m(xs: Seq[Int]) { var v: Int := at(xs, |xs|) }\n\
+        method n(xs: Seq[Int]) requires |xs| > 0 { var v: Int := at(xs, 0); assert v == xs[0] + 1 }";
+    assert_eq!(first_failure(src, "m"), None);
+    assert_eq!(first_failure(src, "n"), Some((Check::Assert, 5)));
+}
+
+#[test]
+fn a_given_instance_whose_body_cannot_hold_is_no_run() {
+    let src = "field f: Int\n\
+        predicate P(xs: Set[Ref], x: Ref) { x in xs && forall z: Ref :: z in xs ==> acc(z.f) }\n\
+        function get(xs: Set[Ref], x: Ref): Int requires P(xs, x) { unfolding P(xs, x) in x.f }";
+    assert_eq!(first_function_failure(src, "get"), None);
+}
