@@ -92,6 +92,12 @@ pub fn run(settings: &Settings, progress: &mut dyn FnMut(&Report)) -> Report {
             }
         };
         report.programs += 1;
+        // The program being judged, kept until the next: should the process die on it (a
+        // stack overflow aborts), it is there to reproduce.
+        if let Some(dir) = &settings.out {
+            let _ = std::fs::create_dir_all(dir);
+            let _ = std::fs::write(dir.join("current.vpr"), format!("// {origin}\n{text}"));
+        }
         let judgement = judge(&text, &settings.oracles);
         let kept = report.unsound.len() + report.disagreement_examples.len();
         record(&mut report, settings, &origin, &text, &judgement);

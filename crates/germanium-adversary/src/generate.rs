@@ -343,10 +343,59 @@ impl Generator {
             .into_iter()
             .filter(|r| held.get(r, Res::F) == 2)
             .collect();
-        match self.rng.random_range(0..12) {
+        let readable: Vec<&'static str> = REFS
+            .into_iter()
+            .filter(|r| held.get(r, Res::F) > 0)
+            .collect();
+        match self.rng.random_range(0..17) {
             0 => {
                 let probe = self.bool_expr(held, 2);
                 let _ = writeln!(out, "{ind}refute {probe}");
+            }
+            12 => {
+                // Maps and sets.
+                let m = self.fresh("mp");
+                let (a, b, c) = (
+                    self.int_expr(held, 1),
+                    self.int_expr(held, 1),
+                    self.int_expr(held, 1),
+                );
+                let probe = match self.rng.random_range(0..4) {
+                    0 => format!("{m}[{a}] == {b}"),
+                    1 => format!("{c} in {m} ==> {m}[{c}] == {b}"),
+                    2 => format!("|Set({a}, {b}) union Set({c})| > 1"),
+                    _ => format!("|{m}| == 1 && {a} in {m}"),
+                };
+                let _ = writeln!(
+                    out,
+                    "{ind}var {m}: Map[Int, Int] := Map({a} := {c})\n{ind}{m} := {m}[{a} := {b}]\n{ind}assert {probe}"
+                );
+            }
+            13 if self.c_instance => {
+                // An implication body, opened where its condition holds.
+                let k = self.small();
+                let _ = writeln!(
+                    out,
+                    "{ind}if (c) {{\n{ind}  unfold C(x, c)\n{ind}  assert x.f > {k}\n{ind}  fold C(x, c)\n{ind}}}"
+                );
+            }
+            14 => {
+                let r = *self.pick(&REFS);
+                let amount = *self.pick(&["1/2", "write", "none"]);
+                let _ = writeln!(out, "{ind}assert perm({r}.f) >= {amount}");
+            }
+            15 => {
+                let k = self.small();
+                let _ = writeln!(out, "{ind}assert forperm z: Ref [z.f] :: z.f > {k}");
+            }
+            16 if !readable.is_empty() => {
+                let r = *self.pick(&readable);
+                let k = self.small();
+                let _ = writeln!(
+                    out,
+                    "{ind}label {l}\n{ind}quasihavoc {r}.f\n{ind}assert {r}.f == old[{l}]({r}.f) || {r}.f > {k}",
+                    l = self.fresh("l")
+                );
             }
             1 => {
                 let _ = writeln!(out, "{ind}assert false");
@@ -407,7 +456,20 @@ impl Generator {
             .into_iter()
             .filter(|r| held.get(r, Res::P) > 0)
             .collect();
-        match self.rng.random_range(0..16) {
+        match self.rng.random_range(0..18) {
+            16 if !full.is_empty() => {
+                let r = *self.pick(&full);
+                let _ = writeln!(out, "{ind}exhale acc({r}.f, 1/2)");
+                held.set(r, Res::F, 1);
+            }
+            17 if REFS.iter().any(|r| held.get(r, Res::F) == 1) => {
+                let r = REFS
+                    .into_iter()
+                    .find(|r| held.get(r, Res::F) == 1)
+                    .unwrap_or("x");
+                let _ = writeln!(out, "{ind}inhale acc({r}.f, 1/2)");
+                held.set(r, Res::F, 2);
+            }
             0 if !full.is_empty() => {
                 let r = *self.pick(&full);
                 let e = self.int_expr(held, 2);

@@ -53,7 +53,12 @@ enum Command {
         silicon: Option<PathBuf>,
     },
     /// Judges one file: each member's verdict by each oracle, as JSON.
-    Judge { file: PathBuf },
+    Judge {
+        file: PathBuf,
+        /// Also ask Silicon (see `campaign --silicon`).
+        #[arg(long)]
+        silicon: Option<PathBuf>,
+    },
     /// Prints the generated program for a seed.
     Generate { seed: u64 },
 }
@@ -85,13 +90,7 @@ fn main() -> std::process::ExitCode {
                 oracles: OracleSettings {
                     timeout: Duration::from_secs(timeout),
                     concrete_runs,
-                    silicon: silicon.map(|jar| Silicon {
-                        jar,
-                        z3: std::env::var_os("Z3_EXE")
-                            .map(PathBuf::from)
-                            .unwrap_or_else(|| PathBuf::from("z3")),
-                        limit: Duration::from_secs(120),
-                    }),
+                    silicon: silicon.map(silicon_oracle),
                 },
                 minimise_tries,
             };
@@ -114,12 +113,16 @@ fn main() -> std::process::ExitCode {
                 std::process::ExitCode::FAILURE
             }
         }
-        Command::Judge { file } => {
+        Command::Judge { file, silicon } => {
             let Ok(text) = std::fs::read_to_string(&file) else {
                 eprintln!("germanium-adversary: cannot read {}", file.display());
                 return std::process::ExitCode::from(2);
             };
-            let j = judge(&text, &OracleSettings::default());
+            let settings = OracleSettings {
+                silicon: silicon.map(silicon_oracle),
+                ..OracleSettings::default()
+            };
+            let j = judge(&text, &settings);
             println!("{}", serde_json::to_string_pretty(&j).unwrap_or_default());
             std::process::ExitCode::SUCCESS
         }
@@ -127,5 +130,20 @@ fn main() -> std::process::ExitCode {
             print!("{}", germanium_adversary::generate::program(seed));
             std::process::ExitCode::SUCCESS
         }
+    }
+}
+
+/// Silicon from its jar, with the Z3 of `$Z3_EXE` (or `z3` on the PATH).
+fn silicon_oracle(jar: PathBuf) -> Silicon {
+    // Absolute: Silicon runs in a scratch directory.
+    let absolute = |p: PathBuf| std::fs::canonicalize(&p).unwrap_or(p);
+    Silicon {
+        jar: absolute(jar),
+        z3: absolute(
+            std::env::var_os("Z3_EXE")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("z3")),
+        ),
+        limit: Duration::from_secs(120),
     }
 }

@@ -52,6 +52,14 @@ impl Silicon {
         let Ok(mut child) = child else {
             return Answer::None("cannot start java".into());
         };
+        // Read as it comes, so a long output never blocks Silicon.
+        let reader = child.stdout.take().map(|mut stdout| {
+            std::thread::spawn(move || {
+                let mut out = String::new();
+                let _ = stdout.read_to_string(&mut out);
+                out
+            })
+        });
         let started = Instant::now();
         loop {
             match child.try_wait() {
@@ -66,10 +74,7 @@ impl Silicon {
                 }
             }
         }
-        let mut out = String::new();
-        if let Some(mut stdout) = child.stdout.take() {
-            let _ = stdout.read_to_string(&mut out);
-        }
+        let out = reader.and_then(|r| r.join().ok()).unwrap_or_default();
         parse(&out, &file)
     }
 }

@@ -6,7 +6,7 @@ use germanium_syntax::ast::{BinaryOp, Expr, ExprKind, QuantifierKind};
 use num_rational::BigRational;
 use num_traits::{One, Zero};
 
-use super::{undefined, unknown, Evaluator, Scope, State, Stop, R};
+use super::{undefined, unknown, Evaluator, Scope, State, Stop, MAX_DEPTH, R};
 use crate::heap::Heap;
 use crate::value::Value;
 
@@ -438,7 +438,16 @@ impl Evaluator<'_> {
             // precondition's) may not meet them, and then the run is none of the program's.
             _ => {
                 let now = heap.clone();
-                match self.boolean(scope, &now, e) {
+                // Reading a pure part may unfold nested instances, each read again here:
+                // nested as deep as function applications may be.
+                let depth = self.depth.get();
+                if depth >= MAX_DEPTH {
+                    return unknown(format!("instances nested deeper than {MAX_DEPTH}"));
+                }
+                self.depth.set(depth + 1);
+                let holds = self.boolean(scope, &now, e);
+                self.depth.set(depth);
+                match holds {
                     Ok(true) => Ok(()),
                     Ok(false) | Err(Stop::Undefined { .. }) => {
                         unknown("an instance whose body does not hold")

@@ -36,3 +36,16 @@ fn a_given_instance_whose_body_cannot_hold_is_no_run() {
         function get(xs: Set[Ref], x: Ref): Int requires P(xs, x) { unfolding P(xs, x) in x.f }";
     assert_eq!(first_function_failure(src, "get"), None);
 }
+
+#[test]
+fn reading_the_pure_parts_of_nested_instances_stops() {
+    // Each instance's pure part unfolds the next: reading it is bounded, never a stack
+    // overflow, and the runs that remain still find the failure.
+    let src = "field next: Ref\nfield data: Int\n\
+        predicate list(this: Ref) { acc(this.next) && acc(this.data) && (this.next != null ==> \
+        acc(list(this.next)) && unfolding list(this.next) in this.data <= this.next.data) }\n\
+        function first(this: Ref): Int requires list(this) { unfolding list(this) in this.data }\n\
+        method m(this: Ref) requires list(this) { unfold list(this); assert this.data > 0 }";
+    assert_eq!(first_failure(src, "m"), Some((Check::Assert, 5)));
+    assert_eq!(first_function_failure(src, "first"), None);
+}
