@@ -57,6 +57,9 @@ pub struct Report {
     pub concrete_failures: usize,
     /// Members with no verdict from a back end (unsupported, solver limit).
     pub no_verdict: usize,
+    /// Members Silicon was asked about, and those it gave no verdict on.
+    pub silicon_asked: usize,
+    pub silicon_no_verdict: usize,
     /// Disagreements between the back ends, by cause (see [`triage`]).
     pub disagreements: BTreeMap<String, usize>,
     pub unsound: Vec<Kept>,
@@ -81,14 +84,15 @@ pub fn run(settings: &Settings, progress: &mut dyn FnMut(&Report)) -> Report {
             break;
         }
         let seed = settings.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ n;
-        let (origin, text) = match pick_mutant(&sources, seed, n) {
-            Some((origin, text)) => {
+        let (origin, text, original) = match pick_mutant(&sources, seed, n) {
+            Some((origin, text, original)) => {
                 report.mutants += 1;
-                (origin, text)
+                (origin, text, Some(original))
             }
             None => {
                 report.generated += 1;
-                (format!("generated, seed {seed}"), generate::program(seed))
+                let text = generate::program(seed);
+                (format!("generated, seed {seed}"), text, None)
             }
         };
         report.programs += 1;
@@ -100,7 +104,12 @@ pub fn run(settings: &Settings, progress: &mut dyn FnMut(&Report)) -> Report {
         }
         let judgement = judge(&text, &settings.oracles);
         let kept = report.unsound.len() + report.disagreement_examples.len();
-        record(&mut report, settings, &origin, &text, &judgement);
+        let program = Judged {
+            origin: &origin,
+            text: &text,
+            original: original.as_deref(),
+        };
+        record(&mut report, settings, &program, &judgement);
         progress(&report);
         // Written as it goes, so a campaign stopped early keeps what it found.
         if report.programs.is_multiple_of(25)
@@ -127,17 +136,27 @@ fn write_report(settings: &Settings, report: &Report) {
 }
 
 /// One program in three is a mutant of one of `sources` (when there are some).
-fn pick_mutant(sources: &[PathBuf], seed: u64, n: u64) -> Option<(String, String)> {
+fn pick_mutant(sources: &[PathBuf], seed: u64, n: u64) -> Option<(String, String, String)> {
     if sources.is_empty() || n % 3 != 2 {
         return None;
     }
     let path = &sources[(seed % sources.len() as u64) as usize];
     let text = std::fs::read_to_string(path).ok()?;
     let m = mutate::mutant(&text, seed)?;
-    Some((format!("{}: {}", path.display(), m.change), m.text))
+    Some((format!("{}: {}", path.display(), m.change), m.text, text))
 }
 
-fn record(report: &mut Report, settings: &Settings, origin: &str, text: &str, j: &Judgement) {
+/// A program judged: where it came from, its text, and for a mutant the program it was
+/// made from.
+struct Judged<'p> {
+    origin: &'p str,
+    text: &'p str,
+    original: Option<&'p str>,
+}
+
+fn record(report: &mut Report, settings: &Settings, program: &Judged<'_>, j: &Judgement) {
+    let (origin, text) = (program.origin, program.text);
+    let mut original_judgement: Option<Judgement> = None;
     if j.ill_formed {
         report.ill_formed += 1;
         return;
@@ -149,16 +168,36 @@ fn record(report: &mut Report, settings: &Settings, origin: &str, text: &str, j:
         report.concrete_failures += usize::from(matches!(m.concrete, Concrete::Fails { .. }));
         report.no_verdict += usize::from(!m.symbex.verified() && !m.symbex.failed())
             + usize::from(!m.vcg.verified() && !m.vcg.failed());
+        if let Some(s) = &m.silicon {
+            report.silicon_asked += 1;
+            report.silicon_no_verdict += usize::from(!s.verified() && !s.failed());
+        }
         let Some(finding) = m.finding() else {
             continue;
         };
-        let cause = triage(m, &finding);
+        let base = triage(m, &finding);
+        let mut cause = base.clone();
+        // A disagreement the mutation did not make: the unmutated program has it too.
+        if let (Finding::Disagreement { .. }, Some(original)) = (&finding, program.original) {
+            let before =
+                original_judgement.get_or_insert_with(|| judge(original, &settings.oracles));
+            let same = before
+                .members
+                .iter()
+                .find(|x| x.name == m.name)
+                .and_then(|x| x.finding())
+                .is_some_and(|f| f == finding);
+            if same {
+                cause = format!("known (the unmutated program has it too): {cause}");
+            }
+        }
         let first_of_cause = !report.disagreements.contains_key(&cause);
         let unsound = matches!(finding, Finding::Unsound { .. });
         if !unsound {
             *report.disagreements.entry(cause.clone()).or_default() += 1;
         }
-        if !unsound && !first_of_cause {
+        // One example of each new cause, minimised; a known one is the corpus's already.
+        if !unsound && (!first_of_cause || base != cause) {
             continue;
         }
         // Shrunk while the member keeps the same cause.
@@ -170,7 +209,7 @@ fn record(report: &mut Report, settings: &Settings, origin: &str, text: &str, j:
                 .iter()
                 .find(|x| x.name == member)
                 .and_then(|x| x.finding().map(|f| triage(x, &f)))
-                .is_some_and(|c| c == cause)
+                .is_some_and(|c| c == base)
         });
         let mut kept = Kept {
             origin: origin.to_string(),
@@ -278,6 +317,15 @@ pub fn summary(r: &Report) -> String {
         r.no_verdict,
         r.unsound.len()
     );
+    if r.silicon_asked > 0 {
+        s = s.replace(
+            "\n## Disagreements",
+            &format!(
+                "- Silicon asked about {} members, no verdict on {}\n\n## Disagreements",
+                r.silicon_asked, r.silicon_no_verdict
+            ),
+        );
+    }
     if r.disagreements.is_empty() {
         s.push_str("none\n");
     }
