@@ -66,6 +66,12 @@ impl Held {
                 out.v_args.insert(r, v.clone());
             }
         }
+        // An instance of `V` folded with other arguments on the two sides is neither's.
+        for r in REFS {
+            if !out.v_args.contains_key(r) {
+                out.amounts.insert((r, Res::V), 0);
+            }
+        }
         out.wands = self
             .wands
             .iter()

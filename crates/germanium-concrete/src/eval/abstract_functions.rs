@@ -219,6 +219,28 @@ impl Evaluator<'_> {
         Ok(true)
     }
 
+    /// Whether `value` as `name(args)` meets the inhaled parts `a` of the postconditions
+    /// `[a, b]` of the function (true where it has none).
+    pub(crate) fn inhaled_postcondition_holds(
+        &self,
+        heap: &Heap,
+        name: &str,
+        args: &[Value],
+        value: &Value,
+    ) -> R<bool> {
+        let Some(function) = self.functions.get(name).copied() else {
+            return unknown(format!("no function `{name}`"));
+        };
+        let mut inner = self.function_scope(name, args);
+        inner.result = Some(value.clone());
+        for post in &function.contract.ensures {
+            if !self.inhaled_part_holds(&mut inner, heap, post)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     fn inhaled_part_holds(&self, scope: &mut Scope, heap: &Heap, e: &Expr) -> R<bool> {
         let mut nested = false;
         germanium_semantics::visit::walk_expr(e, &mut |x| {

@@ -528,7 +528,7 @@ impl<'p> Evaluator<'p> {
             .map(|a| self.value(scope, heap, a))
             .collect::<R<Vec<Value>>>()?;
         match target {
-            Some(CallTarget::Function(f)) => self.apply(heap, e.span, &f, values),
+            Some(CallTarget::Function(f)) => self.apply_as(heap, e.span, &f, values, true),
             Some(CallTarget::AdtConstructor { constructor, .. }) => Ok(Value::Adt {
                 constructor,
                 args: values,
@@ -546,8 +546,24 @@ impl<'p> Evaluator<'p> {
         }
     }
 
-    /// A heap-dependent function applied: its precondition must hold, then its body is run.
+    /// A heap-dependent function applied: its precondition must hold, then its body is run
+    /// (the tests' entry; applications inside expressions are a caller's, `apply_as`).
+    #[cfg(test)]
     pub(crate) fn apply(&self, heap: &Heap, span: Span, name: &str, args: Vec<Value>) -> R<Value> {
+        self.apply_as(heap, span, name, args, false)
+    }
+
+    /// [`Evaluator::apply`]; `in_caller`: as a caller sees it, which checks only the
+    /// precondition (a body not well-defined there is the function's own failure, and the
+    /// value is not known to the caller) and assumes the postcondition's inhaled parts.
+    fn apply_as(
+        &self,
+        heap: &Heap,
+        span: Span,
+        name: &str,
+        args: Vec<Value>,
+        in_caller: bool,
+    ) -> R<Value> {
         let Some(function) = self.functions.get(name).copied() else {
             return unknown(format!("no function `{name}`"));
         };
@@ -568,7 +584,28 @@ impl<'p> Evaluator<'p> {
                         "`{name}` applied where the inhaled part of its precondition does not hold"
                     ))
                 }
-                Some(body) => self.value(&mut self.function_scope(name, &args), heap, body),
+                Some(body) => {
+                    let value = match self.value(&mut self.function_scope(name, &args), heap, body)
+                    {
+                        // The body is not well-defined here: the function's own verification
+                        // fails; a caller checks only the precondition, so the value is not
+                        // known to it.
+                        Err(Stop::Undefined { .. }) if in_caller => {
+                            return unknown(format!(
+                                "the body of `{name}` is not well-defined here"
+                            ))
+                        }
+                        other => other?,
+                    };
+                    // A postcondition `[a, b]`: callers assume `a`, which the function's own
+                    // verification never checked; a value that breaks it is no run of theirs.
+                    if in_caller && !self.inhaled_postcondition_holds(heap, name, &args, &value)? {
+                        return unknown(format!(
+                            "`{name}` gives a value the inhaled part of its postcondition rules out"
+                        ));
+                    }
+                    Ok(value)
+                }
                 None => {
                     let taken = heap.taken_by(&left);
                     let app = self.application(name, &args, &taken)?;

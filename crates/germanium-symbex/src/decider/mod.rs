@@ -212,6 +212,16 @@ impl Decider {
         self.pcs.pop(&mut self.solver)
     }
 
+    /// A mark for [`Decider::facts_since`] (facts of the innermost scope).
+    pub fn facts_mark(&self) -> usize {
+        self.pcs.facts_mark()
+    }
+
+    /// The facts assumed in the innermost scope since `mark`.
+    pub fn facts_since(&self, mark: usize) -> Vec<Term> {
+        self.pcs.facts_since(mark)
+    }
+
     /// The number of open scopes.
     pub fn depth(&self) -> usize {
         self.pcs.depth()

@@ -97,6 +97,20 @@ impl PathConditions {
         Ok(())
     }
 
+    /// How many facts the innermost scope holds: a mark for [`PathConditions::facts_since`].
+    pub fn facts_mark(&self) -> usize {
+        self.frames.last().map_or(0, |f| f.facts.len())
+    }
+
+    /// The facts the innermost scope gained since `mark` (the same scope).
+    pub fn facts_since(&self, mark: usize) -> Vec<Term> {
+        self.frames
+            .last()
+            .and_then(|f| f.facts.get(mark..))
+            .map(<[Term]>::to_vec)
+            .unwrap_or_default()
+    }
+
     fn forget(&mut self, fact: &Term) {
         let mut parts = Vec::new();
         conjuncts(fact, &mut parts);

@@ -71,7 +71,13 @@ impl<'e, 'a> Verifier<'e, 'a> {
             return Ok(());
         }
         let mut frames = std::mem::take(&mut self.member.packages);
+        let mark = self.decider.facts_mark();
         let r = f(self, &mut frames);
+        // What extracting assumed outlives the dry run's scope (see `Verifier::dry_run`).
+        let assumed = self.decider.facts_since(mark);
+        if let Some(innermost) = frames.last_mut() {
+            innermost.extraction_facts.extend(assumed);
+        }
         self.member.packages = frames;
         r
     }

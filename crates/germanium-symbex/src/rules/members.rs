@@ -219,33 +219,41 @@ impl<'e, 'a> Verifier<'e, 'a> {
             let result_sort = self.sort_of(&info.result, f.name.span)?;
             let result = self.fresh("result", result_sort, f.name.span)?;
             self.modes.result = Some(result.clone());
-            // With a body, `result` in the postcondition is the body's value (as in Viper).
-            if let Some(value) = self.body_value_quietly(f, &st)? {
-                self.assume(Term::eq(result, value), f.name.span)?;
-            }
+            // The body's value, and what reading it quietly assumed, in a scope of their own:
+            // the body is checked after, on a path they must not reach (an unfolding of an
+            // instance not held would have produced its body there, maybe `false`).
             self.push(f.name.span)?;
-            let mut post_state = st.clone();
-            // The postcondition too needs only some positive amount of what it unfolds.
-            let posts = self.with_modes(
-                |m| m.positive_only = true,
-                |v| -> R<()> {
-                    for post in &f.contract.ensures {
-                        v.produce(&mut post_state, post, &wellformed.for_clause(post))?;
-                    }
-                    Ok(())
-                },
-            );
+            let posts = (|| -> R<()> {
+                // With a body, `result` in the postcondition is the body's value (as in Viper).
+                if let Some(value) = self.body_value_quietly(f, &st)? {
+                    self.assume(Term::eq(result, value), f.name.span)?;
+                }
+                let mut post_state = st.clone();
+                // The postcondition too needs only some positive amount of what it unfolds.
+                self.push(f.name.span)?;
+                let posts = self.with_modes(
+                    |m| m.positive_only = true,
+                    |v| -> R<()> {
+                        for post in &f.contract.ensures {
+                            v.produce(&mut post_state, post, &wellformed.for_clause(post))?;
+                        }
+                        Ok(())
+                    },
+                );
+                self.pop(f.name.span)?;
+                self.member.function_measures.clear();
+                path_end(posts)?;
+                self.check_exhale_parts(
+                    &st,
+                    &f.contract.ensures,
+                    false,
+                    true,
+                    &wellformed,
+                    f.name.span,
+                )
+            })();
             self.pop(f.name.span)?;
-            self.member.function_measures.clear();
-            path_end(posts)?;
-            self.check_exhale_parts(
-                &st,
-                &f.contract.ensures,
-                false,
-                true,
-                &wellformed,
-                f.name.span,
-            )?;
+            posts?;
             self.modes.result = None;
             self.verify_function_body(f, &st)
         })();

@@ -92,6 +92,8 @@ pub struct PackageFrame {
     /// `outer` may speak through them, so their facts are assumed again after the scope
     /// where the injectivity they rest on is proved there.
     pub(super) inverses: Vec<ScopedInverse>,
+    /// What extracting assumed during the dry run under way (assumed again after it).
+    pub(super) extraction_facts: Vec<Term>,
 }
 
 /// The fact `forward` about a quantified consumption's inverse functions, which is
@@ -157,6 +159,7 @@ impl<'e, 'a> Verifier<'e, 'a> {
             extracted: Vec::new(),
             extracted_quantified: HashSet::new(),
             inverses: Vec::new(),
+            extraction_facts: Vec::new(),
         });
         let witness = State {
             store: st.store.clone(),
@@ -369,7 +372,11 @@ impl<'e, 'a> Verifier<'e, 'a> {
     /// Runs `f` on a copy of the witness state as a dry run: nothing checked, what a
     /// consumption lacks extracted (see [`Verifier::extract_missing`]) into the witness
     /// state. A dry run reports nothing and its failure ends nothing: the real step that
-    /// follows does both.
+    /// follows does both. It runs in a solver scope of its own: where what it assumed
+    /// without checking contradicts the path (an `apply` or `unfold` of what is not held
+    /// produced the right-hand side or the body, `false`), it is forgotten, and only what
+    /// extracting assumed about the footprint is assumed again: the real step must not
+    /// run on a path the dry run made infeasible.
     fn dry_run(
         &mut self,
         witness: &mut State,
@@ -378,8 +385,10 @@ impl<'e, 'a> Verifier<'e, 'a> {
         let mut dry = witness.clone();
         if let Some(frame) = self.member.packages.last_mut() {
             frame.whole = witness.heap.clone();
+            frame.extraction_facts.clear();
         }
         let reported = self.errors.len();
+        self.push(Span::default())?;
         let r = self.with_modes(
             |m| {
                 m.extracting = true;
@@ -387,6 +396,21 @@ impl<'e, 'a> Verifier<'e, 'a> {
             },
             |v| f(v, &mut dry),
         );
+        // Where what the dry run assumed contradicts the path, only extracting's facts are
+        // kept; otherwise all (the real step assumes the same where its checks hold, and
+        // reports where they do not).
+        let contradicted = !self.feasible(Term::tt(), Span::default())?;
+        let assumed = self.decider.facts_since(0);
+        self.pop(Span::default())?;
+        let extracted = self
+            .member
+            .packages
+            .last_mut()
+            .map(|frame| std::mem::take(&mut frame.extraction_facts))
+            .unwrap_or_default();
+        for fact in if contradicted { extracted } else { assumed } {
+            self.assume(fact, Span::default())?;
+        }
         if matches!(r, Ok(()) | Err(Abort::Failed)) {
             // An unsupported construct stays reported: the member is abandoned there.
             self.errors.truncate(reported);

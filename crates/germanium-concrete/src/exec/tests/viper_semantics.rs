@@ -49,3 +49,24 @@ fn reading_the_pure_parts_of_nested_instances_stops() {
     assert_eq!(first_failure(src, "m"), Some((Check::Assert, 5)));
     assert_eq!(first_function_failure(src, "first"), None);
 }
+
+#[test]
+fn a_callee_whose_body_is_not_well_defined_fails_itself_not_its_caller() {
+    let src = "field f: Int\n\
+        function g(x: Ref): Int { x.f }\n\
+        method m(x: Ref) { var v: Int := g(x) }";
+    assert_eq!(first_failure(src, "m"), None);
+    assert_eq!(
+        first_function_failure(src, "g").map(|(c, _, _)| c),
+        Some(Check::WellDefinedness)
+    );
+}
+
+#[test]
+fn callers_assume_the_inhaled_part_of_a_postcondition() {
+    let src = "function p(i: Int): Int\n  ensures [result > 0, true]\n{ i }\n\
+        method m(i: Int) { assert p(i) > 0 }\n\
+        method n(i: Int) { assert p(i) > 1 }";
+    assert_eq!(first_failure(src, "m"), None);
+    assert_eq!(first_failure(src, "n"), Some((Check::Assert, 5)));
+}
