@@ -102,12 +102,15 @@ pub fn run(settings: &Settings, progress: &mut dyn FnMut(&Report)) -> Report {
             let _ = std::fs::create_dir_all(dir);
             let _ = std::fs::write(dir.join("current.vpr"), format!("// {origin}\n{text}"));
         }
+        let judging = Instant::now();
         let judgement = judge(&text, &settings.oracles);
+        let slow = judging.elapsed() > SLOW_TO_MINIMISE;
         let kept = report.unsound.len() + report.disagreement_examples.len();
         let program = Judged {
             origin: &origin,
             text: &text,
             original: original.as_deref(),
+            slow,
         };
         record(&mut report, settings, &program, &judgement);
         progress(&report);
@@ -152,7 +155,13 @@ struct Judged<'p> {
     origin: &'p str,
     text: &'p str,
     original: Option<&'p str>,
+    /// Judging it took longer than [`SLOW_TO_MINIMISE`]: a finding is kept as it is.
+    slow: bool,
 }
+
+/// A program slower to judge than this is not minimised (each try judges it again): the
+/// finding is kept whole. Only whether a finding is minimised depends on the machine.
+const SLOW_TO_MINIMISE: Duration = Duration::from_secs(5);
 
 fn record(report: &mut Report, settings: &Settings, program: &Judged<'_>, j: &Judgement) {
     let (origin, text) = (program.origin, program.text);
@@ -202,7 +211,8 @@ fn record(report: &mut Report, settings: &Settings, program: &Judged<'_>, j: &Ju
         }
         // Shrunk while the member keeps the same cause.
         let member = m.name.clone();
-        let small = minimise::minimise(text, settings.minimise_tries, &mut |candidate| {
+        let tries = if program.slow { 0 } else { settings.minimise_tries };
+        let small = minimise::minimise(text, tries, &mut |candidate| {
             let again = judge(candidate, &settings.oracles);
             again
                 .members
