@@ -211,7 +211,11 @@ fn record(report: &mut Report, settings: &Settings, program: &Judged<'_>, j: &Ju
         }
         // Shrunk while the member keeps the same cause.
         let member = m.name.clone();
-        let tries = if program.slow { 0 } else { settings.minimise_tries };
+        let tries = if program.slow {
+            0
+        } else {
+            settings.minimise_tries
+        };
         let small = minimise::minimise(text, tries, &mut |candidate| {
             let again = judge(candidate, &settings.oracles);
             again
