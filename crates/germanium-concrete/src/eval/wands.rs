@@ -126,7 +126,7 @@ impl Evaluator<'_> {
     ) -> R<()> {
         self.step()?;
         let pure = !matches!(self.sem.type_of(e.id), Some(Type::Impure));
-        if pure && !is_wand(e) && self.reads_no_heap(e, bound) {
+        if pure && !is_wand(e) && self.is_hole(e, bound) {
             let v = self.value(scope, heap, e)?;
             key.push_str(&format!("<{v}>"));
             return Ok(());
@@ -183,6 +183,67 @@ impl Evaluator<'_> {
                 format!("{kind:?} {}", types.join(" "))
             }
             other => format!("{:?}", std::mem::discriminant(other)),
+        }
+    }
+
+    /// Whether the pure `e` is a hole of a wand's shape, as Viper (and both back ends) take
+    /// them: it reads no location and no variable bound inside the wand; `old(..)` reads a
+    /// fixed state (not `old[lhs]`), and a function whose precondition holds no permission
+    /// reads no heap. So `old(x.f) + old(y.f) == 4` and `old(x.f + y.f) == 4` are one hole
+    /// each, and wands that differ only there are one wand where the holes' values agree.
+    fn is_hole(&self, e: &Expr, bound: &[VarId]) -> bool {
+        let mentions_bound = |x: &Expr| {
+            let mut found = false;
+            germanium_semantics::visit::walk_expr(x, &mut |sub| {
+                found |= matches!(sub.kind, ExprKind::Ident(_))
+                    && self.sem.var_id(sub.id).is_some_and(|v| bound.contains(&v));
+            });
+            found
+        };
+        match &e.kind {
+            ExprKind::Ident(_) => !mentions_bound(e),
+            ExprKind::FieldAccess(..)
+                if matches!(
+                    self.sem.field_access(e.id),
+                    Some(FieldTarget::Field(_)) | None
+                ) =>
+            {
+                false
+            }
+            ExprKind::Call(..) if !self.call_reads_no_heap(e) => false,
+            ExprKind::Old(Some(label), _) if label.name == "lhs" => false,
+            ExprKind::Old(_, body) => !mentions_bound(body),
+            ExprKind::Perm(_)
+            | ExprKind::Forperm { .. }
+            | ExprKind::Unfolding(..)
+            | ExprKind::Applying(..)
+            | ExprKind::Asserting(..)
+            | ExprKind::Acc(..)
+            | ExprKind::Lhs(_)
+            | ExprKind::InhaleExhale(..)
+            | ExprKind::Wildcard
+            | ExprKind::Epsilon
+            | ExprKind::ReadPerm(_)
+            | ExprKind::Binary(BinaryOp::Wand, ..) => false,
+            _ => germanium_semantics::visit::children(e)
+                .into_iter()
+                .all(|c| self.is_hole(c, bound)),
+        }
+    }
+
+    /// Whether the call `e` is one whose value does not depend on the heap.
+    fn call_reads_no_heap(&self, e: &Expr) -> bool {
+        match self.sem.call(e.id) {
+            Some(CallTarget::DomainFunction { .. } | CallTarget::AdtConstructor { .. }) => true,
+            Some(CallTarget::Function(name)) => {
+                self.functions.get(name.as_str()).is_some_and(|f| {
+                    f.contract
+                        .requires
+                        .iter()
+                        .all(|p| !matches!(self.sem.type_of(p.id), Some(Type::Impure)))
+                })
+            }
+            _ => false,
         }
     }
 
