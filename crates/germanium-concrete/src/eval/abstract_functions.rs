@@ -198,43 +198,29 @@ impl Evaluator<'_> {
         Ok(Some(left))
     }
 
-    /// Where the precondition of `name(args)` has inhale-exhale parts `[a, b]`, an
-    /// application checks `b` only, while the body defines the value only where `a` holds
-    /// (the function was verified assuming it): elsewhere the value is not known.
-    pub(crate) fn inhaled_precondition_holds(
+    /// Whether the inhaled parts `a` of the inhale-exhale clauses `[a, b]` of `name(args)`
+    /// hold (true where it has none): of its precondition, or, given its value `result`,
+    /// of its postcondition. An application checks a precondition's `b` only, while the
+    /// body defines the value only where `a` holds; callers assume a postcondition's `a`,
+    /// which the function's own verification never checked.
+    pub(crate) fn inhaled_parts_hold(
         &self,
         heap: &Heap,
         name: &str,
         args: &[Value],
+        result: Option<&Value>,
     ) -> R<bool> {
         let Some(function) = self.functions.get(name).copied() else {
             return unknown(format!("no function `{name}`"));
         };
         let mut inner = self.function_scope(name, args);
-        for pre in &function.contract.requires {
-            if !self.inhaled_part_holds(&mut inner, heap, pre)? {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    }
-
-    /// Whether `value` as `name(args)` meets the inhaled parts `a` of the postconditions
-    /// `[a, b]` of the function (true where it has none).
-    pub(crate) fn inhaled_postcondition_holds(
-        &self,
-        heap: &Heap,
-        name: &str,
-        args: &[Value],
-        value: &Value,
-    ) -> R<bool> {
-        let Some(function) = self.functions.get(name).copied() else {
-            return unknown(format!("no function `{name}`"));
+        inner.result = result.cloned();
+        let clauses = match result {
+            Some(_) => &function.contract.ensures,
+            None => &function.contract.requires,
         };
-        let mut inner = self.function_scope(name, args);
-        inner.result = Some(value.clone());
-        for post in &function.contract.ensures {
-            if !self.inhaled_part_holds(&mut inner, heap, post)? {
+        for clause in clauses {
+            if !self.inhaled_part_holds(&mut inner, heap, clause)? {
                 return Ok(false);
             }
         }

@@ -579,11 +579,9 @@ impl<'p> Evaluator<'p> {
                 return undefined(span, format!("the precondition of `{name}` does not hold"));
             };
             match &function.body {
-                Some(_) if !self.inhaled_precondition_holds(heap, name, &args)? => {
-                    unknown(format!(
-                        "`{name}` applied where the inhaled part of its precondition does not hold"
-                    ))
-                }
+                Some(_) if !self.inhaled_parts_hold(heap, name, &args, None)? => unknown(format!(
+                    "`{name}` applied where the inhaled part of its precondition does not hold"
+                )),
                 Some(body) => {
                     let value = match self.value(&mut self.function_scope(name, &args), heap, body)
                     {
@@ -599,7 +597,7 @@ impl<'p> Evaluator<'p> {
                     };
                     // A postcondition `[a, b]`: callers assume `a`, which the function's own
                     // verification never checked; a value that breaks it is no run of theirs.
-                    if in_caller && !self.inhaled_postcondition_holds(heap, name, &args, &value)? {
+                    if in_caller && !self.inhaled_parts_hold(heap, name, &args, Some(&value))? {
                         return unknown(format!(
                             "`{name}` gives a value the inhaled part of its postcondition rules out"
                         ));
