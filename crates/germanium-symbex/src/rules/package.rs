@@ -399,8 +399,9 @@ impl<'e, 'a> Verifier<'e, 'a> {
         // Where what the dry run assumed contradicts the path, only extracting's facts are
         // kept; otherwise all (the real step assumes the same where its checks hold, and
         // reports where they do not).
-        let contradicted = !self.feasible(Term::tt(), Span::default())?;
+        // Nothing assumed: nothing to ask the solver.
         let assumed = self.decider.facts_since(0);
+        let contradicted = !assumed.is_empty() && !self.feasible(Term::tt(), Span::default())?;
         self.pop(Span::default())?;
         let extracted = self
             .member
